@@ -1,0 +1,145 @@
+//! The bit array behind every filter: 64-byte-aligned blocks, owned in memory or mapped from a file.
+//!
+//! Both layouts store their bits in [`Block`]s of 512 bits so that a block never straddles two
+//! cache lines, and so that a saved file's bit region (which starts 64 bytes into a page-aligned
+//! mapping) can be used in place. Words are little-endian `u64`s; bit `i` of the array is bit
+//! `i % 64` of word `i / 64`.
+
+use std::sync::atomic::AtomicU64;
+
+use bytemuck::{Pod, Zeroable};
+use memmap2::MmapMut;
+
+/// One cache line of bits: eight 64-bit words, aligned to 64 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable)]
+#[repr(C, align(64))]
+pub struct Block(pub [u64; 8]);
+
+/// Bytes in one [`Block`].
+pub const BLOCK_BYTES: usize = 64;
+
+/// The storage of a filter's bits.
+pub(crate) enum Storage {
+    /// Bits allocated by this process.
+    Owned(Vec<Block>),
+    /// Bits in a private copy-on-write mapping of a saved file: reading touches only the pages
+    /// a query needs, and inserting into a loaded filter copies only the pages it changes (the
+    /// file itself is never written).
+    Mapped {
+        /// The whole file, mapped copy-on-write.
+        map: MmapMut,
+        /// Byte offset of the bit region in the mapping (a multiple of 64).
+        offset: usize,
+        /// Number of blocks in the bit region.
+        blocks: usize,
+    },
+}
+
+impl Storage {
+    /// `blocks` zeroed blocks, allocated zeroed by the system allocator (pages stay untouched
+    /// until written, so a large filter is cheap to create).
+    pub(crate) fn zeroed(blocks: usize) -> Storage {
+        Storage::Owned(bytemuck::allocation::zeroed_vec(blocks))
+    }
+
+    /// The bits as blocks.
+    #[inline(always)]
+    pub(crate) fn blocks(&self) -> &[Block] {
+        match self {
+            Storage::Owned(blocks) => blocks,
+            // `format::parse` checked that `offset..offset + 64·blocks` lies inside the mapping,
+            // and the mapping is page-aligned with `offset % 64 == 0`, so the cast cannot fail.
+            Storage::Mapped {
+                map,
+                offset,
+                blocks,
+            } => bytemuck::cast_slice(&map[*offset..*offset + blocks * BLOCK_BYTES]),
+        }
+    }
+
+    /// The bits as mutable blocks.
+    #[inline(always)]
+    pub(crate) fn blocks_mut(&mut self) -> &mut [Block] {
+        match self {
+            Storage::Owned(blocks) => blocks,
+            // Same bounds and alignment argument as in `blocks`.
+            Storage::Mapped {
+                map,
+                offset,
+                blocks,
+            } => bytemuck::cast_slice_mut(&mut map[*offset..*offset + *blocks * BLOCK_BYTES]),
+        }
+    }
+
+    /// The bits as words.
+    #[inline(always)]
+    pub(crate) fn words(&self) -> &[u64] {
+        bytemuck::cast_slice(self.blocks())
+    }
+
+    /// The bits as mutable words.
+    #[inline(always)]
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        bytemuck::cast_slice_mut(self.blocks_mut())
+    }
+
+    /// The bits as bytes, in file order (little-endian words).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self.blocks())
+    }
+
+    /// The words as atomics, for inserting from several threads at once.
+    ///
+    /// Takes `&mut self`, so for the lifetime of the returned slice nothing else can read or
+    /// write the words non-atomically.
+    pub(crate) fn atomic_words(&mut self) -> &[AtomicU64] {
+        let words = self.words_mut();
+        // SAFETY: `AtomicU64` has the same size and bit validity as `u64` (std docs), and the
+        // words are 8-byte aligned (they live in 64-byte-aligned blocks), which `AtomicU64`
+        // requires on every platform. The exclusive borrow of `words` is held by the returned
+        // shared slice, so all access during its lifetime is atomic.
+        unsafe { std::slice::from_raw_parts(words.as_mut_ptr().cast::<AtomicU64>(), words.len()) }
+    }
+
+    /// Number of set bits.
+    pub(crate) fn count_ones(&self) -> u64 {
+        self.words().iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+}
+
+/// Hints the CPU to start loading the cache line at `address` (a no-op off x86-64).
+#[inline(always)]
+pub(crate) fn prefetch<T>(address: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: SSE is part of the x86-64 baseline, so the intrinsic's target feature is always
+        // present; a prefetch has no architectural effect and cannot fault, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((address as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_one_aligned_cache_line() {
+        assert_eq!(std::mem::size_of::<Block>(), BLOCK_BYTES);
+        assert_eq!(std::mem::align_of::<Block>(), BLOCK_BYTES);
+        let storage = Storage::zeroed(3);
+        assert_eq!(storage.blocks().as_ptr() as usize % BLOCK_BYTES, 0);
+        assert_eq!(storage.words().len(), 24);
+        assert_eq!(storage.count_ones(), 0);
+    }
+
+    #[test]
+    fn atomic_view_writes_through() {
+        let mut storage = Storage::zeroed(1);
+        storage.atomic_words()[3].fetch_or(0b101, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(storage.words()[3], 0b101);
+        assert_eq!(storage.count_ones(), 2);
+    }
+}

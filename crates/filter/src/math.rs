@@ -1,0 +1,348 @@
+//! Bloom filter sizing math: each formula is one small function that states it and its source.
+//!
+//! Notation, as in seeds 000–004: `n` items, `m` bits, `k` hash functions (bit positions per key),
+//! `p` the target false-positive probability (fpp). Every function here is pure and cheap; the
+//! filters call them when they are built and when they report on themselves.
+
+use crate::error::{Error, Result};
+
+/// Bits in one cache-line block of [`crate::BlockedBloomFilter`]: 64 bytes, the x86-64 and
+/// ARMv8 cache-line size, as in RocksDB's FastLocalBloom and (×2) Parquet's split-block filter.
+pub const BLOCK_BITS: u64 = 512;
+
+/// The largest filter this crate builds: 2^40 bits = 128 GiB. Far beyond any machine this runs
+/// on; it exists so that absurd parameters fail with a clear error instead of an allocation abort.
+pub const MAX_NUM_BITS: u64 = 1 << 40;
+
+/// The largest number of hash functions (bit probes per key) accepted. At k = 64 the optimal
+/// classic filter already has p = 2^-64, below any rate a caller can observe.
+pub const MAX_NUM_HASHES: u32 = 64;
+
+/// ln 2, written out for the formulas below.
+const LN_2: f64 = std::f64::consts::LN_2;
+
+/// Checks that `fpp` is a usable target false-positive rate: finite and strictly inside (0, 1).
+pub fn validate_fpp(fpp: f64) -> Result<()> {
+    if fpp.is_finite() && fpp > 0.0 && fpp < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "fpp",
+            fpp,
+            "the false-positive rate must be a number strictly between 0 and 1, e.g. 0.01 for 1 %",
+        ))
+    }
+}
+
+/// Checks that `expected_items` is at least 1.
+pub fn validate_items(expected_items: u64) -> Result<()> {
+    if expected_items == 0 {
+        return Err(Error::invalid(
+            "expected_items",
+            0,
+            "a filter must be sized for at least 1 item",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a bit count against [`MAX_NUM_BITS`] (and that it is non-zero).
+pub fn validate_num_bits(num_bits: u64) -> Result<()> {
+    if num_bits == 0 || num_bits > MAX_NUM_BITS {
+        return Err(Error::invalid(
+            "num_bits",
+            num_bits,
+            format!("the bit array must hold between 1 and {MAX_NUM_BITS} bits (128 GiB); lower the item count or raise the fpp"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a hash count against `1..=`[`MAX_NUM_HASHES`].
+pub fn validate_num_hashes(num_hashes: u32) -> Result<()> {
+    if num_hashes == 0 || num_hashes > MAX_NUM_HASHES {
+        return Err(Error::invalid(
+            "num_hashes",
+            num_hashes,
+            format!("k must be between 1 and {MAX_NUM_HASHES}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Optimal size of a classic filter: `m = ceil(−n·ln p / (ln 2)²)`.
+///
+/// Source: the textbook optimum (Broder & Mitzenmacher, "Network Applications of Bloom Filters",
+/// 2004, §2.1), as in seeds 000 and 004 (Guava's `optimalNumOfBits`, which truncates; we round up
+/// so the promise `fpp ≤ p` is kept). n = 10,327, p = 0.01 gives 98,985 bits.
+pub fn optimal_num_bits(expected_items: u64, fpp: f64) -> Result<u64> {
+    validate_items(expected_items)?;
+    validate_fpp(fpp)?;
+    let bits = (-(expected_items as f64) * fpp.ln() / (LN_2 * LN_2)).ceil();
+    // `bits` is finite and positive here (n ≥ 1, 0 < p < 1); the comparison rejects values too
+    // large for the cast below to be exact.
+    if bits > MAX_NUM_BITS as f64 {
+        return Err(Error::invalid(
+            "expected_items",
+            expected_items,
+            format!(
+                "n = {expected_items} at fpp = {fpp} needs {bits:.0} bits, more than the \
+                 {MAX_NUM_BITS}-bit limit; split the list into shards or raise the fpp"
+            ),
+        ));
+    }
+    Ok(bits as u64)
+}
+
+/// Optimal number of hash functions for `m` bits and `n` items: `k = max(1, round((m/n)·ln 2))`.
+///
+/// Source: minimising `(1 − e^{−kn/m})^k` over k (Broder & Mitzenmacher 2004, §2.1; seed 002 derives
+/// it); the rounding is Guava's `optimalNumOfHashFunctions` quoted in seed 004. Capped at
+/// [`MAX_NUM_HASHES`].
+pub fn optimal_num_hashes(expected_items: u64, num_bits: u64) -> u32 {
+    let k = (num_bits as f64 / expected_items.max(1) as f64 * LN_2).round();
+    k.clamp(1.0, MAX_NUM_HASHES as f64) as u32
+}
+
+/// False-positive rate of a classic filter with `m` bits, `n` items and `k` hashes:
+/// `(1 − (1 − 1/m)^{kn})^k`, which is `≈ (1 − e^{−kn/m})^k` for large m.
+///
+/// Source: Bloom 1970, in the form of seed 001 ("错误率估计") and seed 003 eq. (1). The exact inner
+/// term is kept (computed through `ln_1p`) because [`blocked_fpp`] applies it to 512-bit blocks,
+/// where the exponential approximation is visibly off.
+pub fn classic_fpp(num_bits: u64, items: f64, num_hashes: u32) -> f64 {
+    if num_bits == 0 {
+        return 1.0;
+    }
+    let k = f64::from(num_hashes);
+    let zero_probability = (k * items * (-1.0 / num_bits as f64).ln_1p()).exp();
+    (1.0 - zero_probability).powf(k)
+}
+
+/// False-positive rate of a blocked filter: `Σ_{i≥0} Poisson(i; λ) · classic_fpp(B, i, k)` with
+/// block size `B` bits and mean block load `λ = n·B/m`.
+///
+/// Source: Putze, Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom Filters" (WEA 2007,
+/// §3): keys land in blocks as Poisson(λ) arrivals, and a query is a false positive with the
+/// classic rate of its block's load. Overfull blocks make this worse than [`classic_fpp`] at the
+/// same m — the price of one cache miss per query. The sum runs to λ + 12√λ + 40, past which the
+/// Poisson tail is below 1e-25.
+pub fn blocked_fpp(num_bits: u64, items: f64, num_hashes: u32, block_bits: u64) -> f64 {
+    let num_blocks = num_bits / block_bits;
+    if num_blocks == 0 {
+        return 1.0;
+    }
+    let lambda = items / num_blocks as f64;
+    if lambda == 0.0 {
+        return 0.0;
+    }
+    let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
+    let mut ln_pmf = -lambda; // ln Poisson(0; λ)
+    let mut total = 0.0;
+    for load in 0..=last {
+        if load > 0 {
+            ln_pmf += lambda.ln() - (load as f64).ln();
+        }
+        total += ln_pmf.exp() * classic_fpp(block_bits, load as f64, num_hashes);
+    }
+    total.min(1.0)
+}
+
+/// The hash count that minimises [`blocked_fpp`] for the given size, and that rate.
+///
+/// The rate is convex in k (seed 001: "误判率是一个关于Hash Function数目k的凸函数"), so the scan stops
+/// at the first k whose rate is worse than the best so far.
+pub fn best_blocked_hashes(num_bits: u64, items: f64) -> (u32, f64) {
+    let mut best = (1, blocked_fpp(num_bits, items, 1, BLOCK_BITS));
+    for k in 2..=MAX_NUM_HASHES {
+        let rate = blocked_fpp(num_bits, items, k, BLOCK_BITS);
+        if rate >= best.1 {
+            break;
+        }
+        best = (k, rate);
+    }
+    best
+}
+
+/// Size of a blocked filter whose **true** rate ([`blocked_fpp`]) is at most `p`: the smallest
+/// number of 512-bit blocks, and the k that minimises the rate at that size.
+///
+/// Method: the classic optimum is a lower bound, so start there, double until the target is met,
+/// then binary-search the block count (the best achievable rate falls as blocks are added).
+/// Returns `(num_bits, num_hashes)` with `num_bits` a multiple of [`BLOCK_BITS`].
+pub fn blocked_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
+    let classic_bits = optimal_num_bits(expected_items, fpp)?;
+    let items = expected_items as f64;
+    let meets = |blocks: u64| best_blocked_hashes(blocks * BLOCK_BITS, items).1 <= fpp;
+    let max_blocks = MAX_NUM_BITS / BLOCK_BITS;
+    let mut high = classic_bits.div_ceil(BLOCK_BITS).max(1);
+    while !meets(high) {
+        if high >= max_blocks {
+            return Err(Error::invalid(
+                "expected_items",
+                expected_items,
+                format!("a blocked filter for fpp = {fpp} needs more than {MAX_NUM_BITS} bits; split the list or raise the fpp"),
+            ));
+        }
+        high = (high * 2).min(max_blocks);
+    }
+    // Invariant: `meets(high)`, and every count ≤ `low` fails (or `low` is 0).
+    let mut low = high / 2;
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if meets(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    let num_bits = high * BLOCK_BITS;
+    Ok((num_bits, best_blocked_hashes(num_bits, items).0))
+}
+
+/// Estimated number of distinct items in a filter with `ones` set bits out of `m`:
+/// `n* = −(m/k)·ln(1 − X/m)`.
+///
+/// Source: Swamidass & Baldi, "Mathematical correction for fingerprint similarity measures to
+/// improve chemical retrieval" (J. Chem. Inf. Model. 2007), eq. 3. Infinite for a full filter.
+pub fn estimated_items(num_bits: u64, num_hashes: u32, ones: u64) -> f64 {
+    if ones >= num_bits {
+        return f64::INFINITY;
+    }
+    let m = num_bits as f64;
+    -(m / f64::from(num_hashes)) * (1.0 - ones as f64 / m).ln()
+}
+
+/// Space lower bound of any approximate-membership structure: `log2(1/ε)` bits per key.
+///
+/// Source: Carter, Floyd, Gill, Markowsky & Wegman, "Exact and approximate membership testers"
+/// (STOC 1978); a classic Bloom filter needs `log2(e)` ≈ 1.44 times this.
+pub fn information_bound_bits_per_key(fpp: f64) -> f64 {
+    -fpp.log2()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dataset_sizing_matches_seed_000() {
+        // 10,327 phishing rows of dataset.csv at p = 0.01 (shared/data/README.md).
+        assert_eq!(optimal_num_bits(10_327, 0.01).unwrap(), 98_985);
+        assert_eq!(optimal_num_hashes(10_327, 98_985), 7);
+    }
+
+    #[test]
+    fn seed_002_sizing_is_about_114_mib() {
+        // Seed 002 prints "≈ 958,505,832 (约958MB)". The formula with ceil gives 958,505,838
+        // (−1e8·ln 0.01 / ln²2 = 958,505,837.74); the seed's figure is a hand-rounding slip six
+        // bits low, and its "958 MB" confuses bits with bytes: it is 114.26 MiB.
+        let m = optimal_num_bits(100_000_000, 0.01).unwrap();
+        assert_eq!(m, 958_505_838);
+        assert!(m.abs_diff(958_505_832) < 10);
+        let mib = m as f64 / 8.0 / 1024.0 / 1024.0;
+        assert!((mib - 114.3).abs() < 0.05, "{mib}");
+        assert_eq!(optimal_num_hashes(100_000_000, m), 7);
+        // Seed 002 verifies its rate: (1 − e^{−7·10^8/9.58·10^8})^7 ≈ 0.0103.
+        let rate = classic_fpp(m, 1e8, 7);
+        assert!((rate - 0.01003).abs() < 0.0001, "{rate}");
+    }
+
+    #[test]
+    fn seed_001_table_is_reproduced() {
+        // Seed 001's table of (1 − e^{−kn/m})^k for m/n ∈ {10,20,30}, k ∈ {5..8}.
+        let printed = [
+            (10, [0.00943, 0.00844, 0.00819, 0.00846]),
+            (20, [0.00053, 0.000303, 0.000196, 0.00014]),
+            (30, [8.53e-05, 3.55e-05, 1.69e-05, 9.01e-06]),
+        ];
+        for (ratio, row) in printed {
+            for (k, want) in (5..=8).zip(row) {
+                let got = classic_fpp(ratio * 1_000_000, 1e6, k);
+                assert!(
+                    (got - want).abs() / want < 0.02,
+                    "m/n={ratio} k={k}: {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn seed_004_hash_counts() {
+        // Seed 004's memory table: p = 1e-4 → k = 13, p = 1e-7 → k = 23.
+        let m = optimal_num_bits(10_000, 1e-4).unwrap();
+        assert_eq!(optimal_num_hashes(10_000, m), 13);
+        let m = optimal_num_bits(10_000, 1e-7).unwrap();
+        assert_eq!(optimal_num_hashes(10_000, m), 23);
+    }
+
+    #[test]
+    fn invalid_parameters_are_rejected() {
+        for fpp in [0.0, 1.0, 1.5, -0.1, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                optimal_num_bits(10, fpp),
+                Err(Error::InvalidParameter { name: "fpp", .. })
+            ));
+        }
+        assert!(matches!(
+            optimal_num_bits(0, 0.01),
+            Err(Error::InvalidParameter {
+                name: "expected_items",
+                ..
+            })
+        ));
+        assert!(optimal_num_bits(u64::MAX, 1e-9).is_err());
+        assert!(blocked_size(u64::MAX / 2, 1e-9).is_err());
+    }
+
+    #[test]
+    fn blocked_needs_more_bits_than_classic_and_meets_its_target() {
+        for (n, p) in [
+            (10_327, 0.01),
+            (100_000, 0.001),
+            (1_000_000, 0.01),
+            (1, 0.5),
+        ] {
+            let classic = optimal_num_bits(n, p).unwrap();
+            let (bits, k) = blocked_size(n, p).unwrap();
+            assert_eq!(bits % BLOCK_BITS, 0);
+            assert!(bits >= classic, "n={n} p={p}");
+            assert!(blocked_fpp(bits, n as f64, k, BLOCK_BITS) <= p);
+            // One block fewer must miss the target: the search returns the smallest size.
+            if bits > BLOCK_BITS {
+                let (_, rate) = best_blocked_hashes(bits - BLOCK_BITS, n as f64);
+                assert!(rate > p, "n={n} p={p}");
+            }
+        }
+    }
+
+    #[test]
+    fn blocked_at_one_percent_fits_in_eleven_bits_per_key() {
+        let (bits, k) = blocked_size(1_000_000, 0.01).unwrap();
+        let per_key = bits as f64 / 1e6;
+        assert!(per_key < 11.0, "{per_key}");
+        assert!((6..=8).contains(&k), "{k}");
+    }
+
+    #[test]
+    fn blocked_rate_tends_to_classic_for_huge_blocks() {
+        // With one block holding everything the Poisson spread vanishes relative to the load.
+        let classic = classic_fpp(1 << 20, 100_000.0, 7);
+        let blocked = blocked_fpp(1 << 20, 100_000.0, 7, 1 << 20);
+        assert!((classic - blocked).abs() / classic < 0.01);
+    }
+
+    #[test]
+    fn swamidass_baldi_inverts_the_fill() {
+        let (m, k, n) = (1_000_000u64, 7u32, 50_000.0f64);
+        let ones = (m as f64 * (1.0 - (-(k as f64) * n / m as f64).exp())) as u64;
+        assert!((estimated_items(m, k, ones) - n).abs() < 10.0);
+        assert!(estimated_items(m, k, m).is_infinite());
+        assert_eq!(estimated_items(m, k, 0), 0.0);
+    }
+
+    #[test]
+    fn information_bound() {
+        assert!((information_bound_bits_per_key(0.01) - 6.6439).abs() < 1e-3);
+    }
+}

@@ -1,0 +1,75 @@
+//! Measures each filter type's false-positive rate with a fixed seed against its target and theory.
+//!
+//! n = 100,000 members and N = 1,000,000 non-members, for p = 0.01 and p = 0.001. The measured
+//! rate must stay below p + 4σ, σ = sqrt(p(1−p)/N) the binomial standard error of the estimate,
+//! and within 5σ (of the theoretical rate) of what the sizing formula predicts.
+
+mod common;
+
+use common::SplitMix64;
+use phishbloom_filter::{BlockedBloomFilter, BloomFilter, Filter};
+
+const MEMBERS: usize = 100_000;
+const QUERIES: usize = 1_000_000;
+
+/// Fills `filter` with members, queries non-members, and checks the measured rate.
+fn check_rate(filter: &mut dyn Filter, fpp: f64, seed: u64) {
+    let mut rng = SplitMix64(seed);
+    for _ in 0..MEMBERS {
+        filter.insert(rng.url("member").as_bytes());
+    }
+    let false_positives = (0..QUERIES)
+        .filter(|_| filter.contains(rng.url("other").as_bytes()))
+        .count();
+    let measured = false_positives as f64 / QUERIES as f64;
+    let sigma = |rate: f64| (rate * (1.0 - rate) / QUERIES as f64).sqrt();
+    let theory = filter.theoretical_fpp(MEMBERS as f64);
+    let context = format!(
+        "{:?} p={fpp}: measured {measured} ({false_positives}/{QUERIES}), theory {theory}, \
+         m={} k={}",
+        filter.layout(),
+        filter.num_bits(),
+        filter.num_hashes()
+    );
+    assert!(measured <= fpp + 4.0 * sigma(fpp), "{context}");
+    assert!(
+        (measured - theory).abs() <= 5.0 * sigma(theory),
+        "{context}"
+    );
+}
+
+#[test]
+fn classic_at_one_percent() {
+    check_rate(
+        &mut BloomFilter::new(MEMBERS as u64, 0.01).unwrap(),
+        0.01,
+        1,
+    );
+}
+
+#[test]
+fn classic_at_one_per_mille() {
+    check_rate(
+        &mut BloomFilter::new(MEMBERS as u64, 0.001).unwrap(),
+        0.001,
+        2,
+    );
+}
+
+#[test]
+fn blocked_at_one_percent() {
+    check_rate(
+        &mut BlockedBloomFilter::new(MEMBERS as u64, 0.01).unwrap(),
+        0.01,
+        3,
+    );
+}
+
+#[test]
+fn blocked_at_one_per_mille() {
+    check_rate(
+        &mut BlockedBloomFilter::new(MEMBERS as u64, 0.001).unwrap(),
+        0.001,
+        4,
+    );
+}

@@ -1,0 +1,144 @@
+//! Property tests: no false negatives, save → load answers identically, union = build from both.
+
+mod common;
+
+use phishbloom_filter::{
+    AnyFilter, BlockedBloomFilter, BloomFilter, Filter, HashStrategy, Layout, LayoutKind,
+};
+use proptest::prelude::*;
+
+type Keys = Vec<Vec<u8>>;
+
+fn keys() -> impl Strategy<Value = Keys> {
+    prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..200)
+}
+
+fn strategies() -> impl Strategy<Value = HashStrategy> {
+    prop_oneof![Just(HashStrategy::Xxh3), Just(HashStrategy::Sha256)]
+}
+
+fn layouts() -> impl Strategy<Value = LayoutKind> {
+    prop_oneof![Just(LayoutKind::Classic), Just(LayoutKind::Blocked)]
+}
+
+/// A filter sized for `n` keys; a generous fpp keeps the filters small and full of collisions.
+fn filter(layout: LayoutKind, n: usize, strategy: HashStrategy) -> AnyFilter {
+    AnyFilter::new(layout, n.max(1) as u64, 0.05, strategy).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn no_false_negatives(keys in keys(), layout in layouts(), strategy in strategies()) {
+        let mut f = filter(layout, keys.len(), strategy);
+        for key in &keys {
+            f.insert(key);
+        }
+        for key in &keys {
+            prop_assert!(f.contains(key));
+        }
+        let borrowed: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        let mut answers = Vec::new();
+        f.contains_batch(&borrowed, &mut answers);
+        prop_assert_eq!(answers.len(), keys.len());
+        prop_assert!(answers.iter().all(|&a| a));
+        prop_assert_eq!(f.items(), keys.len() as u64);
+    }
+
+    #[test]
+    fn save_then_load_answers_identically(
+        keys in keys(), queries in keys(), layout in layouts(), strategy in strategies()
+    ) {
+        let mut f = filter(layout, keys.len(), strategy);
+        for key in &keys {
+            f.insert(key);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bloom");
+        f.save(&path).unwrap();
+        let loaded = AnyFilter::load(&path).unwrap();
+        let from_bytes = AnyFilter::from_bytes(&path, &std::fs::read(&path).unwrap()).unwrap();
+        for g in [&loaded, &from_bytes] {
+            prop_assert_eq!(g.num_bits(), f.num_bits());
+            prop_assert_eq!(g.num_hashes(), f.num_hashes());
+            prop_assert_eq!(g.items(), f.items());
+            prop_assert_eq!(g.hash_strategy(), strategy);
+            prop_assert_eq!(g.layout(), layout);
+            prop_assert_eq!(g.target_fpp(), f.target_fpp());
+            for key in keys.iter().chain(&queries) {
+                prop_assert_eq!(g.contains(key), f.contains(key));
+            }
+        }
+    }
+
+    #[test]
+    fn union_equals_building_from_both(a in keys(), b in keys(), strategy in strategies()) {
+        check_union::<phishbloom_filter::Classic>(&a, &b, strategy)?;
+        check_union::<phishbloom_filter::Blocked>(&a, &b, strategy)?;
+    }
+
+    #[test]
+    fn parallel_insert_equals_sequential(keys in keys(), threads in 1usize..4) {
+        let mut sequential = BlockedBloomFilter::new(200, 0.01).unwrap();
+        let mut parallel = sequential.clone();
+        for key in &keys {
+            sequential.insert(key);
+        }
+        parallel.insert_parallel(&keys, threads);
+        prop_assert_eq!(sequential.words(), parallel.words());
+        prop_assert_eq!(Filter::items(&parallel), keys.len() as u64);
+    }
+}
+
+fn check_union<L: Layout>(a: &Keys, b: &Keys, strategy: HashStrategy) -> Result<(), TestCaseError> {
+    let empty = phishbloom_filter::Bloom::<L>::with_strategy(300, 0.02, strategy).unwrap();
+    let (mut left, mut right, mut both) = (empty.clone(), empty.clone(), empty);
+    for key in a {
+        left.insert(key);
+        both.insert(key);
+    }
+    for key in b {
+        right.insert(key);
+        both.insert(key);
+    }
+    left.union(&right).unwrap();
+    prop_assert_eq!(left.words(), both.words());
+    prop_assert_eq!(Filter::items(&left), Filter::items(&both));
+    Ok(())
+}
+
+#[test]
+fn union_rejects_different_parameters() {
+    let mut a = BloomFilter::new(1000, 0.01).unwrap();
+    let b = BloomFilter::new(2000, 0.01).unwrap();
+    let error = a.union(&b).unwrap_err().to_string();
+    assert!(error.contains("num_bits"), "{error}");
+    let c = BloomFilter::with_num_bits(a.num_bits(), a.num_hashes() + 1).unwrap();
+    assert!(a.union(&c).unwrap_err().to_string().contains("num_hashes"));
+    let d =
+        BloomFilter::with_num_bits_and_strategy(a.num_bits(), a.num_hashes(), HashStrategy::Sha256)
+            .unwrap();
+    assert!(a
+        .union(&d)
+        .unwrap_err()
+        .to_string()
+        .contains("hash strategy"));
+}
+
+#[test]
+fn statistics_track_the_fill() {
+    let mut f = BlockedBloomFilter::new(10_000, 0.01).unwrap();
+    assert_eq!(f.fill_ratio(), 0.0);
+    assert_eq!(f.expected_fpp(), 0.0);
+    let mut rng = common::SplitMix64(9);
+    for _ in 0..10_000 {
+        f.insert(rng.url("x"));
+    }
+    let estimate = f.estimated_items();
+    assert!((estimate - 10_000.0).abs() < 300.0, "{estimate}");
+    assert!((f.fill_ratio() - 0.5).abs() < 0.05, "{}", f.fill_ratio());
+    let (now, theory) = (f.expected_fpp(), f.theoretical_fpp(10_000.0));
+    assert!((now - theory).abs() / theory < 0.15, "{now} vs {theory}");
+    assert!(f.expected_fpp() <= 0.0105);
+}
