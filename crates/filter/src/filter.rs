@@ -26,6 +26,7 @@ pub struct Bloom<L: Layout> {
     items: u64,
     expected_items: u64,
     target_fpp: Option<f64>,
+    key_scheme: u8,
     layout: PhantomData<L>,
 }
 
@@ -86,6 +87,7 @@ impl<L: Layout> Bloom<L> {
             items: 0,
             expected_items: 0,
             target_fpp: None,
+            key_scheme: 0,
             layout: PhantomData,
         })
     }
@@ -240,6 +242,12 @@ impl<L: Layout> Bloom<L> {
         });
     }
 
+    /// Records how the caller normalized keys before inserting them (saved in the file header,
+    /// opaque to this crate), so that whoever loads the file can normalize queries the same way.
+    pub fn set_key_scheme(&mut self, scheme: u8) {
+        self.key_scheme = scheme;
+    }
+
     /// The bit array as little-endian words (for comparisons and diagnostics).
     pub fn words(&self) -> &[u64] {
         self.bits.words()
@@ -287,6 +295,7 @@ impl<L: Layout> Bloom<L> {
             items: 0,
             expected_items: 0,
             target_fpp: None,
+            key_scheme: 0,
             layout: PhantomData,
         };
         filter.restore_counts(&header);
@@ -308,6 +317,7 @@ impl<L: Layout> Bloom<L> {
         self.items = header.items;
         self.expected_items = header.expected_items;
         self.target_fpp = header.target_fpp;
+        self.key_scheme = header.key_scheme;
     }
 
     fn header(&self) -> Header {
@@ -319,6 +329,7 @@ impl<L: Layout> Bloom<L> {
             items: self.items,
             target_fpp: self.target_fpp,
             expected_items: self.expected_items,
+            key_scheme: self.key_scheme,
         }
     }
 }
@@ -333,6 +344,7 @@ impl<L: Layout> Clone for Bloom<L> {
             items: self.items,
             expected_items: self.expected_items,
             target_fpp: self.target_fpp,
+            key_scheme: self.key_scheme,
             layout: PhantomData,
         }
     }
@@ -434,6 +446,8 @@ pub trait Filter: Send + Sync {
     fn expected_items(&self) -> Option<u64>;
     /// The false-positive rate the filter was sized for, if any.
     fn target_fpp(&self) -> Option<f64>;
+    /// The key normalization code recorded with [`Bloom::set_key_scheme`] (0 if none).
+    fn key_scheme(&self) -> u8;
     /// Bytes of the bit array.
     fn size_in_bytes(&self) -> u64;
     /// Number of set bits.
@@ -496,6 +510,9 @@ impl<L: Layout> Filter for Bloom<L> {
     }
     fn target_fpp(&self) -> Option<f64> {
         self.target_fpp
+    }
+    fn key_scheme(&self) -> u8 {
+        self.key_scheme
     }
     fn size_in_bytes(&self) -> u64 {
         self.bits.bytes().len() as u64

@@ -7,7 +7,9 @@
 //!      8     4  format version, u32 LE (this build: 1)
 //!     12     1  layout: 0 classic, 1 blocked
 //!     13     1  hash strategy: 0 xxh3, 1 sha256
-//!     14     2  reserved, zero
+//!     14     1  key scheme: how the writer normalized keys before hashing (opaque here;
+//!                     phishbloom's lookup crate defines the codes), 0 = raw bytes
+//!     15     1  reserved, zero
 //!     16     8  m, number of bits, u64 LE
 //!     24     4  k, number of hashes, u32 LE
 //!     28     4  reserved, zero
@@ -66,6 +68,8 @@ pub struct Header {
     pub target_fpp: Option<f64>,
     /// The item count the filter was sized for (0 when built from explicit m and k).
     pub expected_items: u64,
+    /// The caller's key normalization code (0: keys hashed as given).
+    pub key_scheme: u8,
 }
 
 impl Header {
@@ -81,6 +85,7 @@ impl Header {
         out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         out[12] = self.layout.code();
         out[13] = self.strategy.code();
+        out[14] = self.key_scheme;
         out[16..24].copy_from_slice(&self.num_bits.to_le_bytes());
         out[24..28].copy_from_slice(&self.num_hashes.to_le_bytes());
         out[32..40].copy_from_slice(&self.items.to_le_bytes());
@@ -226,6 +231,7 @@ fn decode_fields(path: &Path, bytes: &[u8], num_bits: u64) -> Result<Header> {
         items: u64_at(bytes, 32),
         target_fpp,
         expected_items: u64_at(bytes, 48),
+        key_scheme: bytes[14],
     })
 }
 

@@ -13,6 +13,7 @@ fn saved_classic(dir: &Path) -> (PathBuf, Vec<u8>) {
     for key in ["a", "b", "c"] {
         filter.insert(key);
     }
+    filter.set_key_scheme(3);
     let path = dir.join("classic.bloom");
     filter.save(&path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -51,6 +52,7 @@ fn a_saved_file_loads_and_answers() {
     assert_eq!(filter.items(), 3);
     assert_eq!(filter.expected_items(), Some(100));
     assert_eq!(filter.target_fpp(), Some(0.01));
+    assert_eq!(filter.key_scheme(), 3);
 }
 
 #[test]
@@ -191,7 +193,7 @@ fn out_of_range_fields_are_invalid_header_even_with_a_valid_checksum() {
     let edits: [(&str, Edit); 6] = [
         ("layout", |b| b[12] = 7),
         ("hash strategy", |b| b[13] = 9),
-        ("reserved", |b| b[30] = 1),
+        ("reserved", |b| b[15] = 1),
         ("num_hashes", |b| {
             b[24..28].copy_from_slice(&0u32.to_le_bytes())
         }),
