@@ -200,8 +200,7 @@ fn decode_fields(path: &Path, bytes: &[u8], num_bits: u64) -> Result<Header> {
         LayoutKind::from_code(bytes[12]).ok_or_else(|| invalid("layout", u64::from(bytes[12])))?;
     let strategy = HashStrategy::from_code(bytes[13])
         .ok_or_else(|| invalid("hash strategy", u64::from(bytes[13])))?;
-    let reserved =
-        u64::from(bytes[14]) | u64::from(bytes[15]) << 8 | u64::from(u32_at(bytes, 28)) << 16;
+    let reserved = u64::from(bytes[15]) | u64::from(u32_at(bytes, 28)) << 8;
     if reserved != 0 {
         return Err(invalid("reserved", reserved));
     }
