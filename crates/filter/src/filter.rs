@@ -448,6 +448,8 @@ pub trait Filter: Send + Sync {
     fn target_fpp(&self) -> Option<f64>;
     /// The key normalization code recorded with [`Bloom::set_key_scheme`] (0 if none).
     fn key_scheme(&self) -> u8;
+    /// Records the caller's key normalization code (see [`Bloom::set_key_scheme`]).
+    fn set_key_scheme(&mut self, scheme: u8);
     /// Bytes of the bit array.
     fn size_in_bytes(&self) -> u64;
     /// Number of set bits.
@@ -513,6 +515,9 @@ impl<L: Layout> Filter for Bloom<L> {
     }
     fn key_scheme(&self) -> u8 {
         self.key_scheme
+    }
+    fn set_key_scheme(&mut self, scheme: u8) {
+        Bloom::set_key_scheme(self, scheme)
     }
     fn size_in_bytes(&self) -> u64 {
         self.bits.bytes().len() as u64

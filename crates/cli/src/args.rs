@@ -1,0 +1,248 @@
+//! Command-line arguments of `phishbloom`, declared with clap's derive API.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use phishbloom_filter::{HashStrategy, LayoutKind};
+
+/// The default dataset, relative to the repository root (where `cargo run` runs).
+pub const DEFAULT_DATA: &str = "../shared/data/dataset.csv";
+
+/// Is this URL (or key) on a blocklist? Bloom-filter blocklists: build, check, evaluate.
+#[derive(Debug, Parser)]
+#[command(name = "phishbloom", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Size filters: m, k, memory and expected rate for n keys at rate p (seeds 001/004).
+    Plan(PlanArgs),
+    /// Build a filter file from a CSV or a plain list.
+    Build(BuildArgs),
+    /// Check keys against a filter: listed or clean (exit 0 if any listed, 1 if none, 2 on error).
+    Check(CheckArgs),
+    /// Measure a filter on dataset.csv: false negatives, false positives on benign and random URLs.
+    Eval(EvalArgs),
+    /// Show a filter file's parameters, fill and current expected rate; verifies its checksum.
+    Info(InfoArgs),
+    /// The main job: build from the default dataset, evaluate, and show a few verdicts.
+    Demo(DemoArgs),
+}
+
+/// Filter layout on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LayoutArg {
+    /// All k bits of a key in one 64-byte cache line (one memory access per query).
+    Blocked,
+    /// The textbook layout: k bits anywhere in the array.
+    Classic,
+}
+
+impl From<LayoutArg> for LayoutKind {
+    fn from(arg: LayoutArg) -> Self {
+        match arg {
+            LayoutArg::Blocked => LayoutKind::Blocked,
+            LayoutArg::Classic => LayoutKind::Classic,
+        }
+    }
+}
+
+/// Hash strategy on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum HashArg {
+    /// One 128-bit xxh3 per key, enhanced double hashing (fast).
+    Xxh3,
+    /// SHA-256(key ‖ i) mod m for each i, as in seed 000's Python (slow; for comparison).
+    Sha256,
+}
+
+impl From<HashArg> for HashStrategy {
+    fn from(arg: HashArg) -> Self {
+        match arg {
+            HashArg::Xxh3 => HashStrategy::Xxh3,
+            HashArg::Sha256 => HashStrategy::Sha256,
+        }
+    }
+}
+
+/// Input format on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FormatArg {
+    /// CSV if the file name ends in .csv, else one key per line.
+    Auto,
+    /// CSV with a header row.
+    Csv,
+    /// One key per line.
+    Lines,
+}
+
+/// Parses a target false-positive rate: a number strictly between 0 and 1.
+pub fn parse_fpp(text: &str) -> Result<f64, String> {
+    let fpp: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number; give a rate such as 0.01"))?;
+    if fpp > 0.0 && fpp < 1.0 {
+        Ok(fpp)
+    } else {
+        Err(format!(
+            "{text} is not a rate strictly between 0 and 1 (for 1 % write 0.01)"
+        ))
+    }
+}
+
+/// Parses a positive whole count, also in scientific notation (`1e8`).
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let cleaned = text.trim().replace('_', "");
+    let value: f64 = cleaned
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number; give a count such as 10327 or 1e8"))?;
+    // 2^53: the largest range in which every whole f64 is exact.
+    if !((1.0..=9.007_199_254_740_992e15).contains(&value) && value.fract() == 0.0) {
+        return Err(format!("{text} is not a whole number of keys ≥ 1"));
+    }
+    Ok(value as u64)
+}
+
+/// Options of `plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Expected number of keys; several, comma-separated, print a table (e.g. 1e4,1e5,1e8).
+    #[arg(short = 'n', long = "items", value_delimiter = ',', value_parser = parse_count, required = true)]
+    pub items: Vec<u64>,
+    /// Target false-positive rate(s), comma-separated (e.g. 0.01 or 1e-4,1e-7).
+    #[arg(short = 'p', long = "fpp", value_delimiter = ',', value_parser = parse_fpp, default_value = "0.01")]
+    pub fpp: Vec<f64>,
+    /// Mean key length in bytes, for the hash-set estimate (seed 004's phone numbers: 22).
+    #[arg(long, default_value_t = 22)]
+    pub key_bytes: u64,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options shared by the commands that build a filter.
+#[derive(Debug, Args, Clone)]
+pub struct FilterArgs {
+    /// Target false-positive rate.
+    #[arg(long, value_parser = parse_fpp, default_value = "0.01")]
+    pub fpp: f64,
+    /// Bit layout.
+    #[arg(long, value_enum, default_value_t = LayoutArg::Blocked)]
+    pub layout: LayoutArg,
+    /// Hash strategy.
+    #[arg(long = "hash", value_enum, default_value_t = HashArg::Xxh3)]
+    pub hash: HashArg,
+}
+
+/// Options of `build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The list: a CSV with a header, or one key per line; `-` reads standard input.
+    pub input: String,
+    /// Where to write the filter (written atomically).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Input format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
+    /// CSV column holding the keys.
+    #[arg(long, default_value = "url")]
+    pub column: String,
+    /// CSV column selecting rows (default: isMalicious = -1 when that column exists).
+    #[arg(long, requires = "label_value")]
+    pub label_column: Option<String>,
+    /// Value of the label column to select.
+    #[arg(long)]
+    pub label_value: Option<String>,
+    /// Take every CSV row, ignoring labels.
+    #[arg(long, conflicts_with_all = ["label_column", "label_value"])]
+    pub all_rows: bool,
+    /// Keys are exact byte strings (passwords, tokens), not URLs: no trimming or case folding.
+    #[arg(long)]
+    pub exact: bool,
+    /// Threads for inserting (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Options of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The filter file.
+    pub filter: PathBuf,
+    /// Keys to check; without any, lines are read from standard input.
+    pub keys: Vec<std::ffi::OsString>,
+    /// Write one JSON object per line instead of `KEY<TAB>listed|clean`.
+    #[arg(long)]
+    pub json: bool,
+    /// Worker threads for standard input (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Options of `eval`.
+#[derive(Debug, Args, Clone)]
+pub struct EvalArgs {
+    /// The labelled dataset (`url,isMalicious`; -1 phishing, 1 benign).
+    #[arg(long, default_value = DEFAULT_DATA)]
+    pub data: PathBuf,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Random `http://xxxxxxxxxx.com` URLs to query (seed 000's test).
+    #[arg(long, value_parser = parse_count, default_value = "1000000")]
+    pub random: u64,
+    /// Seed of the random URLs.
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The filter file.
+    pub filter: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The labelled dataset.
+    #[arg(long, default_value = DEFAULT_DATA)]
+    pub data: PathBuf,
+    /// Random URLs to query.
+    #[arg(long, value_parser = parse_count, default_value = "1000000")]
+    pub random: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_rates_parse_like_a_person_writes_them() {
+        assert_eq!(parse_count("1e8"), Ok(100_000_000));
+        assert_eq!(parse_count("10_327"), Ok(10_327));
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("1.5").is_err());
+        assert!(parse_count("-3").is_err());
+        assert!(parse_count("many").is_err());
+        assert_eq!(parse_fpp("1e-4"), Ok(1e-4));
+        for bad in ["0", "1", "1.5", "-0.1", "NaN", "x"] {
+            assert!(parse_fpp(bad).is_err(), "{bad}");
+        }
+    }
+}

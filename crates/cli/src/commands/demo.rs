@@ -1,0 +1,129 @@
+//! `phishbloom demo`: the main job on the default data — plan, build, evaluate, show verdicts.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use phishbloom_filter::{HashStrategy, LayoutKind};
+use phishbloom_lookup::build::{build_filter, BuildOptions};
+use phishbloom_lookup::list::{read_list, ListOptions};
+use phishbloom_lookup::plan::plan;
+use phishbloom_lookup::stream::{answer_lines, Output};
+use phishbloom_lookup::{Input, KeyScheme};
+
+use crate::args::{DemoArgs, EvalArgs, FilterArgs, HashArg, LayoutArg};
+use crate::commands::{default_threads, eval};
+use crate::fmt;
+
+/// The target rate of seeds 000/001: "query error under 1 %".
+const SEED_FPP: f64 = 0.01;
+
+/// URLs shown with their verdicts (seed 000's table, plus spellings of a listed URL).
+const SAMPLE_URLS: [&str; 5] = [
+    "http://example.com",
+    "http://fake-malware-site.xyz",
+    "google.com",
+    "HTTP://METAMASCKS.COM/",
+    "https://sig2fa.wixsite.com/sig2faverify",
+];
+
+/// Runs the whole demonstration; fails (exit 2) if the filter breaks its promise.
+pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
+    eval::require_dataset(&args.data)?;
+    println!(
+        "phishbloom demo: a Bloom filter of the phishing URLs in {}\n",
+        args.data.display()
+    );
+
+    let input = Input::Path(args.data.clone());
+    let (keys, summary) = read_list(&input, &ListOptions::default(), &mut |_| {})?;
+    println!(
+        "1. read {} rows; {} phishing rows (isMalicious = -1), {} distinct keys",
+        fmt::count(summary.rows),
+        fmt::count(summary.selected),
+        fmt::count(keys.len() as u64)
+    );
+
+    println!(
+        "\n2. sizing for n = {} at p = 1 %:",
+        fmt::count(keys.len() as u64)
+    );
+    for row in plan(keys.len() as u64, SEED_FPP, 0)? {
+        println!(
+            "   {:<8} n = {}, m = {}, k = {}, {} ({:.2} bits/key), expected rate {}",
+            row.layout.name(),
+            fmt::count(row.expected_items),
+            fmt::count(row.num_bits),
+            row.num_hashes,
+            fmt::bytes(row.bytes),
+            row.bits_per_key,
+            fmt::percent(row.expected_fpp)
+        );
+    }
+
+    println!(
+        "\n3. measured: every phishing URL, the dataset's benign URLs, and {} random \
+         http://xxxxxxxxxx.com URLs",
+        fmt::count(args.random)
+    );
+    let mut reports = Vec::new();
+    for layout in [LayoutArg::Classic, LayoutArg::Blocked] {
+        reports.push(eval::evaluate(&EvalArgs {
+            data: args.data.clone(),
+            filter: FilterArgs {
+                fpp: SEED_FPP,
+                layout,
+                hash: HashArg::Xxh3,
+            },
+            random: args.random,
+            seed: 2026,
+            json: false,
+        })?);
+    }
+    eval::print_reports(&reports);
+    for report in &reports {
+        eval::print_verdict(report);
+    }
+
+    println!("\n4. verdicts from the default (blocked) filter:");
+    let options = BuildOptions {
+        fpp: SEED_FPP,
+        layout: LayoutKind::Blocked,
+        strategy: HashStrategy::Xxh3,
+        scheme: KeyScheme::Url,
+        threads: default_threads(None),
+    };
+    let filter = build_filter(&keys, &options)?;
+    let first = String::from_utf8_lossy(keys.get(0)).into_owned();
+    let samples: Vec<&[u8]> = std::iter::once(first.as_bytes())
+        .chain(SAMPLE_URLS.iter().map(|u| u.as_bytes()))
+        .collect();
+    let mut out = Vec::new();
+    answer_lines(
+        &*filter,
+        KeyScheme::Url,
+        samples.into_iter(),
+        Output::Tsv,
+        &mut out,
+    );
+    for line in String::from_utf8_lossy(&out).lines() {
+        println!("   {line}");
+    }
+    println!(
+        "\nTo keep a filter: phishbloom build {} -o phishing.bloom && phishbloom check phishing.bloom URL",
+        args.data.display()
+    );
+
+    // The demo fails on any false negative, or if the default (blocked) filter misses the target.
+    let false_negatives = reports.iter().any(|r| r.false_negatives > 0);
+    let default_missed = reports
+        .iter()
+        .filter(|r| r.layout == LayoutKind::Blocked)
+        .any(|r| r.benign.rate >= SEED_FPP || r.random.rate >= SEED_FPP);
+    if false_negatives || default_missed {
+        return Err(anyhow::anyhow!(
+            "the filter broke its promise (see the table above)"
+        ))
+        .context("demo failed");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,41 @@
+//! The `phishbloom` binary: parses the command line, delegates to the library crates, and maps
+//! errors to exit codes (0 success / listed, 1 nothing listed, 2 error).
+
+mod args;
+mod commands;
+mod fmt;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(args) => commands::plan::run(&args),
+        Command::Build(args) => commands::build::run(&args),
+        Command::Check(args) => commands::check::run(&args),
+        Command::Eval(args) => commands::eval::run(&args),
+        Command::Info(args) => commands::info::run(&args),
+        Command::Demo(args) => commands::demo::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("phishbloom: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Whether the error is a closed output pipe (`phishbloom check f | head`): not worth a message.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,136 @@
+//! Key normalization: the one place where a list line or a query becomes the bytes that are hashed.
+//!
+//! Builders and checkers must agree, so the scheme a filter was built with is recorded in its file
+//! (see [`KeyScheme::code`]) and the checker applies the same one.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// How raw lines become keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyScheme {
+    /// The line's bytes exactly, without its line terminator (passwords, tokens, anything
+    /// case- and space-sensitive).
+    Exact,
+    /// A URL or host, simply normalized (the interim rule until full canonicalization):
+    /// surrounding whitespace trimmed; a leading `http://` or `https://` (any case) removed;
+    /// the host — everything before the first `/`, `?` or `#` — lowercased; one trailing `/`
+    /// removed. So `HTTP://Evil.COM/` and `evil.com` are the same key, while the path keeps its
+    /// case (paths are case-sensitive on most servers).
+    #[default]
+    Url,
+}
+
+impl KeyScheme {
+    /// The code stored in a filter file's header.
+    pub fn code(self) -> u8 {
+        match self {
+            KeyScheme::Exact => 0,
+            KeyScheme::Url => 1,
+        }
+    }
+
+    /// The scheme for a stored code; `path` names the filter in the error.
+    pub fn from_code(code: u8, path: &Path) -> Result<Self> {
+        match code {
+            0 => Ok(KeyScheme::Exact),
+            1 => Ok(KeyScheme::Url),
+            _ => Err(Error::UnknownKeyScheme {
+                path: path.to_path_buf(),
+                code,
+            }),
+        }
+    }
+
+    /// The name shown to users.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyScheme::Exact => "exact",
+            KeyScheme::Url => "url",
+        }
+    }
+
+    /// Replaces `out` with the key for `raw` (a line without its `\n`). Returns `false` when the
+    /// line holds no key (empty, or only whitespace in the URL scheme).
+    pub fn normalize_into(self, raw: &[u8], out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        match self {
+            KeyScheme::Exact => out.extend_from_slice(raw),
+            KeyScheme::Url => normalize_url(raw, out),
+        }
+        !out.is_empty()
+    }
+}
+
+/// The [`KeyScheme::Url`] rule.
+fn normalize_url(raw: &[u8], out: &mut Vec<u8>) {
+    let text = raw.trim_ascii();
+    let text = strip_prefix_ignore_case(text, b"https://")
+        .or_else(|| strip_prefix_ignore_case(text, b"http://"))
+        .unwrap_or(text);
+    let host_end = text
+        .iter()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(text.len());
+    out.extend(text[..host_end].iter().map(u8::to_ascii_lowercase));
+    out.extend_from_slice(&text[host_end..]);
+    if out.ends_with(b"/") {
+        out.pop();
+    }
+}
+
+fn strip_prefix_ignore_case<'a>(text: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(raw: &str) -> String {
+        let mut out = Vec::new();
+        KeyScheme::Url.normalize_into(raw.as_bytes(), &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn url_scheme_folds_the_usual_spellings_together() {
+        for raw in [
+            "evil.com",
+            "HTTP://Evil.COM/",
+            "  https://EVIL.com\r",
+            "http://evil.com/",
+        ] {
+            assert_eq!(url(raw), "evil.com", "{raw:?}");
+        }
+        assert_eq!(url("Evil.com/Login/"), "evil.com/Login");
+        assert_eq!(url("evil.com?A=B"), "evil.com?A=B");
+        // Other schemes are not URLs this rule knows: only the text before the first `/` is folded.
+        assert_eq!(url("FTP://Evil.com"), "ftp://Evil.com");
+        assert_eq!(url("   "), "");
+    }
+
+    #[test]
+    fn exact_scheme_keeps_everything_but_the_terminator() {
+        let mut out = Vec::new();
+        assert!(KeyScheme::Exact.normalize_into(b" Passw0rd \r", &mut out));
+        assert_eq!(out, b" Passw0rd ");
+        assert!(!KeyScheme::Exact.normalize_into(b"", &mut out));
+        assert!(KeyScheme::Exact.normalize_into(&[0xff, 0xfe], &mut out));
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for scheme in [KeyScheme::Exact, KeyScheme::Url] {
+            assert_eq!(
+                KeyScheme::from_code(scheme.code(), Path::new("f")).unwrap(),
+                scheme
+            );
+        }
+        assert!(KeyScheme::from_code(99, Path::new("f")).is_err());
+    }
+}

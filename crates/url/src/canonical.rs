@@ -1,0 +1,498 @@
+//! URL canonicalization per Google Safe Browsing v4, producing a [`CanonicalUrl`] that stores one string plus component offsets.
+//!
+//! Source of the rules and of the example table tested below:
+//! <https://developers.google.com/safe-browsing/v4/urls-hashing#canonicalization>
+//! (the same rules and examples appear on Web Risk's "URLs and hashing" page).
+//!
+//! Order of operations (each step cites the page where it comes from it):
+//! 1. remove tab, CR and LF (page: "remove tab (0x09), CR (0x0d), and LF
+//!    (0x0a) characters from the URL"), then trim surrounding whitespace
+//!    (page example `"  http://www.google.com/  "`);
+//! 2. drop the fragment (page: "if the URL ends in a fragment, remove the
+//!    fragment"), from the first `#` on;
+//! 3. split scheme, authority, path and query *on the raw text*, then
+//!    percent-unescape each component fully (page: "repeatedly
+//!    percent-unescape the URL until it has no more percent-escapes").
+//!    Splitting first keeps an escaped delimiter inside its component, as the
+//!    page's example `http://host%23.com/…` → `http://host%23.com/…` needs;
+//! 4. canonicalize the host (see the `host` module), drop user info and port;
+//! 5. path: resolve `/./` and `/../`, collapse runs of slashes (page: "resolve
+//!    the sequences /../ and /./ … replace runs of consecutive slashes with a
+//!    single slash"); the query is left alone (page: "Do not perform these
+//!    path canonicalizations on the query parameters");
+//! 6. percent-escape bytes <= 0x20, >= 0x7F, `#` and `%` with uppercase hex
+//!    (page: "percent-escape all characters that are <= ASCII 32, >= 127,
+//!    `#`, or `%`").
+//!
+//! Deliberate additions, needed so that canonicalization is idempotent
+//! (`canonicalize(canonicalize(x)) == canonicalize(x)`): a `?` that comes
+//! out of unescaping the path is escaped as `%3F` (else the next parse would
+//! start the query there), and `/ ? @ : [ ]` that come out of unescaping a
+//! host are escaped. None of the page's examples contains such a case.
+
+use std::fmt;
+
+use crate::error::{snippet, Error};
+use crate::escape::{push_escaped, unescape_fully};
+use crate::host::canonicalize_host;
+
+/// Bytes escaped in the path besides the Safe Browsing set: a decoded `?`
+/// must not start a query when the canonical URL is parsed again.
+const PATH_EXTRA_ESCAPES: &[u8] = b"?";
+
+/// A canonical URL: one ASCII string such as `http://evil.com/a/b?x=1`, plus
+/// the offsets of its components.
+///
+/// Invariants (established by [`canonicalize`]): the string is ASCII; it is
+/// `scheme "://" host path ["?" query]`; the host is non-empty and contains
+/// no `/`, `?`, `#`, `@`, or `:` (except inside a bracketed IPv6 literal);
+/// the path starts with `/`, contains no `?` and no empty, `.` or `..`
+/// segment (a trailing `/` is kept).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CanonicalUrl {
+    serialized: String,
+    /// End of the scheme (index of `:` in `://`).
+    scheme_end: usize,
+    /// Start of the host (after `://`).
+    host_start: usize,
+    /// End of the host, which is the start of the path.
+    host_end: usize,
+    /// End of the path: index of `?` if there is a query, else the length.
+    path_end: usize,
+    /// Whether the host is an IPv4 address or a bracketed IPv6 literal.
+    is_ip: bool,
+}
+
+/// Result of parsing, with the extra fact blocklist entries need.
+pub(crate) struct Parsed {
+    pub(crate) url: CanonicalUrl,
+    /// Whether the input had anything after the host (a path or a query):
+    /// `evil.com` has none, `evil.com/` and `evil.com?x` do.
+    pub(crate) explicit_path: bool,
+}
+
+/// Canonicalizes a URL (or a bare `host/path`) following the Safe Browsing v4 rules.
+///
+/// The input is arbitrary bytes (not necessarily UTF-8, possibly megabytes
+/// long); the work is linear in its length and the output is always ASCII.
+/// A missing scheme becomes `http`; the port and user info are dropped; an
+/// empty path becomes `/`.
+///
+/// # Errors
+///
+/// [`Error::EmptyInput`] if the input is only whitespace, [`Error::EmptyHost`]
+/// if no host is left (e.g. `http://`, `http://.../x`).
+///
+/// # Examples
+///
+/// ```
+/// let url = phishbloom_url::canonicalize(b"HTTP://user@Evil.COM.:8080/a/./b/../c?q#frag")?;
+/// assert_eq!(url.as_str(), "http://evil.com/a/c?q");
+/// assert_eq!(url.host(), "evil.com");
+/// assert_eq!(url.path(), "/a/c");
+/// assert_eq!(url.query(), Some("q"));
+/// # Ok::<(), phishbloom_url::Error>(())
+/// ```
+pub fn canonicalize(input: &[u8]) -> Result<CanonicalUrl, Error> {
+    parse(input).map(|p| p.url)
+}
+
+/// Whether `b` may appear in a scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
+fn is_scheme_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.'
+}
+
+/// Splits `scheme://rest`; `None` for the scheme if the input has none.
+fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    let n = s.iter().take_while(|&&b| is_scheme_byte(b)).count();
+    if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
+        (Some(&s[..n]), &s[n + 3..])
+    } else {
+        (None, s)
+    }
+}
+
+/// The host part of an authority: user info (up to the last `@`) and port
+/// (from the first `:`, or after the `]` of a bracketed IPv6 literal) removed.
+fn host_of_authority(authority: &[u8]) -> &[u8] {
+    let after_user = match authority.iter().rposition(|&b| b == b'@') {
+        Some(at) => &authority[at + 1..],
+        None => authority,
+    };
+    if after_user.first() == Some(&b'[') {
+        if let Some(close) = after_user.iter().position(|&b| b == b']') {
+            return &after_user[..=close];
+        }
+    }
+    match after_user.iter().position(|&b| b == b':') {
+        Some(colon) => &after_user[..colon],
+        None => after_user,
+    }
+}
+
+/// Resolves `.` and `..` segments and collapses runs of slashes, keeping a
+/// trailing slash. `path` is empty or starts with `/`; the result starts with
+/// `/` and has no empty, `.` or `..` segment. Linear time.
+fn normalize_path(path: &[u8]) -> Vec<u8> {
+    let mut out: Vec<u8> = Vec::with_capacity(path.len() + 1);
+    // Start offsets in `out` of the segments kept so far, for `..`.
+    let mut starts: Vec<usize> = Vec::new();
+    let mut trailing_slash = false;
+    for segment in path.split(|&b| b == b'/') {
+        match segment {
+            b"" | b"." => trailing_slash = true,
+            b".." => {
+                if let Some(start) = starts.pop() {
+                    out.truncate(start);
+                }
+                trailing_slash = true;
+            }
+            _ => {
+                starts.push(out.len());
+                out.push(b'/');
+                out.extend_from_slice(segment);
+                trailing_slash = false;
+            }
+        }
+    }
+    if out.is_empty() || trailing_slash {
+        out.push(b'/');
+    }
+    out
+}
+
+/// Canonicalizes `input`, also reporting whether it had an explicit path.
+pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
+    // Safe Browsing: remove tab (0x09), CR (0x0d) and LF (0x0a) anywhere.
+    let cleaned: Vec<u8> = input
+        .iter()
+        .copied()
+        .filter(|&b| !matches!(b, b'\t' | b'\r' | b'\n'))
+        .collect();
+    // Safe Browsing example: "  http://www.google.com/  " → "http://www.google.com/".
+    // Trims space and every other control byte (all <= 0x20).
+    let start = cleaned.iter().position(|&b| b > 0x20);
+    let end = cleaned.iter().rposition(|&b| b > 0x20);
+    let trimmed = match (start, end) {
+        (Some(s), Some(e)) => &cleaned[s..=e],
+        _ => return Err(Error::EmptyInput),
+    };
+    // Safe Browsing: remove the fragment (example: `foo#bar#baz` → `foo`).
+    let without_fragment = match trimmed.iter().position(|&b| b == b'#') {
+        Some(hash) => &trimmed[..hash],
+        None => trimmed,
+    };
+
+    let (scheme, rest) = split_scheme(without_fragment);
+    // `http:////evil.com` and `//evil.com`: extra slashes before the host
+    // are skipped, as browsers do for http(s).
+    let slashes = rest.iter().take_while(|&&b| b == b'/').count();
+    let rest = &rest[slashes..];
+    let authority_len = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(rest.len());
+    let (authority, after_authority) = rest.split_at(authority_len);
+    let explicit_path = !after_authority.is_empty();
+
+    let host =
+        canonicalize_host(&unescape_fully(host_of_authority(authority))).ok_or_else(|| {
+            Error::EmptyHost {
+                input: snippet(input),
+            }
+        })?;
+
+    let (raw_path, raw_query) = match after_authority.iter().position(|&b| b == b'?') {
+        Some(q) => (&after_authority[..q], Some(&after_authority[q + 1..])),
+        None => (after_authority, None),
+    };
+    let path = normalize_path(&unescape_fully(raw_path));
+
+    let mut serialized = String::with_capacity(without_fragment.len() + 16);
+    match scheme {
+        // Scheme bytes are ASCII (checked by `split_scheme`), so each is one char.
+        Some(s) => serialized.extend(s.iter().map(|&b| char::from(b.to_ascii_lowercase()))),
+        // Safe Browsing example: "www.google.com" → "http://www.google.com/".
+        None => serialized.push_str("http"),
+    }
+    let scheme_end = serialized.len();
+    serialized.push_str("://");
+    let host_start = serialized.len();
+    serialized.push_str(&host.text);
+    let host_end = serialized.len();
+    push_escaped(&mut serialized, &path, PATH_EXTRA_ESCAPES);
+    let path_end = serialized.len();
+    if let Some(q) = raw_query {
+        // Safe Browsing: the query is unescaped and re-escaped, not path-normalized.
+        serialized.push('?');
+        push_escaped(&mut serialized, &unescape_fully(q), b"");
+    }
+
+    Ok(Parsed {
+        url: CanonicalUrl {
+            serialized,
+            scheme_end,
+            host_start,
+            host_end,
+            path_end,
+            is_ip: host.is_ip,
+        },
+        explicit_path,
+    })
+}
+
+impl CanonicalUrl {
+    /// The whole canonical URL, e.g. `http://evil.com/a/b?x=1`. Always ASCII.
+    pub fn as_str(&self) -> &str {
+        &self.serialized
+    }
+
+    /// The lowercase scheme, e.g. `http` (the default when the input had none).
+    pub fn scheme(&self) -> &str {
+        &self.serialized[..self.scheme_end]
+    }
+
+    /// The canonical host, e.g. `evil.com`, `195.127.0.11` or `[::1]`; never empty.
+    pub fn host(&self) -> &str {
+        &self.serialized[self.host_start..self.host_end]
+    }
+
+    /// The canonical path: starts with `/`, excludes the query.
+    pub fn path(&self) -> &str {
+        &self.serialized[self.host_end..self.path_end]
+    }
+
+    /// The query without its `?`; `Some("")` for a URL ending in a bare `?`.
+    pub fn query(&self) -> Option<&str> {
+        // `path_end` is the index of `?` when there is a query (one ASCII byte).
+        self.serialized.get(self.path_end + 1..)
+    }
+
+    /// The path followed by `?query` if there is one, e.g. `/a/b?x=1`.
+    pub fn path_and_query(&self) -> &str {
+        &self.serialized[self.host_end..]
+    }
+
+    /// Whether the host is an IP address (IPv4 dotted quad or bracketed IPv6).
+    pub fn is_ip_host(&self) -> bool {
+        self.is_ip
+    }
+
+    /// The path with a trailing `/` removed unless the path is just `/`:
+    /// the form blocklist keys use, so `/a/b/` and `/a/b` give the same key.
+    pub fn path_without_trailing_slash(&self) -> &str {
+        let path = self.path();
+        if path.len() > 1 {
+            path.strip_suffix('/').unwrap_or(path)
+        } else {
+            path
+        }
+    }
+
+    /// Number of dot-separated labels in the host (1 for an IP host).
+    pub fn host_label_count(&self) -> usize {
+        if self.is_ip {
+            1
+        } else {
+            self.host().bytes().filter(|&b| b == b'.').count() + 1
+        }
+    }
+}
+
+impl fmt::Display for CanonicalUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.serialized)
+    }
+}
+
+impl AsRef<str> for CanonicalUrl {
+    fn as_ref(&self) -> &str {
+        &self.serialized
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(input: &[u8]) -> String {
+        match canonicalize(input) {
+            Ok(u) => u.as_str().to_owned(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// Every canonicalization example from the Safe Browsing v4 page
+    /// <https://developers.google.com/safe-browsing/v4/urls-hashing#canonicalization>,
+    /// with the expected output exactly as the page gives it.
+    #[test]
+    fn safe_browsing_examples() {
+        let table: &[(&[u8], &str)] = &[
+            (b"http://host/%25%32%35", "http://host/%25"),
+            (b"http://host/%25%32%35%25%32%35", "http://host/%25%25"),
+            (b"http://host/%2525252525252525", "http://host/%25"),
+            (b"http://host/asdf%25%32%35asd", "http://host/asdf%25asd"),
+            (b"http://host/%%%25%32%35asd%%", "http://host/%25%25%25asd%25%25"),
+            (b"http://www.google.com/", "http://www.google.com/"),
+            (
+                b"http://%31%36%38%2e%31%38%38%2e%39%39%2e%32%36/%2E%73%65%63%75%72%65/%77%77%77%2E%65%62%61%79%2E%63%6F%6D/",
+                "http://168.188.99.26/.secure/www.ebay.com/",
+            ),
+            (
+                b"http://195.127.0.11/uploads/%20%20%20%20/.verify/.eBaysecure=updateuserdataxplimnbqmn-xplmvalidateinfoswqpcmlx=hgplmcx/",
+                "http://195.127.0.11/uploads/%20%20%20%20/.verify/.eBaysecure=updateuserdataxplimnbqmn-xplmvalidateinfoswqpcmlx=hgplmcx/",
+            ),
+            (
+                b"http://host%23.com/%257Ea%2521b%2540c%2523d%2524e%25f%255E00%252611%252A22%252833%252944_55%252B",
+                "http://host%23.com/~a!b@c%23d$e%25f^00&11*22(33)44_55+",
+            ),
+            (b"http://3279880203/blah", "http://195.127.0.11/blah"),
+            (b"http://www.google.com/blah/..", "http://www.google.com/"),
+            (b"www.google.com/", "http://www.google.com/"),
+            (b"www.google.com", "http://www.google.com/"),
+            (b"http://www.evil.com/blah#frag", "http://www.evil.com/blah"),
+            (b"http://www.GOOgle.com/", "http://www.google.com/"),
+            (b"http://www.google.com.../", "http://www.google.com/"),
+            (b"http://www.google.com/foo\tbar\rbaz\n2", "http://www.google.com/foobarbaz2"),
+            (b"http://www.google.com/q?", "http://www.google.com/q?"),
+            (b"http://www.google.com/q?r?", "http://www.google.com/q?r?"),
+            (b"http://www.google.com/q?r?s", "http://www.google.com/q?r?s"),
+            (b"http://evil.com/foo#bar#baz", "http://evil.com/foo"),
+            (b"http://evil.com/foo;", "http://evil.com/foo;"),
+            (b"http://evil.com/foo?bar;", "http://evil.com/foo?bar;"),
+            (b"http://\x01\x80.com/", "http://%01%80.com/"),
+            (b"http://notrailingslash.com", "http://notrailingslash.com/"),
+            (b"http://www.gotaport.com:1234/", "http://www.gotaport.com/"),
+            (b"  http://www.google.com/  ", "http://www.google.com/"),
+            (b"http:// leadingspace.com/", "http://%20leadingspace.com/"),
+            (b"http://%20leadingspace.com/", "http://%20leadingspace.com/"),
+            (b"%20leadingspace.com/", "http://%20leadingspace.com/"),
+            (b"https://www.securesite.com/", "https://www.securesite.com/"),
+            (b"http://host.com/ab%23cd", "http://host.com/ab%23cd"),
+            (
+                b"http://host.com//twoslashes?more//slashes",
+                "http://host.com/twoslashes?more//slashes",
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (input, want) in table {
+            let got = canon(input);
+            if got != *want {
+                failures.push(format!(
+                    "{:?}: got {got:?}, want {want:?}",
+                    String::from_utf8_lossy(input)
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert_eq!(table.len(), 33);
+    }
+
+    #[test]
+    fn accessors_split_the_string() {
+        let u = canonicalize(b"HTTPS://a:b@Www.Evil.com:443/x/y/?q=1").expect("valid URL");
+        assert_eq!(u.as_str(), "https://www.evil.com/x/y/?q=1");
+        assert_eq!(u.scheme(), "https");
+        assert_eq!(u.host(), "www.evil.com");
+        assert_eq!(u.path(), "/x/y/");
+        assert_eq!(u.path_without_trailing_slash(), "/x/y");
+        assert_eq!(u.query(), Some("q=1"));
+        assert_eq!(u.path_and_query(), "/x/y/?q=1");
+        assert!(!u.is_ip_host());
+        assert_eq!(u.host_label_count(), 3);
+        assert_eq!(u.to_string(), u.as_str());
+
+        let u = canonicalize(b"evil.com").expect("valid URL");
+        assert_eq!((u.path(), u.query()), ("/", None));
+        assert_eq!(u.path_without_trailing_slash(), "/");
+        let u = canonicalize(b"evil.com?").expect("valid URL");
+        assert_eq!((u.path(), u.query()), ("/", Some("")));
+        let u = canonicalize(b"http://1.2.3.4/").expect("valid URL");
+        assert!(u.is_ip_host());
+        assert_eq!(u.host_label_count(), 1);
+    }
+
+    #[test]
+    fn path_normalization() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"h.com/a/./b", "http://h.com/a/b"),
+            (b"h.com/a/../b", "http://h.com/b"),
+            (b"h.com/../../a", "http://h.com/a"),
+            (b"h.com/a/.", "http://h.com/a/"),
+            (b"h.com/a/b/..", "http://h.com/a/"),
+            (b"h.com/a//b///", "http://h.com/a/b/"),
+            (b"h.com/.../a", "http://h.com/.../a"),
+            (b"h.com/a%2Fb", "http://h.com/a/b"),
+            (b"h.com/%2e%2E/a", "http://h.com/a"),
+            (b"h.com/a?b/../c//d", "http://h.com/a?b/../c//d"),
+            (b"h.com/a%3Fb", "http://h.com/a%3Fb"),
+            (b"h.com/a?b%23c", "http://h.com/a?b%23c"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(canon(input), *want, "{:?}", String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
+    fn hostile_and_odd_inputs() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"", "error: empty URL"),
+            (b" \t\r\n ", "error: empty URL"),
+            (b"http://", "error: URL `http://` has no host"),
+            (b"http://.../x", "error: URL `http://.../x` has no host"),
+            (b"http://user@/x", "error: URL `http://user@/x` has no host"),
+            (b"h.com/%", "http://h.com/%25"),
+            (b"h.com/%zz", "http://h.com/%25zz"),
+            (b"h.com/a%", "http://h.com/a%25"),
+            (b"http://[::1]:8080/x", "http://[::1]/x"),
+            (
+                b"http://[FE80::1%25eth0]/",
+                "http://%5Bfe80%3A%3A1%25eth0%5D/",
+            ),
+            (b"http://h.com:garbage:more/x", "http://h.com/x"),
+            (b"http://h.com:/x", "http://h.com/x"),
+            (b"http:////h.com/x", "http://h.com/x"),
+            (b"//h.com/x", "http://h.com/x"),
+            (b"h.com?x", "http://h.com/?x"),
+            (b"FTP://H.com/x", "ftp://h.com/x"),
+            (b"h.com:8080", "http://h.com/"),
+            (b"a%2Fb.com/", "http://a%2Fb.com/"),
+            (b"a%40b.com/", "http://a%40b.com/"),
+            (b"a%3A80/", "http://a%3A80/"),
+            (b"http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"),
+            ("http://BÜCHER.de/".as_bytes(), "http://xn--bcher-kva.de/"),
+            (b"http://0x7f.1/", "http://127.0.0.1/"),
+        ];
+        for (input, want) in cases {
+            let got = canon(input);
+            assert!(
+                got.starts_with(want),
+                "{:?}: got {got:?}, want {want:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn megabyte_lines_are_linear() {
+        let mut line = b"http://".to_vec();
+        line.extend(std::iter::repeat_n(b'a', 1 << 20));
+        line.extend(b".com/");
+        line.extend(std::iter::repeat_n(b"%2525/./../a/".iter().copied(), 100_000).flatten());
+        let url = canonicalize(&line).expect("long but valid");
+        assert!(url.as_str().is_ascii());
+        assert_eq!(url.host().len(), (1 << 20) + 4);
+
+        let dots = vec![b'.'; 1 << 20];
+        assert!(matches!(canonicalize(&dots), Err(Error::EmptyHost { .. })));
+        if let Err(Error::EmptyHost { input }) = canonicalize(&dots) {
+            assert!(input.len() < 300, "error message input is truncated");
+        }
+    }
+
+    #[test]
+    fn non_utf8_input_gives_ascii_output() {
+        let url = canonicalize(b"\xff\xfe.com/\xc3\x28?\x80").expect("valid enough");
+        assert_eq!(url.as_str(), "http://%FF%FE.com/%C3(?%80");
+    }
+}

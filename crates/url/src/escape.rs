@@ -1,0 +1,118 @@
+//! Percent-decoding and percent-encoding of URL components, following the Safe Browsing v4 canonicalization rules.
+//!
+//! Rules from <https://developers.google.com/safe-browsing/v4/urls-hashing#canonicalization>:
+//! "repeatedly percent-unescape the URL until it has no more percent-escapes",
+//! and finally "percent-escape all characters that are <= ASCII 32, >= 127,
+//! `#`, or `%`. The escapes should use uppercase hex characters."
+
+/// Uppercase hex digits; the Safe Browsing page asks for uppercase escapes.
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Value of an ASCII hex digit, either case.
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Percent-unescapes `input` until no `%XX` escape (two hex digits) is left.
+///
+/// The Safe Browsing rule is "repeatedly unescape until there are no more
+/// escapes". Doing that in whole-string rounds is quadratic on hostile input
+/// such as `%25252525…` (each round removes one layer only), so this does it
+/// in one linear pass: every byte is pushed to the output, and whenever the
+/// last three output bytes form an escape they are replaced by the byte they
+/// encode, which may in turn complete an escape with the bytes before it.
+/// Each replacement shortens the output by two, so there are at most
+/// `input.len() / 2` replacements in total. Afterwards the output contains no
+/// escape anywhere: an escape can only be completed by the byte just written,
+/// which the loop checks.
+pub(crate) fn unescape_fully(input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len());
+    for &b in input {
+        out.push(b);
+        while out.len() >= 3 {
+            let n = out.len();
+            if out[n - 3] != b'%' {
+                break;
+            }
+            match (hex_value(out[n - 2]), hex_value(out[n - 1])) {
+                (Some(hi), Some(lo)) => {
+                    out.truncate(n - 3);
+                    out.push(hi << 4 | lo);
+                }
+                _ => break,
+            }
+        }
+    }
+    out
+}
+
+/// Whether the Safe Browsing rules escape `b` in every component: bytes
+/// <= 0x20 (space and controls), >= 0x7F, `#` and `%`.
+fn always_escaped(b: u8) -> bool {
+    b <= 0x20 || b >= 0x7F || b == b'#' || b == b'%'
+}
+
+/// Appends `bytes` to `out`, percent-escaping (uppercase hex) the bytes
+/// Safe Browsing escapes plus those in `extra`.
+///
+/// The output is ASCII whatever the input: every byte >= 0x80 is escaped.
+pub(crate) fn push_escaped(out: &mut String, bytes: &[u8], extra: &[u8]) {
+    out.reserve(bytes.len());
+    for &b in bytes {
+        if always_escaped(b) || extra.contains(&b) {
+            out.push('%');
+            out.push(char::from(HEX_UPPER[usize::from(b >> 4)]));
+            out.push(char::from(HEX_UPPER[usize::from(b & 0x0F)]));
+        } else {
+            // `b` is ASCII (0x21..=0x7E) here, so it is one char in UTF-8.
+            out.push(char::from(b));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(bytes: &[u8], extra: &[u8]) -> String {
+        let mut s = String::new();
+        push_escaped(&mut s, bytes, extra);
+        s
+    }
+
+    #[test]
+    fn unescape_handles_nested_and_broken_escapes() {
+        assert_eq!(unescape_fully(b"%25%32%35"), b"%");
+        assert_eq!(unescape_fully(b"%2525252525252525"), b"%");
+        assert_eq!(unescape_fully(b"%%%25%32%35asd%%"), b"%%%asd%%");
+        assert_eq!(unescape_fully(b"%"), b"%");
+        assert_eq!(unescape_fully(b"abc%"), b"abc%");
+        assert_eq!(unescape_fully(b"%4"), b"%4");
+        assert_eq!(unescape_fully(b"%zz"), b"%zz");
+        assert_eq!(unescape_fully(b"%%341"), b"A");
+        assert_eq!(unescape_fully(b"%6a%6A"), b"jj");
+        assert_eq!(unescape_fully(b""), b"");
+        assert_eq!(unescape_fully(b"%00"), b"\0");
+    }
+
+    #[test]
+    fn unescape_is_linear_on_deep_nesting() {
+        // 1 MB of `%25` layers: whole-string rounds would need ~500k passes.
+        let mut s = b"%".to_vec();
+        s.extend(std::iter::repeat_n(b"25".iter().copied(), 500_000).flatten());
+        assert_eq!(unescape_fully(&s), b"%");
+    }
+
+    #[test]
+    fn escape_uses_uppercase_and_extra_set() {
+        assert_eq!(esc(b"a b#c%d\x7f\x80\xff", b""), "a%20b%23c%25d%7F%80%FF");
+        assert_eq!(esc(b"a?b", b"?"), "a%3Fb");
+        assert_eq!(esc(b"a?b", b""), "a?b");
+        assert_eq!(esc(b"", b""), "");
+    }
+}

@@ -1,0 +1,437 @@
+//! Lookup expressions of a canonical URL: borrowed (host suffix, path prefix) pairs that a matcher hashes and looks up.
+//!
+//! This follows the "Suffix/Prefix Expressions" section of
+//! <https://developers.google.com/safe-browsing/v4/urls-hashing#suffixprefix-expressions>
+//! (host suffixes; the path with and without query; directory prefixes from
+//! the root), with these phishbloom semantics on top:
+//!
+//! * **Host suffixes**: the full host and every suffix of two labels or more
+//!   (`a.b.evil.com`, `b.evil.com`, `evil.com`; never the bare TLD `com`). A
+//!   single-label host and an IP host give only themselves (Safe Browsing:
+//!   "These additional hostnames should not be checked if the host is an IP
+//!   address"). Safe Browsing stops at five hosts; phishbloom keeps every
+//!   suffix of at most [`MAX_HOST_SUFFIX_LABELS`] labels plus the full host,
+//!   so at most [`MAX_HOST_SUFFIXES`].
+//! * **Path prefixes**: the path with its query (if there is a query, even an
+//!   empty one), the path without query, then each directory prefix from `/`
+//!   down, at `/` boundaries. Paths without query drop their trailing `/`
+//!   (unless the path is `/`), so `/a/b/` and `/a/b` give the same key; the
+//!   path-with-query form is kept exactly. Safe Browsing stops at six paths;
+//!   phishbloom keeps directory prefixes up to depth [`MAX_ENTRY_PATH_DEPTH`],
+//!   so at most [`MAX_PATH_PREFIXES`].
+//! * **Expressions**: for each host suffix, one *domain* expression
+//!   `(suffix, "")` (the key of a domain entry) and one *URL* expression
+//!   `(suffix, prefix)` per path prefix. So
+//!   `expression_count() = S × (1 + P)` with `S` host suffixes and `P` path
+//!   prefixes, at most `16 × 65 = 1040`.
+//!
+//! The caps bound the work hostile URLs can cause (a host of 500 000 labels)
+//! without losing matches: [`crate::Entry::parse`] rejects entries deeper than
+//! the caps, and every entry within them is matched by every URL below it.
+
+use std::fmt;
+
+use crate::CanonicalUrl;
+
+/// Longest host suffix (in labels) tried besides the full host.
+///
+/// Blocklist matching cares most about short suffixes (`evil.com` of
+/// `login.secure.evil.com`), so a host with more labels keeps its shortest
+/// suffixes (2..=16 labels) plus the full host. 16 labels is far beyond
+/// registrable domains (public suffixes have at most 5 labels).
+pub const MAX_HOST_SUFFIX_LABELS: usize = 16;
+
+/// Most host suffixes one URL yields: suffixes of 2..=16 labels (15) plus the full host.
+pub const MAX_HOST_SUFFIXES: usize = MAX_HOST_SUFFIX_LABELS;
+
+/// Most labels an entry's host may have so that every subdomain URL finds it:
+/// the entry host must be among the URL's kept suffixes.
+pub const MAX_ENTRY_HOST_LABELS: usize = MAX_HOST_SUFFIX_LABELS;
+
+/// Most path prefixes one URL yields: path with query, path, and directory
+/// prefixes of depth 0 (`/`) to [`MAX_ENTRY_PATH_DEPTH`].
+pub const MAX_PATH_PREFIXES: usize = 64;
+
+/// Deepest directory prefix tried, in segments (`/` is depth 0, `/a/b` depth 2).
+/// `MAX_PATH_PREFIXES - 3` so that 62 directory prefixes plus the two full
+/// paths make [`MAX_PATH_PREFIXES`]. URL entries may be at most this deep.
+pub const MAX_ENTRY_PATH_DEPTH: usize = MAX_PATH_PREFIXES - 3;
+
+/// Whether an expression (or an entry key) is a domain key or a URL key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExpressionKind {
+    /// A host alone (empty path): the key of a domain entry.
+    Domain,
+    /// A host and a path (starting with `/`), possibly with a query.
+    Url,
+}
+
+/// A lookup key as two borrowed slices; its bytes are `host` then `path`.
+///
+/// Because a host never contains `/` and a non-empty path always starts with
+/// `/`, the concatenation determines the pair: no two different expressions
+/// have the same key bytes, and a domain key never equals a URL key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Expression<'a> {
+    /// A host suffix (or the full host).
+    pub host: &'a str,
+    /// `""` for a domain key, else a path prefix starting with `/`, possibly with `?query`.
+    pub path: &'a str,
+}
+
+impl<'a> Expression<'a> {
+    /// Domain or URL expression, from whether the path is empty.
+    pub fn kind(&self) -> ExpressionKind {
+        if self.path.is_empty() {
+            ExpressionKind::Domain
+        } else {
+            ExpressionKind::Url
+        }
+    }
+
+    /// Length of the key in bytes (`host.len() + path.len()`).
+    pub fn key_len(&self) -> usize {
+        self.host.len() + self.path.len()
+    }
+
+    /// Appends the key bytes (`host` then `path`) to `out`.
+    pub fn write_key(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.host.as_bytes());
+        out.extend_from_slice(self.path.as_bytes());
+    }
+
+    /// The key as a new string, e.g. `evil.com/a/b`.
+    pub fn to_key_string(&self) -> String {
+        let mut s = String::with_capacity(self.key_len());
+        s.push_str(self.host);
+        s.push_str(self.path);
+        s
+    }
+}
+
+impl fmt::Display for Expression<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.host)?;
+        f.write_str(self.path)
+    }
+}
+
+/// Iterator over a canonical URL's host suffixes, shortest first, then the full host.
+///
+/// E.g. `a.b.evil.com` gives `evil.com`, `b.evil.com`, `a.b.evil.com`.
+/// No allocation; total work is linear in the host length.
+#[derive(Clone, Debug)]
+pub struct HostSuffixes<'a> {
+    host: &'a str,
+    /// Whether only the full host is yielded (IP or single-label host).
+    whole_only: bool,
+    /// Start of the last yielded suffix; `host.len()` before the first.
+    start: usize,
+    /// Labels in the last yielded suffix.
+    labels: usize,
+}
+
+impl<'a> Iterator for HostSuffixes<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.start == 0 {
+            return None; // the full host was yielded last
+        }
+        let bytes = self.host.as_bytes();
+        let start = if self.whole_only {
+            0
+        } else if self.start == bytes.len() {
+            // First: the two-label suffix. The host has a dot (not whole_only).
+            let last_dot = bytes.iter().rposition(|&b| b == b'.').unwrap_or(0);
+            self.labels = 2;
+            match bytes[..last_dot].iter().rposition(|&b| b == b'.') {
+                Some(dot) => dot + 1,
+                None => 0,
+            }
+        } else if self.labels >= MAX_HOST_SUFFIX_LABELS {
+            0 // cap reached: jump to the full host
+        } else {
+            // Extend by one label; `bytes[self.start - 1]` is the dot before
+            // the last suffix (start > 0 here).
+            self.labels += 1;
+            match bytes[..self.start - 1].iter().rposition(|&b| b == b'.') {
+                Some(dot) => dot + 1,
+                None => 0,
+            }
+        };
+        self.start = start;
+        Some(&self.host[start..])
+    }
+}
+
+/// Iterator over a canonical URL's path prefixes: path with query (if any),
+/// path without query (trailing `/` dropped), then directory prefixes `/`,
+/// `/a`, `/a/b`, … shorter than the path, up to depth [`MAX_ENTRY_PATH_DEPTH`].
+///
+/// E.g. `/1/2.html?param=1` gives `/1/2.html?param=1`, `/1/2.html`, `/`, `/1`.
+#[derive(Clone, Debug)]
+pub struct PathPrefixes<'a> {
+    /// The path and query of the URL.
+    path_and_query: &'a str,
+    /// Whether the path-with-query form is still to be yielded.
+    with_query_pending: bool,
+    /// Whether the full path is still to be yielded.
+    full_pending: bool,
+    /// Length of the path without trailing slash.
+    full_len: usize,
+    /// Where to search for the next `/`; `None` before `/` was yielded.
+    search_from: Option<usize>,
+    /// Depth of the last directory prefix yielded.
+    depth: usize,
+}
+
+impl<'a> Iterator for PathPrefixes<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.with_query_pending {
+            self.with_query_pending = false;
+            return Some(self.path_and_query);
+        }
+        if self.full_pending {
+            self.full_pending = false;
+            return Some(&self.path_and_query[..self.full_len]);
+        }
+        let bytes = &self.path_and_query.as_bytes()[..self.full_len];
+        match self.search_from {
+            None => {
+                // "/" is a proper prefix unless the path is "/".
+                self.search_from = Some(1);
+                (self.full_len > 1).then(|| &self.path_and_query[..1])
+            }
+            Some(from) => {
+                if self.depth >= MAX_ENTRY_PATH_DEPTH || from >= bytes.len() {
+                    return None;
+                }
+                let slash = from + bytes[from..].iter().position(|&b| b == b'/')?;
+                self.depth += 1;
+                self.search_from = Some(slash + 1);
+                Some(&self.path_and_query[..slash])
+            }
+        }
+    }
+}
+
+/// Iterator over all expressions of a URL: for each host suffix, the domain
+/// expression `(suffix, "")` then one URL expression per path prefix.
+#[derive(Clone, Debug)]
+pub struct Expressions<'a> {
+    suffixes: HostSuffixes<'a>,
+    template: PathPrefixes<'a>,
+    current: Option<(&'a str, PathPrefixes<'a>)>,
+}
+
+impl<'a> Iterator for Expressions<'a> {
+    type Item = Expression<'a>;
+
+    fn next(&mut self) -> Option<Expression<'a>> {
+        if let Some((host, ref mut prefixes)) = self.current {
+            if let Some(path) = prefixes.next() {
+                return Some(Expression { host, path });
+            }
+        }
+        let host = self.suffixes.next()?;
+        self.current = Some((host, self.template.clone()));
+        Some(Expression { host, path: "" })
+    }
+}
+
+impl CanonicalUrl {
+    /// The host suffixes to look up, shortest first then the full host; see the module docs.
+    pub fn host_suffixes(&self) -> HostSuffixes<'_> {
+        let host = self.host();
+        HostSuffixes {
+            host,
+            whole_only: self.is_ip_host() || !host.contains('.'),
+            start: host.len(),
+            labels: 0,
+        }
+    }
+
+    /// The path prefixes to look up (never the empty domain path); see the module docs.
+    pub fn path_prefixes(&self) -> PathPrefixes<'_> {
+        PathPrefixes {
+            path_and_query: self.path_and_query(),
+            with_query_pending: self.query().is_some(),
+            full_pending: true,
+            full_len: self.path_without_trailing_slash().len(),
+            search_from: None,
+            depth: 0,
+        }
+    }
+
+    /// All lookup expressions: domain and URL expressions for each host suffix.
+    ///
+    /// The URL matches a blocklist entry iff one of these equals the entry's
+    /// [`crate::Entry::key`].
+    pub fn expressions(&self) -> Expressions<'_> {
+        Expressions {
+            suffixes: self.host_suffixes(),
+            template: self.path_prefixes(),
+            current: None,
+        }
+    }
+
+    /// `S × (1 + P)`: the number of items [`CanonicalUrl::expressions`] yields, with
+    /// `S = host_suffixes().count()` (<= [`MAX_HOST_SUFFIXES`]) and
+    /// `P = path_prefixes().count()` (<= [`MAX_PATH_PREFIXES`]).
+    pub fn expression_count(&self) -> usize {
+        self.host_suffixes().count() * (1 + self.path_prefixes().count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonicalize;
+
+    fn url(s: &str) -> CanonicalUrl {
+        canonicalize(s.as_bytes()).expect("test URL is valid")
+    }
+
+    fn keys(s: &str) -> Vec<String> {
+        url(s).expressions().map(|e| e.to_key_string()).collect()
+    }
+
+    #[test]
+    fn suffixes_and_prefixes() {
+        let u = url("http://a.b.evil.com/1/2.html?param=1");
+        let s: Vec<_> = u.host_suffixes().collect();
+        assert_eq!(s, ["evil.com", "b.evil.com", "a.b.evil.com"]);
+        let p: Vec<_> = u.path_prefixes().collect();
+        assert_eq!(p, ["/1/2.html?param=1", "/1/2.html", "/", "/1"]);
+        assert_eq!(u.expression_count(), 3 * 5);
+        assert_eq!(u.expressions().count(), u.expression_count());
+
+        assert_eq!(
+            url("localhost/x").host_suffixes().collect::<Vec<_>>(),
+            ["localhost"]
+        );
+        assert_eq!(
+            url("1.2.3.4/x").host_suffixes().collect::<Vec<_>>(),
+            ["1.2.3.4"]
+        );
+        assert_eq!(
+            url("[::1]/x").host_suffixes().collect::<Vec<_>>(),
+            ["[::1]"]
+        );
+        assert_eq!(
+            url("evil.com").host_suffixes().collect::<Vec<_>>(),
+            ["evil.com"]
+        );
+        assert_eq!(url("evil.com").path_prefixes().collect::<Vec<_>>(), ["/"]);
+        assert_eq!(
+            url("evil.com/?").path_prefixes().collect::<Vec<_>>(),
+            ["/?", "/"]
+        );
+        assert_eq!(
+            url("evil.com/a/b/").path_prefixes().collect::<Vec<_>>(),
+            ["/a/b", "/", "/a"]
+        );
+        assert_eq!(
+            url("evil.com/a/b/?x").path_prefixes().collect::<Vec<_>>(),
+            ["/a/b/?x", "/a/b", "/", "/a"]
+        );
+    }
+
+    /// The worked examples of the Safe Browsing page's "Suffix/Prefix
+    /// Expressions" section, as sets (phishbloom drops trailing slashes of
+    /// directory prefixes, adds domain expressions and keeps more suffixes).
+    #[test]
+    fn safe_browsing_expression_examples() {
+        let k = keys("http://a.b.c/1/2.html?param=1");
+        for want in [
+            "a.b.c/1/2.html?param=1",
+            "a.b.c/1/2.html",
+            "a.b.c/",
+            "a.b.c/1",
+            "b.c/1/2.html?param=1",
+            "b.c/1/2.html",
+            "b.c/",
+            "b.c/1",
+        ] {
+            assert!(k.iter().any(|x| x == want), "{want} missing from {k:?}");
+        }
+        let k = keys("http://1.2.3.4/1/");
+        assert_eq!(k, ["1.2.3.4", "1.2.3.4/1", "1.2.3.4/"]);
+        let k = keys("http://a.b.c.d.e.f.g/1.html");
+        assert!(k.iter().any(|x| x == "f.g/1.html"));
+        assert!(k.iter().any(|x| x == "a.b.c.d.e.f.g/"));
+    }
+
+    #[test]
+    fn expression_order_and_kinds() {
+        let got: Vec<_> = url("http://www.evil.com/a?x")
+            .expressions()
+            .map(|e| (e.to_key_string(), e.kind()))
+            .collect();
+        use ExpressionKind::*;
+        let want = [
+            ("evil.com", Domain),
+            ("evil.com/a?x", Url),
+            ("evil.com/a", Url),
+            ("evil.com/", Url),
+            ("www.evil.com", Domain),
+            ("www.evil.com/a?x", Url),
+            ("www.evil.com/a", Url),
+            ("www.evil.com/", Url),
+        ];
+        let want: Vec<_> = want
+            .iter()
+            .map(|(k, kind)| (k.to_string(), *kind))
+            .collect();
+        assert_eq!(got, want);
+        let e = Expression {
+            host: "evil.com",
+            path: "/a",
+        };
+        let mut buf = b"x".to_vec();
+        e.write_key(&mut buf);
+        assert_eq!(buf, b"xevil.com/a");
+        assert_eq!(e.key_len(), 10);
+        assert_eq!(e.to_string(), "evil.com/a");
+    }
+
+    #[test]
+    fn caps_bound_hostile_urls() {
+        // 40 labels: suffixes of 2..=16 labels plus the full host.
+        let labels: Vec<String> = (0..40).map(|i| format!("l{i}")).collect();
+        let host = labels.join(".");
+        let u = url(&format!("http://{host}/"));
+        let s: Vec<_> = u.host_suffixes().collect();
+        assert_eq!(s.len(), MAX_HOST_SUFFIXES);
+        assert_eq!(s[0], "l38.l39");
+        assert_eq!(s[14], labels[24..].join("."));
+        assert_eq!(s[15], host);
+        // Exactly 16 labels: all 15 suffixes, the last being the full host.
+        let host16 = labels[..16].join(".");
+        let u16 = url(&format!("{host16}/"));
+        let s: Vec<_> = u16.host_suffixes().collect();
+        assert_eq!(s.len(), 15);
+        assert_eq!(s[14], host16);
+
+        // 200 segments: path with query, path, and depths 0..=61.
+        let path: String = (0..200).map(|i| format!("/s{i}")).collect();
+        let u = url(&format!("evil.com{path}?q"));
+        let p: Vec<_> = u.path_prefixes().collect();
+        assert_eq!(p.len(), MAX_PATH_PREFIXES);
+        assert_eq!(p[2], "/");
+        let deepest: String = (0..MAX_ENTRY_PATH_DEPTH)
+            .map(|i| format!("/s{i}"))
+            .collect();
+        assert_eq!(p[63], deepest);
+        assert_eq!(u.expression_count(), 1 + MAX_PATH_PREFIXES);
+
+        // A megabyte of labels and segments stays within the caps.
+        let huge = format!("{}evil.com/{}", "a.".repeat(500_000), "b/".repeat(500_000));
+        let u = url(&huge);
+        assert_eq!(u.expression_count(), MAX_HOST_SUFFIXES * (1 + 63));
+        assert_eq!(u.expressions().count(), u.expression_count());
+    }
+}
