@@ -55,12 +55,19 @@ impl KeyScheme {
     /// line holds no key (empty, or only whitespace in the URL scheme).
     pub fn normalize_into(self, raw: &[u8], out: &mut Vec<u8>) -> bool {
         out.clear();
+        self.append_key(raw, out) > 0
+    }
+
+    /// Appends the key for `raw` to `out` (for callers packing many keys into one buffer) and
+    /// returns its length, 0 when the line holds no key.
+    pub fn append_key(self, raw: &[u8], out: &mut Vec<u8>) -> usize {
+        let start = out.len();
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         match self {
             KeyScheme::Exact => out.extend_from_slice(raw),
             KeyScheme::Url => normalize_url(raw, out),
         }
-        !out.is_empty()
+        out.len() - start
     }
 }
 
@@ -70,13 +77,11 @@ fn normalize_url(raw: &[u8], out: &mut Vec<u8>) {
     let text = strip_prefix_ignore_case(text, b"https://")
         .or_else(|| strip_prefix_ignore_case(text, b"http://"))
         .unwrap_or(text);
-    let host_end = text
-        .iter()
-        .position(|b| matches!(b, b'/' | b'?' | b'#'))
-        .unwrap_or(text.len());
-    out.extend(text[..host_end].iter().map(u8::to_ascii_lowercase));
-    out.extend_from_slice(&text[host_end..]);
-    if out.ends_with(b"/") {
+    let host_end = memchr::memchr3(b'/', b'?', b'#', text).unwrap_or(text.len());
+    let host_start = out.len();
+    out.extend_from_slice(text);
+    out[host_start..host_start + host_end].make_ascii_lowercase();
+    if text.ends_with(b"/") {
         out.pop();
     }
 }

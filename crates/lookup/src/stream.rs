@@ -57,12 +57,10 @@ pub fn answer_lines<'a>(
     out: &mut Vec<u8>,
 ) -> CheckStats {
     let lines: Vec<&[u8]> = lines.map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
-    let mut arena = Vec::new();
+    let mut arena = Vec::with_capacity(lines.iter().map(|l| l.len()).sum());
     let mut ends = Vec::with_capacity(lines.len());
-    let mut scratch = Vec::new();
     for line in &lines {
-        scheme.normalize_into(line, &mut scratch);
-        arena.extend_from_slice(&scratch);
+        scheme.append_key(line, &mut arena);
         ends.push(arena.len());
     }
     let mut start = 0;
@@ -183,18 +181,24 @@ fn work(
         let stats = if chunk.is_empty() {
             CheckStats::default()
         } else {
-            answer_lines(
-                filter,
-                scheme,
-                body.split(|&b| b == b'\n'),
-                format,
-                &mut out,
-            )
+            answer_lines(filter, scheme, split_lines(body), format, &mut out)
         };
         if !send((seq, out, stats)) {
             return;
         }
     }
+}
+
+/// The lines of `text` (split at `\n`, found with SIMD by memchr).
+fn split_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text)
+        .chain(std::iter::once(text.len()))
+        .map(move |end| {
+            let line = &text[start..end];
+            start = end + 1;
+            line
+        })
 }
 
 /// Writes results in sequence order as they arrive.
@@ -236,16 +240,12 @@ fn read_chunks(
     let mut carry: Vec<u8> = Vec::new();
     loop {
         let mut chunk = std::mem::take(&mut carry);
-        let start = chunk.len();
-        chunk.resize(start.max(CHUNK_BYTES / 2) + CHUNK_BYTES, 0);
-        let read = loop {
-            match input.read(&mut chunk[start..]) {
-                Ok(read) => break read,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::io(input_name, "read", e)),
-            }
-        };
-        chunk.truncate(start + read);
+        chunk.reserve(CHUNK_BYTES);
+        // `read_to_end` fills spare capacity without zeroing it first, and retries on EINTR.
+        let read = (&mut input)
+            .take(CHUNK_BYTES as u64)
+            .read_to_end(&mut chunk)
+            .map_err(|e| Error::io(input_name, "read", e))?;
         if read == 0 {
             // End of input: whatever is left is the last line, without a newline.
             if !chunk.is_empty() {

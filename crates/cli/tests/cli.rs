@@ -1,0 +1,390 @@
+//! End-to-end tests of the `phishbloom` executable on data the tests generate.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn phishbloom() -> Command {
+    Command::cargo_bin("phishbloom").unwrap()
+}
+
+/// A dataset.csv-shaped file: every 4th row phishing, with a quoted URL holding a comma.
+fn dataset(dir: &Path) -> PathBuf {
+    let mut text = String::from("url,isMalicious\n");
+    for i in 0..4000 {
+        let label = if i % 4 == 0 { -1 } else { 1 };
+        text.push_str(&format!("site{i}.example.com/login,{label}\n"));
+    }
+    text.push_str("\"comma.example.com/a,b\",-1\nbroken-row-without-label\n");
+    let path = dir.join("dataset.csv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Builds a filter from `input` with extra arguments; returns its path.
+fn build(dir: &Path, input: &Path, extra: &[&str]) -> PathBuf {
+    let output = dir.join("f.bloom");
+    phishbloom()
+        .arg("build")
+        .arg(input)
+        .arg("-o")
+        .arg(&output)
+        .args(extra)
+        .assert()
+        .success();
+    output
+}
+
+/// Asserts a failed run: exit 2, one line on stderr mentioning each of `needles`.
+fn assert_error(command: &mut Command, needles: &[&str]) {
+    let output = command.assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+}
+
+#[test]
+fn build_check_info_round_trip_on_a_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let filter = dir.path().join("f.bloom");
+    phishbloom()
+        .args(["build"])
+        .arg(&data)
+        .arg("-o")
+        .arg(&filter)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("n = 1,001 keys"))
+        .stdout(predicate::str::contains("1 malformed"))
+        .stdout(predicate::str::contains("line 4003"));
+
+    // Members in other spellings are listed; exit 0 because one is.
+    phishbloom()
+        .arg("check")
+        .arg(&filter)
+        .args([
+            "HTTP://SITE0.example.com/login/",
+            "comma.example.com/a,b",
+            "nowhere.example.org",
+        ])
+        .assert()
+        .code(0)
+        .stdout(
+            "HTTP://SITE0.example.com/login/\tlisted\ncomma.example.com/a,b\tlisted\n\
+             nowhere.example.org\tclean\n",
+        );
+    // Nothing listed: exit 1.
+    phishbloom()
+        .arg("check")
+        .arg(&filter)
+        .arg("nowhere.example.org")
+        .assert()
+        .code(1);
+
+    phishbloom()
+        .arg("info")
+        .arg(&filter)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("checksum xxh3-64 verified"))
+        .stdout(predicate::str::contains("items inserted    1,001"))
+        .stdout(predicate::str::contains("blocked"));
+    let json = phishbloom()
+        .arg("info")
+        .arg(&filter)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(info["items_inserted"], 1001);
+    assert_eq!(info["key_scheme"], "url");
+}
+
+#[test]
+fn check_streams_stdin_in_order_as_text_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let filter = build(dir.path(), &dataset(dir.path()), &["--layout", "classic"]);
+    let mut input = String::new();
+    for i in 0..50_000 {
+        input.push_str(&format!("site{}.example.com/login\n", i % 8000));
+    }
+    let output = phishbloom()
+        .arg("check")
+        .arg(&filter)
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 50_000);
+    for (i, line) in lines.iter().enumerate() {
+        let (key, verdict) = line.split_once('\t').unwrap();
+        assert_eq!(key, format!("site{}.example.com/login", i % 8000));
+        if (i % 8000) % 4 == 0 && i % 8000 < 4000 {
+            assert_eq!(verdict, "listed", "{line}");
+        }
+    }
+
+    let output = phishbloom()
+        .arg("check")
+        .arg(&filter)
+        .arg("--json")
+        .write_stdin("site0.example.com/login\n\u{fffd}odd\n")
+        .output()
+        .unwrap();
+    let values: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(values[0]["listed"], true);
+    assert_eq!(values[1]["key"], "\u{fffd}odd");
+}
+
+#[test]
+fn exact_keys_for_passwords_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("pw.bloom");
+    phishbloom()
+        .args(["build", "-", "--exact", "--fpp", "0.001", "-o"])
+        .arg(&output)
+        .write_stdin("123456\nPassword\npassword\n123456\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 duplicates"))
+        .stdout(predicate::str::contains("exact keys"));
+    phishbloom()
+        .arg("check")
+        .arg(&output)
+        .args(["Password", "PASSWORD", " 123456"])
+        .assert()
+        .code(0)
+        .stdout("Password\tlisted\nPASSWORD\tclean\n 123456\tclean\n");
+}
+
+#[test]
+fn sha256_strategy_and_plain_lists_work_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.txt");
+    std::fs::write(&list, "evil.com\nspam@bad.example\n").unwrap();
+    let filter = build(
+        dir.path(),
+        &list,
+        &["--hash", "sha256", "--layout", "classic"],
+    );
+    phishbloom()
+        .arg("check")
+        .arg(&filter)
+        .args(["http://EVIL.com", "SPAM@bad.example"])
+        .assert()
+        .code(0)
+        .stdout("http://EVIL.com\tlisted\nSPAM@bad.example\tlisted\n");
+    phishbloom()
+        .arg("info")
+        .arg(&filter)
+        .assert()
+        .stdout(predicate::str::contains("sha256 hash"));
+}
+
+#[test]
+fn eval_json_reports_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let output = phishbloom()
+        .args(["eval", "--json", "--random", "20000", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    for field in [
+        "n",
+        "m",
+        "k",
+        "bytes",
+        "bits_per_key",
+        "false_negatives",
+        "benign",
+        "random",
+    ] {
+        assert!(!report[field].is_null(), "{field} missing in {report}");
+    }
+    assert_eq!(report["n"], 1001);
+    assert_eq!(report["false_negatives"], 0);
+    assert_eq!(report["benign"]["queries"], 3000);
+    assert_eq!(report["random"]["queries"], 20000);
+    for field in [
+        "false_positives",
+        "rate",
+        "ci_low",
+        "ci_high",
+        "theoretical",
+    ] {
+        assert!(report["random"][field].is_number(), "{field}");
+    }
+    assert!(report["random"]["ci_low"].as_f64().unwrap() <= 0.01);
+}
+
+#[test]
+fn plan_prints_the_seed_figures_and_the_memory_table() {
+    phishbloom()
+        .args(["plan", "-n", "10327", "-p", "0.01"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("98,985"))
+        .stdout(predicate::str::contains("classic"))
+        .stdout(predicate::str::contains("blocked"));
+    let output = phishbloom()
+        .args(["plan", "-n", "1e4,1e5,1e8", "-p", "1e-4,1e-7", "--json"])
+        .output()
+        .unwrap();
+    let rows: Vec<serde_json::Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 12);
+    assert!(rows
+        .iter()
+        .all(|r| r["hashset_bytes"].as_u64().unwrap() > r["bytes"].as_u64().unwrap()));
+}
+
+#[test]
+fn input_errors_exit_2_with_one_line_naming_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("never.bloom");
+    let build = |input: &Path, extra: &[&str]| {
+        let mut command = phishbloom();
+        command
+            .arg("build")
+            .arg(input)
+            .arg("-o")
+            .arg(&out)
+            .args(extra);
+        command
+    };
+    assert_error(
+        &mut build(&dir.path().join("missing.csv"), &[]),
+        &["missing.csv", "open"],
+    );
+    assert_error(&mut build(dir.path(), &[]), &["is a directory"]);
+
+    let no_url = dir.path().join("no_url.csv");
+    std::fs::write(&no_url, "link,isMalicious\nx.com,-1\n").unwrap();
+    assert_error(
+        &mut build(&no_url, &[]),
+        &["no_url.csv", "no `url` column", "link"],
+    );
+
+    let data = dataset(dir.path());
+    assert_error(
+        &mut build(&data, &["--label-value", "7"]),
+        &["isMalicious = 7", "values seen"],
+    );
+
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "\n\n").unwrap();
+    assert_error(&mut build(&empty, &[]), &["empty.txt", "no keys"]);
+
+    assert!(!out.exists(), "a failed build left an output file");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp."))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn parameter_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    let out = dir.path().join("never.bloom");
+    for fpp in ["0", "1.5"] {
+        phishbloom()
+            .arg("build")
+            .arg(&data)
+            .arg("-o")
+            .arg(&out)
+            .args(["--fpp", fpp])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("strictly between 0 and 1"));
+    }
+    phishbloom()
+        .args(["plan", "-n", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("whole number of keys"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn corrupted_and_truncated_filter_files_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let filter = build(dir.path(), &dataset(dir.path()), &[]);
+    let bytes = std::fs::read(&filter).unwrap();
+
+    let corrupted = dir.path().join("corrupted.bloom");
+    let mut flipped = bytes.clone();
+    flipped[100] ^= 0x01;
+    std::fs::write(&corrupted, flipped).unwrap();
+    assert_error(
+        phishbloom().arg("check").arg(&corrupted).arg("x.com"),
+        &["corrupted.bloom", "checksum mismatch"],
+    );
+    assert_error(
+        phishbloom().arg("info").arg(&corrupted),
+        &["corrupted.bloom", "checksum mismatch"],
+    );
+
+    let truncated = dir.path().join("truncated.bloom");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert_error(
+        phishbloom().arg("check").arg(&truncated).arg("x.com"),
+        &["truncated.bloom", "truncated"],
+    );
+
+    let not_a_filter = dir.path().join("dataset.csv");
+    assert_error(
+        phishbloom().arg("info").arg(&not_a_filter),
+        &["not a phishbloom filter file"],
+    );
+    assert_error(
+        phishbloom()
+            .arg("info")
+            .arg(dir.path().join("absent.bloom")),
+        &["absent.bloom"],
+    );
+}
+
+#[test]
+fn demo_without_data_says_where_to_get_it() {
+    assert_error(
+        phishbloom().args(["demo", "--data", "/nonexistent/dataset.csv"]),
+        &["XD-ANG/Phishing_Detection_GNN", "--data"],
+    );
+}
+
+#[test]
+fn demo_runs_on_generated_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dataset(dir.path());
+    phishbloom()
+        .args(["demo", "--random", "20000", "--data"])
+        .arg(&data)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("classic  n = 1,001"))
+        .stdout(predicate::str::contains("0 false negatives"));
+}
