@@ -27,6 +27,7 @@ pub struct Bloom<L: Layout> {
     expected_items: u64,
     target_fpp: Option<f64>,
     key_scheme: u8,
+    key_param: u32,
     layout: PhantomData<L>,
 }
 
@@ -88,6 +89,7 @@ impl<L: Layout> Bloom<L> {
             expected_items: 0,
             target_fpp: None,
             key_scheme: 0,
+            key_param: 0,
             layout: PhantomData,
         })
     }
@@ -242,10 +244,12 @@ impl<L: Layout> Bloom<L> {
         });
     }
 
-    /// Records how the caller normalized keys before inserting them (saved in the file header,
-    /// opaque to this crate), so that whoever loads the file can normalize queries the same way.
-    pub fn set_key_scheme(&mut self, scheme: u8) {
+    /// Records how the caller normalized keys before inserting them, and one parameter of that
+    /// scheme (both saved in the file header, opaque to this crate), so that whoever loads the
+    /// file can derive queries the same way.
+    pub fn set_key_scheme(&mut self, scheme: u8, param: u32) {
         self.key_scheme = scheme;
+        self.key_param = param;
     }
 
     /// The bit array as little-endian words (for comparisons and diagnostics).
@@ -296,6 +300,7 @@ impl<L: Layout> Bloom<L> {
             expected_items: 0,
             target_fpp: None,
             key_scheme: 0,
+            key_param: 0,
             layout: PhantomData,
         };
         filter.restore_counts(&header);
@@ -318,6 +323,7 @@ impl<L: Layout> Bloom<L> {
         self.expected_items = header.expected_items;
         self.target_fpp = header.target_fpp;
         self.key_scheme = header.key_scheme;
+        self.key_param = header.key_param;
     }
 
     fn header(&self) -> Header {
@@ -330,6 +336,7 @@ impl<L: Layout> Bloom<L> {
             target_fpp: self.target_fpp,
             expected_items: self.expected_items,
             key_scheme: self.key_scheme,
+            key_param: self.key_param,
         }
     }
 }
@@ -345,6 +352,7 @@ impl<L: Layout> Clone for Bloom<L> {
             expected_items: self.expected_items,
             target_fpp: self.target_fpp,
             key_scheme: self.key_scheme,
+            key_param: self.key_param,
             layout: PhantomData,
         }
     }
@@ -448,8 +456,11 @@ pub trait Filter: Send + Sync {
     fn target_fpp(&self) -> Option<f64>;
     /// The key normalization code recorded with [`Bloom::set_key_scheme`] (0 if none).
     fn key_scheme(&self) -> u8;
-    /// Records the caller's key normalization code (see [`Bloom::set_key_scheme`]).
-    fn set_key_scheme(&mut self, scheme: u8);
+    /// A parameter of the key scheme recorded with [`Bloom::set_key_scheme`] (0 if none).
+    fn key_param(&self) -> u32;
+    /// Records the caller's key normalization code and its parameter (see
+    /// [`Bloom::set_key_scheme`]).
+    fn set_key_scheme(&mut self, scheme: u8, param: u32);
     /// Bytes of the bit array.
     fn size_in_bytes(&self) -> u64;
     /// Number of set bits.
@@ -516,8 +527,11 @@ impl<L: Layout> Filter for Bloom<L> {
     fn key_scheme(&self) -> u8 {
         self.key_scheme
     }
-    fn set_key_scheme(&mut self, scheme: u8) {
-        Bloom::set_key_scheme(self, scheme)
+    fn key_param(&self) -> u32 {
+        self.key_param
+    }
+    fn set_key_scheme(&mut self, scheme: u8, param: u32) {
+        Bloom::set_key_scheme(self, scheme, param)
     }
     fn size_in_bytes(&self) -> u64 {
         self.bits.bytes().len() as u64

@@ -12,7 +12,8 @@
 //!     15     1  reserved, zero
 //!     16     8  m, number of bits, u64 LE
 //!     24     4  k, number of hashes, u32 LE
-//!     28     4  reserved, zero
+//!     28     4  key parameter, u32 LE: a number the key scheme needs (opaque here; for
+//!                     phishbloom's URL expressions, the expressions per URL it was sized for)
 //!     32     8  items inserted, u64 LE
 //!     40     8  target fpp, f64 LE (NaN: built from explicit m and k)
 //!     48     8  expected items the filter was sized for, u64 LE (0: explicit m and k)
@@ -70,6 +71,8 @@ pub struct Header {
     pub expected_items: u64,
     /// The caller's key normalization code (0: keys hashed as given).
     pub key_scheme: u8,
+    /// A parameter of the key scheme (opaque to this crate).
+    pub key_param: u32,
 }
 
 impl Header {
@@ -88,6 +91,7 @@ impl Header {
         out[14] = self.key_scheme;
         out[16..24].copy_from_slice(&self.num_bits.to_le_bytes());
         out[24..28].copy_from_slice(&self.num_hashes.to_le_bytes());
+        out[28..32].copy_from_slice(&self.key_param.to_le_bytes());
         out[32..40].copy_from_slice(&self.items.to_le_bytes());
         out[40..48].copy_from_slice(&self.target_fpp.unwrap_or(f64::NAN).to_le_bytes());
         out[48..56].copy_from_slice(&self.expected_items.to_le_bytes());
@@ -200,7 +204,7 @@ fn decode_fields(path: &Path, bytes: &[u8], num_bits: u64) -> Result<Header> {
         LayoutKind::from_code(bytes[12]).ok_or_else(|| invalid("layout", u64::from(bytes[12])))?;
     let strategy = HashStrategy::from_code(bytes[13])
         .ok_or_else(|| invalid("hash strategy", u64::from(bytes[13])))?;
-    let reserved = u64::from(bytes[15]) | u64::from(u32_at(bytes, 28)) << 8;
+    let reserved = u64::from(bytes[15]);
     if reserved != 0 {
         return Err(invalid("reserved", reserved));
     }
@@ -231,6 +235,7 @@ fn decode_fields(path: &Path, bytes: &[u8], num_bits: u64) -> Result<Header> {
         target_fpp,
         expected_items: u64_at(bytes, 48),
         key_scheme: bytes[14],
+        key_param: u32_at(bytes, 28),
     })
 }
 

@@ -99,17 +99,33 @@ impl KeyHash {
     /// prefix) into the hash of the pair, without rehashing the bytes.
     ///
     /// Not the hash of the concatenation: callers must build and query with the same scheme.
-    /// The mix is xxh3's 128-bit avalanche of the four words (xxh3-128 of their 32 little-endian
-    /// bytes), so the result is as well distributed as a direct hash.
+    /// Each output word is a 64×64→128-bit multiply folded by XOR ("mum", the core of wyhash)
+    /// of words from both inputs, so every output bit depends on all four input words; the
+    /// odd constants are wyhash's secrets and make the function order-sensitive.
     #[inline]
     pub fn combine(self, other: KeyHash) -> KeyHash {
-        let mut bytes = [0u8; 32];
-        bytes[..8].copy_from_slice(&self.h1.to_le_bytes());
-        bytes[8..16].copy_from_slice(&self.h2.to_le_bytes());
-        bytes[16..24].copy_from_slice(&other.h1.to_le_bytes());
-        bytes[24..].copy_from_slice(&other.h2.to_le_bytes());
-        KeyHash::of(&bytes)
+        let a = mum(self.h1 ^ WY[0], other.h1 ^ WY[1]);
+        let b = mum(self.h2 ^ WY[2], other.h2 ^ WY[3]);
+        KeyHash {
+            h1: mum(a ^ WY[1], b ^ WY[2]),
+            h2: mum(b ^ WY[0], a ^ WY[3]),
+        }
     }
+}
+
+/// wyhash's default secret: four odd 64-bit constants with balanced bits (wyhash v4, `_wyp`).
+const WY: [u64; 4] = [
+    0x2d35_8dcc_aa6c_78a5,
+    0x8bb8_4b93_962e_acc9,
+    0x4b33_a62e_d433_d4a3,
+    0x4d5a_2da5_1de1_aa47,
+];
+
+/// Multiplies two words to 128 bits and folds the halves by XOR.
+#[inline(always)]
+fn mum(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ ((product >> 64) as u64)
 }
 
 /// Maps `x` uniformly onto `0..range` with one multiplication: `⌊x·range / 2^64⌋`.

@@ -13,7 +13,7 @@ fn saved_classic(dir: &Path) -> (PathBuf, Vec<u8>) {
     for key in ["a", "b", "c"] {
         filter.insert(key);
     }
-    filter.set_key_scheme(3);
+    filter.set_key_scheme(3, 24);
     let path = dir.join("classic.bloom");
     filter.save(&path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -53,6 +53,7 @@ fn a_saved_file_loads_and_answers() {
     assert_eq!(filter.expected_items(), Some(100));
     assert_eq!(filter.target_fpp(), Some(0.01));
     assert_eq!(filter.key_scheme(), 3);
+    assert_eq!(filter.key_param(), 24);
 }
 
 #[test]

@@ -30,7 +30,7 @@ pub fn build_filter(keys: &KeyList, options: &BuildOptions) -> Result<AnyFilter>
         options.fpp,
         options.strategy,
     )?;
-    filter.set_key_scheme(options.scheme.code());
+    filter.set_key_scheme(options.scheme.code(), 0);
     filter.insert_parallel(&keys.as_slices(), options.threads);
     Ok(filter)
 }
