@@ -32,6 +32,9 @@ pub enum Command {
     Info(InfoArgs),
     /// The main job: build from the default dataset, evaluate, and show a few verdicts.
     Demo(DemoArgs),
+    /// Print the canonical form of URLs (Safe Browsing rules) and, optionally, their lookup
+    /// expressions: see why a URL did or did not match.
+    Canon(CanonArgs),
 }
 
 /// Filter layout on the command line.
@@ -143,8 +146,12 @@ pub struct FilterArgs {
 /// Options of `build`.
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// The list: a CSV with a header, or one key per line; `-` reads standard input.
-    pub input: String,
+    /// The list: a CSV with a header, or one entry per line; `-` reads standard input.
+    #[arg(required_unless_present = "ut1")]
+    pub input: Option<String>,
+    /// UT1 category folders (with `domains` and/or `urls` files) to include; repeatable.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub ut1: Vec<PathBuf>,
     /// Where to write the filter (written atomically).
     #[arg(short, long)]
     pub output: PathBuf,
@@ -165,9 +172,18 @@ pub struct BuildArgs {
     /// Take every CSV row, ignoring labels.
     #[arg(long, conflicts_with_all = ["label_column", "label_value"])]
     pub all_rows: bool,
-    /// Keys are exact byte strings (passwords, tokens), not URLs: no trimming or case folding.
-    #[arg(long)]
+    /// Keys are exact byte strings (passwords, tokens), not URLs: no canonicalization, no
+    /// domain or path-prefix matching.
+    #[arg(long, conflicts_with = "ut1")]
     pub exact: bool,
+    /// Also write a table of 64-bit fingerprints of the entries (FILE.verify), so that
+    /// `check --verify` confirms every filter hit.
+    #[arg(long, conflicts_with = "exact")]
+    pub verify: bool,
+    /// Expressions per URL the filter is sized for: `--fpp` is the rate per checked URL, so each
+    /// probe gets 1 - (1 - fpp)^(1/E).
+    #[arg(long, default_value_t = phishbloom_lookup::matcher::DEFAULT_EXPRESSION_BOUND, value_parser = clap::value_parser!(u32).range(1..=1040))]
+    pub expressions: u32,
     /// Threads for inserting (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -183,6 +199,10 @@ pub struct CheckArgs {
     /// Write one JSON object per line instead of `KEY<TAB>listed|clean`.
     #[arg(long)]
     pub json: bool,
+    /// Confirm each filter hit against the entry fingerprints (FILE.verify, written by
+    /// `build --verify`): no false positives, at the cost of reading the table.
+    #[arg(long)]
+    pub verify: bool,
     /// Worker threads for standard input (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -226,6 +246,16 @@ pub struct DemoArgs {
     /// Random URLs to query.
     #[arg(long, value_parser = parse_count, default_value = "1000000")]
     pub random: u64,
+}
+
+/// Options of `canon`.
+#[derive(Debug, Args)]
+pub struct CanonArgs {
+    /// URLs to canonicalize (any bytes); without any, lines are read from standard input.
+    pub urls: Vec<std::ffi::OsString>,
+    /// Also print each URL's lookup expressions, indented, with their kind.
+    #[arg(long)]
+    pub expressions: bool,
 }
 
 #[cfg(test)]

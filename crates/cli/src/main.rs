@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(&args),
         Command::Info(args) => commands::info::run(&args),
         Command::Demo(args) => commands::demo::run(&args),
+        Command::Canon(args) => commands::canon::run(&args),
     };
     match result {
         Ok(code) => code,

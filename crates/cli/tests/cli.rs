@@ -58,7 +58,7 @@ fn build_check_info_round_trip_on_a_csv() {
         .arg(&filter)
         .assert()
         .success()
-        .stdout(predicate::str::contains("n = 1,001 keys"))
+        .stdout(predicate::str::contains("n = 1,001 URL entries"))
         .stdout(predicate::str::contains("1 malformed"))
         .stdout(predicate::str::contains("line 4003"));
 
@@ -74,7 +74,8 @@ fn build_check_info_round_trip_on_a_csv() {
         .assert()
         .code(0)
         .stdout(
-            "HTTP://SITE0.example.com/login/\tlisted\ncomma.example.com/a,b\tlisted\n\
+            "HTTP://SITE0.example.com/login/\tlisted\tsite0.example.com/login\turl\n\
+             comma.example.com/a,b\tlisted\tcomma.example.com/a,b\turl\n\
              nowhere.example.org\tclean\n",
         );
     // Nothing listed: exit 1.
@@ -101,7 +102,9 @@ fn build_check_info_round_trip_on_a_csv() {
         .unwrap();
     let info: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(info["items_inserted"], 1001);
-    assert_eq!(info["key_scheme"], "url");
+    assert_eq!(info["key_scheme"], "url-expressions");
+    assert_eq!(info["expressions_per_url"], 20);
+    assert_eq!(info["verify_table"], false);
 }
 
 #[test]
@@ -126,7 +129,7 @@ fn check_streams_stdin_in_order_as_text_and_json() {
         let (key, verdict) = line.split_once('\t').unwrap();
         assert_eq!(key, format!("site{}.example.com/login", i % 8000));
         if (i % 8000) % 4 == 0 && i % 8000 < 4000 {
-            assert_eq!(verdict, "listed", "{line}");
+            assert!(verdict.starts_with("listed\t"), "{line}");
         }
     }
 
@@ -175,20 +178,29 @@ fn sha256_strategy_and_plain_lists_work_too() {
     let filter = build(
         dir.path(),
         &list,
-        &["--hash", "sha256", "--layout", "classic"],
+        &["--exact", "--hash", "sha256", "--layout", "classic"],
     );
     phishbloom()
         .arg("check")
         .arg(&filter)
-        .args(["http://EVIL.com", "SPAM@bad.example"])
+        .args(["evil.com", "spam@bad.example", "EVIL.com"])
         .assert()
         .code(0)
-        .stdout("http://EVIL.com\tlisted\nSPAM@bad.example\tlisted\n");
+        .stdout("evil.com\tlisted\nspam@bad.example\tlisted\nEVIL.com\tclean\n");
     phishbloom()
         .arg("info")
         .arg(&filter)
         .assert()
         .stdout(predicate::str::contains("sha256 hash"));
+    assert_error(
+        phishbloom()
+            .arg("build")
+            .arg(&list)
+            .arg("-o")
+            .arg(dir.path().join("x.bloom"))
+            .args(["--hash", "sha256"]),
+        &["--exact"],
+    );
 }
 
 #[test]
@@ -387,4 +399,117 @@ fn demo_runs_on_generated_data() {
         .success()
         .stdout(predicate::str::contains("classic  n = 1,001"))
         .stdout(predicate::str::contains("0 false negatives"));
+}
+
+/// A UT1-style category folder with domain and URL entries.
+fn ut1_category(dir: &Path) -> PathBuf {
+    let category = dir.join("phishing");
+    std::fs::create_dir(&category).unwrap();
+    std::fs::write(
+        category.join("domains"),
+        "example-listed-domain.com\nbad.example.org\n",
+    )
+    .unwrap();
+    std::fs::write(category.join("urls"), "sig2fa.wixsite.com/sig2faverify\n").unwrap();
+    category
+}
+
+#[test]
+fn ut1_build_and_the_issue_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let category = ut1_category(dir.path());
+    let filter = dir.path().join("p.bloom");
+    phishbloom()
+        .args(["build", "--ut1"])
+        .arg(&category)
+        .arg("-o")
+        .arg(&filter)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("2 domain, 1 URL"));
+    phishbloom()
+        .arg("check")
+        .arg(&filter)
+        .write_stdin(
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\nnotexample-listed-domain.com\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\nsig2fa.wixsite.com/other\n",
+        )
+        .assert()
+        .code(0)
+        .stdout(
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\n\
+             notexample-listed-domain.com\tclean\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\n\
+             sig2fa.wixsite.com/other\tclean\n",
+        );
+    assert_error(
+        phishbloom()
+            .args(["build", "--ut1"])
+            .arg(dir.path().join("nope"))
+            .arg("-o")
+            .arg(&filter),
+        &["not a UT1 category folder"],
+    );
+}
+
+#[test]
+fn verify_confirms_hits_and_needs_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let category = ut1_category(dir.path());
+    let filter = dir.path().join("v.bloom");
+    phishbloom()
+        .args(["build", "--verify", "--ut1"])
+        .arg(&category)
+        .arg("-o")
+        .arg(&filter)
+        .assert()
+        .success();
+    phishbloom()
+        .args(["check", "--verify"])
+        .arg(&filter)
+        .args(["a.bad.example.org/x", "good.example.org"])
+        .assert()
+        .code(0)
+        .stdout("a.bad.example.org/x\tlisted\tbad.example.org\tdomain\ngood.example.org\tclean\n");
+    phishbloom()
+        .arg("info")
+        .arg(&filter)
+        .assert()
+        .stdout(predicate::str::contains("present"));
+    std::fs::remove_file(dir.path().join("v.bloom.verify")).unwrap();
+    assert_error(
+        phishbloom()
+            .args(["check", "--verify"])
+            .arg(&filter)
+            .arg("x.com"),
+        &["v.bloom.verify", "--verify"],
+    );
+}
+
+#[test]
+fn canon_prints_canonical_forms_and_expressions() {
+    use std::os::unix::ffi::OsStrExt;
+    let weird = std::ffi::OsStr::from_bytes(b"http://a.com/\xff\tb");
+    phishbloom()
+        .arg("canon")
+        .arg("HTTP://Evil.COM:80/login/../a/./b#x")
+        .arg("http://3279880203/blah")
+        .arg(weird)
+        .assert()
+        .success()
+        .stdout("http://evil.com/a/b\nhttp://195.127.0.11/blah\nhttp://a.com/%FFb\n");
+    phishbloom()
+        .args(["canon", "--expressions"])
+        .write_stdin("www.evil.com/a?q\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("http://www.evil.com/a?q\n"))
+        .stdout(predicate::str::contains("  evil.com\tdomain\n"))
+        .stdout(predicate::str::contains("  evil.com/a?q\turl\n"));
+    phishbloom()
+        .arg("canon")
+        .arg("http://")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("http://"));
 }

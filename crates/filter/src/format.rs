@@ -278,10 +278,16 @@ pub fn map_file(path: &Path) -> Result<(memmap2::MmapMut, Header)> {
 /// Distinguishes concurrent temporary files of one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `header`, `data` and the checksum to `path` atomically: a temporary file in the same
-/// directory, fsync, rename over `path`, fsync of the directory. On failure the temporary file is
-/// removed and `path` is untouched.
+/// Writes `header`, `data` and the checksum to `path` atomically (see [`write_atomic_parts`]).
 pub fn write_atomic(path: &Path, header: &Header, data: &[u8]) -> Result<()> {
+    write_atomic_parts(path, &[&header.encode(), data])
+}
+
+/// Writes `parts`, then the xxh3-64 of all their bytes (little-endian), to `path` atomically: a
+/// temporary file in the same directory, fsync, rename over `path`, fsync of the directory. On
+/// failure the temporary file is removed and `path` is untouched. Other phishbloom file formats
+/// use it too.
+pub fn write_atomic_parts(path: &Path, parts: &[&[u8]]) -> Result<()> {
     let directory = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -299,7 +305,7 @@ pub fn write_atomic(path: &Path, header: &Header, data: &[u8]) -> Result<()> {
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
-    let result = write_file(&temp, header, data).and_then(|()| {
+    let result = write_file(&temp, parts).and_then(|()| {
         std::fs::rename(&temp, path).map_err(|e| Error::io(path, "rename temporary file onto", e))
     });
     if result.is_err() {
@@ -315,20 +321,19 @@ pub fn write_atomic(path: &Path, header: &Header, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Writes and fsyncs one complete file at `path`.
-fn write_file(path: &Path, header: &Header, data: &[u8]) -> Result<()> {
+/// Writes and fsyncs one complete file at `path`: the parts, then their checksum.
+fn write_file(path: &Path, parts: &[&[u8]]) -> Result<()> {
     let file = File::create(path).map_err(|e| Error::io(path, "create", e))?;
     // 1 MiB: large sequential writes without holding a second copy of a big filter in memory.
     let mut writer = BufWriter::with_capacity(1 << 20, file);
-    let header_bytes = header.encode();
     let mut checksum = Xxh3::new();
-    checksum.update(&header_bytes);
-    checksum.update(data);
     let write = |w: &mut BufWriter<File>, bytes: &[u8]| {
         w.write_all(bytes).map_err(|e| Error::io(path, "write", e))
     };
-    write(&mut writer, &header_bytes)?;
-    write(&mut writer, data)?;
+    for part in parts {
+        checksum.update(part);
+        write(&mut writer, part)?;
+    }
     write(&mut writer, &checksum.digest().to_le_bytes())?;
     let file = writer
         .into_inner()

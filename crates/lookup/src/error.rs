@@ -104,6 +104,25 @@ pub enum Error {
         code: u8,
     },
 
+    /// A `--ut1` path is not a UT1 category folder.
+    #[error(
+        "{path}: not a UT1 category folder (expected a directory with a `domains` or `urls` \
+         file, e.g. ../shared/data/ut1/phishing)"
+    )]
+    NotAUt1Category {
+        /// The path given.
+        path: PathBuf,
+    },
+
+    /// A verification table is missing, damaged, or does not belong to its filter.
+    #[error("{path}: {problem}; rebuild with `phishbloom build --verify`")]
+    VerifyTable {
+        /// The table file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+
     /// An error from the filter crate (sizing, loading, saving).
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),

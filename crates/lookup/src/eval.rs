@@ -188,3 +188,139 @@ mod tests {
         }
     }
 }
+
+/// The same experiment through URL semantics: phishing rows as list entries, queries
+/// canonicalized and matched by their lookup expressions, the Bloom matcher judged against the
+/// exact one.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct UrlEvalReport {
+    /// Distinct entries (domain + URL).
+    pub entries: u64,
+    /// Domain entries among them.
+    pub domain_entries: u64,
+    /// Phishing rows that are not valid entries.
+    pub rejected_rows: u64,
+    /// Expressions per URL the filter is sized for (E).
+    pub expression_bound: u32,
+    /// Per-probe target rate `f = 1 − (1 − p)^{1/E}`.
+    pub per_probe_fpp: f64,
+    /// m.
+    pub m: u64,
+    /// k.
+    pub k: u32,
+    /// Bytes of the bit array.
+    pub bytes: u64,
+    /// Phishing URLs the Bloom matcher missed (must be 0).
+    pub false_negatives: u64,
+    /// Benign URLs the exact matcher lists (true matches under URL semantics; not queries).
+    pub benign_listed_exactly: u64,
+    /// Benign URLs as non-members: Bloom-listed but not exactly listed, per URL.
+    pub benign: Measurement,
+    /// Random URLs as non-members.
+    pub random: Measurement,
+    /// Expressions per benign URL: 50th, 90th, 99th percentile and maximum.
+    pub expressions_p50_p90_p99_max: [usize; 4],
+}
+
+/// Runs the URL-semantics experiment on the dataset with a blocked Bloom matcher sized for a
+/// per-URL rate `config.fpp` at `expression_bound` expressions per URL.
+pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalReport> {
+    use crate::entries::{read_entries, EntrySource};
+    use crate::matcher::{
+        per_probe_fpp, per_url_fpp, BloomMatcher, ExactMatcher, Matcher, Scratch,
+    };
+
+    let input = Input::Path(config.data.clone());
+    let (entries, summary) =
+        read_entries(&[EntrySource::List(input.clone(), ListOptions::default())])?;
+    let bloom = BloomMatcher::build(&entries, config.fpp, expression_bound, config.layout, false)?;
+    let exact = ExactMatcher::new(&entries);
+    let filter = bloom.filter();
+    let probe_theory = filter.theoretical_fpp(entries.len() as f64);
+
+    let mut scratch = Scratch::default();
+    let phishing = read_list(
+        &input,
+        &ListOptions {
+            scheme: KeyScheme::Exact,
+            ..ListOptions::default()
+        },
+        &mut |_| {},
+    )?
+    .0;
+    let false_negatives = phishing
+        .iter()
+        .filter_map(|line| phishbloom_url::canonicalize(line).ok())
+        .filter(|url| bloom.find(url, &mut scratch).is_none())
+        .count() as u64;
+
+    // Non-member queries: (Bloom-listed-but-not-exact count, queries, summed theoretical rate).
+    let mut measure = |urls: &mut dyn Iterator<Item = phishbloom_url::CanonicalUrl>,
+                       counts: &mut Vec<usize>| {
+        let (mut hits, mut queries, mut theory, mut exact_listed) = (0u64, 0u64, 0.0f64, 0u64);
+        for url in urls {
+            if exact.find(&url, &mut scratch).is_some() {
+                exact_listed += 1;
+                continue;
+            }
+            let count = url.expression_count();
+            counts.push(count);
+            queries += 1;
+            theory += per_url_fpp(probe_theory, count as u32);
+            hits += u64::from(bloom.find(&url, &mut scratch).is_some());
+        }
+        (
+            Measurement::new(hits, queries, theory / queries.max(1) as f64),
+            exact_listed,
+        )
+    };
+    let benign_lines = read_list(
+        &input,
+        &ListOptions {
+            scheme: KeyScheme::Exact,
+            label: LabelFilter::Equals {
+                column: crate::list::DEFAULT_LABEL.0.to_string(),
+                value: BENIGN_LABEL.to_string(),
+            },
+            ..ListOptions::default()
+        },
+        &mut |_| {},
+    )?
+    .0;
+    let mut counts = Vec::new();
+    let (benign, benign_listed_exactly) = measure(
+        &mut benign_lines
+            .iter()
+            .filter_map(|l| phishbloom_url::canonicalize(l).ok()),
+        &mut counts,
+    );
+    let mut percentiles = [0usize; 4];
+    counts.sort_unstable();
+    if let Some(&max) = counts.last() {
+        for (slot, q) in percentiles.iter_mut().zip([0.5, 0.9, 0.99]) {
+            *slot = counts[((counts.len() - 1) as f64 * q) as usize];
+        }
+        percentiles[3] = max;
+    }
+    let mut rng = SplitMix64::new(config.seed);
+    let (random, _) = measure(
+        &mut (0..config.random_queries)
+            .filter_map(|_| phishbloom_url::canonicalize(rng.random_url().as_bytes()).ok()),
+        &mut Vec::new(),
+    );
+    Ok(UrlEvalReport {
+        entries: entries.len() as u64,
+        domain_entries: summary.domains,
+        rejected_rows: summary.rejected,
+        expression_bound,
+        per_probe_fpp: per_probe_fpp(config.fpp, expression_bound),
+        m: filter.num_bits(),
+        k: filter.num_hashes(),
+        bytes: filter.size_in_bytes(),
+        false_negatives,
+        benign_listed_exactly,
+        benign,
+        random,
+        expressions_p50_p90_p99_max: percentiles,
+    })
+}

@@ -20,6 +20,10 @@ pub enum KeyScheme {
     /// case (paths are case-sensitive on most servers).
     #[default]
     Url,
+    /// URL blocklist semantics: lines are canonicalized (Safe Browsing rules, `phishbloom-url`)
+    /// and a URL is listed if any of its lookup expressions (host suffixes × path prefixes) is a
+    /// list entry. Used through [`crate::matcher::BloomMatcher`], not [`KeyScheme::normalize_into`].
+    Expressions,
 }
 
 impl KeyScheme {
@@ -28,6 +32,7 @@ impl KeyScheme {
         match self {
             KeyScheme::Exact => 0,
             KeyScheme::Url => 1,
+            KeyScheme::Expressions => 2,
         }
     }
 
@@ -36,6 +41,7 @@ impl KeyScheme {
         match code {
             0 => Ok(KeyScheme::Exact),
             1 => Ok(KeyScheme::Url),
+            2 => Ok(KeyScheme::Expressions),
             _ => Err(Error::UnknownKeyScheme {
                 path: path.to_path_buf(),
                 code,
@@ -48,6 +54,7 @@ impl KeyScheme {
         match self {
             KeyScheme::Exact => "exact",
             KeyScheme::Url => "url",
+            KeyScheme::Expressions => "url-expressions",
         }
     }
 
@@ -65,7 +72,8 @@ impl KeyScheme {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         match self {
             KeyScheme::Exact => out.extend_from_slice(raw),
-            KeyScheme::Url => normalize_url(raw, out),
+            // Whole-key normalization of a URL; expression matching goes through the matcher.
+            KeyScheme::Url | KeyScheme::Expressions => normalize_url(raw, out),
         }
         out.len() - start
     }
@@ -130,7 +138,7 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for scheme in [KeyScheme::Exact, KeyScheme::Url] {
+        for scheme in [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions] {
             assert_eq!(
                 KeyScheme::from_code(scheme.code(), Path::new("f")).unwrap(),
                 scheme

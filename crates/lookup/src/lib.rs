@@ -6,6 +6,8 @@
 //!   [`KeyList`] of distinct keys, with a [`ListSummary`] of malformed rows and duplicates.
 //! - [`KeyScheme`] — the one function that turns a line into the bytes that are hashed; the
 //!   scheme is recorded in the filter file so checks normalize the same way.
+//! - [`entries`] — domain and URL entries from lists and UT1 category folders;
+//!   [`matcher`] — the exact and Bloom URL matchers with list semantics and verification.
 //! - [`stream`] — `check` over a pipe: chunked, batched, on several threads, in input order.
 //! - [`eval`] — seeds 000/001's experiment on `dataset.csv`; [`plan`] — the sizing calculator;
 //!   [`stats`] — Wilson intervals; [`rng`] — fixed-seed random URLs.
@@ -22,17 +24,20 @@
 //!
 //! let mut out = Vec::new();
 //! let lines = [&b"evil.com"[..], b"good.org"];
-//! stream::answer_lines(&filter, KeyScheme::Url, lines.into_iter(), stream::Output::Tsv, &mut out);
+//! let checker = stream::Checker::Keys { filter: &filter, scheme: KeyScheme::Url };
+//! stream::answer_lines(checker, lines.into_iter(), stream::Output::Tsv, &mut out);
 //! assert_eq!(out, b"evil.com\tlisted\ngood.org\tclean\n");
 //! ```
 
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod entries;
 mod error;
 pub mod eval;
 mod keys;
 pub mod list;
+pub mod matcher;
 pub mod plan;
 pub mod rng;
 pub mod stats;

@@ -12,6 +12,8 @@ use std::sync::Mutex;
 
 use phishbloom_filter::Filter;
 
+use crate::matcher::{Hit, Matcher, Scratch};
+
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 
@@ -48,18 +50,63 @@ impl std::ops::AddAssign for CheckStats {
     }
 }
 
+/// What answers lines.
+#[derive(Clone, Copy)]
+pub enum Checker<'a> {
+    /// Each line normalized by `scheme` into one key, looked up whole in `filter`.
+    Keys {
+        /// The filter.
+        filter: &'a dyn Filter,
+        /// The normalization the filter was built with.
+        scheme: KeyScheme,
+    },
+    /// Each line canonicalized as a URL and matched through its lookup expressions; a line that
+    /// is not a URL (no host) is never listed.
+    Urls(&'a dyn Matcher),
+}
+
 /// Answers `lines` (each without its `\n`), appending one verdict line each to `out`.
 pub fn answer_lines<'a>(
-    filter: &dyn Filter,
-    scheme: KeyScheme,
+    checker: Checker<'_>,
     lines: impl Iterator<Item = &'a [u8]>,
     output: Output,
     out: &mut Vec<u8>,
 ) -> CheckStats {
     let lines: Vec<&[u8]> = lines.map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
+    let verdicts: Vec<(bool, Option<Hit>)> = match checker {
+        Checker::Keys { filter, scheme } => key_verdicts(filter, scheme, &lines),
+        Checker::Urls(matcher) => {
+            let mut scratch = Scratch::default();
+            lines
+                .iter()
+                .map(|line| match phishbloom_url::canonicalize(line) {
+                    Ok(url) => {
+                        let hit = matcher.find(&url, &mut scratch);
+                        (hit.is_some(), hit)
+                    }
+                    Err(_) => (false, None),
+                })
+                .collect()
+        }
+    };
+    let mut stats = CheckStats::default();
+    for (line, (listed, hit)) in lines.iter().zip(&verdicts) {
+        write_verdict(line, *listed, hit.as_ref(), output, out);
+        stats.lines += 1;
+        stats.listed += u64::from(*listed);
+    }
+    stats
+}
+
+/// Whole-key verdicts: normalize every line into one arena, then one batched query.
+fn key_verdicts(
+    filter: &dyn Filter,
+    scheme: KeyScheme,
+    lines: &[&[u8]],
+) -> Vec<(bool, Option<Hit>)> {
     let mut arena = Vec::with_capacity(lines.iter().map(|l| l.len()).sum());
     let mut ends = Vec::with_capacity(lines.len());
-    for line in &lines {
+    for line in lines {
         scheme.append_key(line, &mut arena);
         ends.push(arena.len());
     }
@@ -74,35 +121,45 @@ pub fn answer_lines<'a>(
         .collect();
     let mut answers = Vec::new();
     filter.contains_batch(&keys, &mut answers);
-    let mut stats = CheckStats::default();
-    for ((line, key), &listed) in lines.iter().zip(&keys).zip(&answers) {
-        // An empty key (blank line) is never listed: no list entry is empty.
-        let listed = listed && !key.is_empty();
-        write_verdict(line, listed, output, out);
-        stats.lines += 1;
-        stats.listed += u64::from(listed);
-    }
-    stats
+    // An empty key (blank line) is never listed: no list entry is empty.
+    keys.iter()
+        .zip(answers)
+        .map(|(key, listed)| (listed && !key.is_empty(), None))
+        .collect()
 }
 
-/// Appends one verdict line.
-fn write_verdict(line: &[u8], listed: bool, output: Output, out: &mut Vec<u8>) {
+/// Appends one verdict line: `KEY<TAB>listed|clean`, plus `<TAB>EXPRESSION<TAB>domain|url` for a
+/// URL match; or the same as one JSON object.
+fn write_verdict(line: &[u8], listed: bool, hit: Option<&Hit>, output: Output, out: &mut Vec<u8>) {
     match output {
         Output::Tsv => {
             out.extend_from_slice(line);
-            out.extend_from_slice(if listed { b"\tlisted\n" } else { b"\tclean\n" });
+            out.extend_from_slice(if listed { b"\tlisted" } else { b"\tclean" });
+            if let Some(hit) = hit {
+                out.push(b'\t');
+                out.extend_from_slice(hit.expression.as_bytes());
+                out.push(b'\t');
+                out.extend_from_slice(hit.kind.as_bytes());
+            }
+            out.push(b'\n');
         }
         Output::Json => {
             #[derive(serde::Serialize)]
             struct Verdict<'a> {
                 key: std::borrow::Cow<'a, str>,
                 listed: bool,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                expression: Option<&'a str>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                entry: Option<&'a str>,
             }
             let verdict = Verdict {
                 key: String::from_utf8_lossy(line),
                 listed,
+                expression: hit.map(|h| h.expression.as_str()),
+                entry: hit.map(|h| h.kind),
             };
-            // Serializing a string and a bool into a Vec cannot fail.
+            // Serializing strings and a bool into a Vec cannot fail.
             serde_json::to_writer(&mut *out, &verdict).expect("JSON into a Vec is infallible");
             out.push(b'\n');
         }
@@ -112,8 +169,7 @@ fn write_verdict(line: &[u8], listed: bool, output: Output, out: &mut Vec<u8>) {
 /// Reads lines from `input` until it ends and writes a verdict per line to `output`, using
 /// `threads` worker threads. `input_name` labels errors.
 pub fn check_stream(
-    filter: &dyn Filter,
-    scheme: KeyScheme,
+    checker: Checker<'_>,
     input: impl Read + Send,
     input_name: &Path,
     mut output: impl Write,
@@ -134,11 +190,7 @@ pub fn check_stream(
         for _ in 0..threads {
             let result_tx = result_tx.clone();
             let chunk_rx = &chunk_rx;
-            scope.spawn(move || {
-                work(filter, scheme, format, chunk_rx, |r| {
-                    result_tx.send(r).is_ok()
-                })
-            });
+            scope.spawn(move || work(checker, format, chunk_rx, |r| result_tx.send(r).is_ok()));
         }
         drop(result_tx);
         let written = write_in_order(&result_rx, &mut output, input_name);
@@ -162,8 +214,7 @@ fn panicked(path: &Path) -> Error {
 
 /// Receives chunks and sends their formatted verdicts, until the chunks run out or `send` fails.
 fn work(
-    filter: &dyn Filter,
-    scheme: KeyScheme,
+    checker: Checker<'_>,
     format: Output,
     chunks: &Mutex<Receiver<(u64, Vec<u8>)>>,
     mut send: impl FnMut((u64, Vec<u8>, CheckStats)) -> bool,
@@ -181,7 +232,7 @@ fn work(
         let stats = if chunk.is_empty() {
             CheckStats::default()
         } else {
-            answer_lines(filter, scheme, split_lines(body), format, &mut out)
+            answer_lines(checker, split_lines(body), format, &mut out)
         };
         if !send((seq, out, stats)) {
             return;
@@ -292,8 +343,10 @@ mod tests {
     fn run(input: &[u8], threads: usize, format: Output) -> (String, CheckStats) {
         let mut out = Vec::new();
         let stats = check_stream(
-            &filter(),
-            KeyScheme::Url,
+            Checker::Keys {
+                filter: &filter(),
+                scheme: KeyScheme::Url,
+            },
             input,
             Path::new("in"),
             &mut out,
@@ -334,6 +387,40 @@ mod tests {
     }
 
     #[test]
+    fn url_lines_report_the_matching_expression() {
+        let entries: Vec<phishbloom_url::Entry> = ["evil.com", "a.org/x"]
+            .iter()
+            .map(|e| phishbloom_url::Entry::parse(e.as_bytes()).unwrap())
+            .collect();
+        let matcher = crate::matcher::ExactMatcher::new(&entries);
+        let mut out = Vec::new();
+        let lines = [
+            &b"HTTP://WWW.Evil.com:80/x/../y#f"[..],
+            b"a.org/x/y?z",
+            b"a.org/xy",
+            b"",
+        ];
+        let stats = answer_lines(
+            Checker::Urls(&matcher),
+            lines.into_iter(),
+            Output::Tsv,
+            &mut out,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "HTTP://WWW.Evil.com:80/x/../y#f\tlisted\tevil.com\tdomain\n\
+             a.org/x/y?z\tlisted\ta.org/x\turl\na.org/xy\tclean\n\tclean\n"
+        );
+        assert_eq!(
+            stats,
+            CheckStats {
+                lines: 4,
+                listed: 2
+            }
+        );
+    }
+
+    #[test]
     fn last_line_without_newline_blank_lines_and_crlf() {
         let (out, stats) = run(b"listed1.com\r\n\nx.com", 2, Output::Tsv);
         assert_eq!(out, "listed1.com\tlisted\n\tclean\nx.com\tclean\n");
@@ -371,8 +458,10 @@ mod tests {
         }
         let mut out = Vec::new();
         let error = check_stream(
-            &filter(),
-            KeyScheme::Url,
+            Checker::Keys {
+                filter: &filter(),
+                scheme: KeyScheme::Url,
+            },
             Endless,
             Path::new("in"),
             &mut out,

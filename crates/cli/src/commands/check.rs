@@ -6,7 +6,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use phishbloom_filter::AnyFilter;
-use phishbloom_lookup::stream::{answer_lines, check_stream, CheckStats, Output};
+use phishbloom_lookup::matcher::BloomMatcher;
+use phishbloom_lookup::stream::{answer_lines, check_stream, CheckStats, Checker, Output};
 use phishbloom_lookup::KeyScheme;
 
 use crate::args::CheckArgs;
@@ -17,19 +18,24 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let filter = AnyFilter::load(&args.filter)?;
     let scheme = KeyScheme::from_code(filter.key_scheme(), &args.filter)?;
     let output = if args.json { Output::Json } else { Output::Tsv };
-    let stats = if args.keys.is_empty() {
-        let stdout = std::io::stdout().lock();
-        check_stream(
-            &*filter,
-            scheme,
-            std::io::stdin(),
-            Path::new("<stdin>"),
-            stdout,
-            output,
-            default_threads(args.threads),
-        )?
+    let stats = if scheme == KeyScheme::Expressions {
+        let matcher = BloomMatcher::from_filter(filter, &args.filter, args.verify)?;
+        answer(Checker::Urls(&matcher), args, output)?
     } else {
-        check_arguments(&filter, scheme, args, output)?
+        if args.verify {
+            anyhow::bail!(
+                "{}: --verify needs a filter of URL entries built with `phishbloom build --verify`",
+                args.filter.display()
+            );
+        }
+        answer(
+            Checker::Keys {
+                filter: &*filter,
+                scheme,
+            },
+            args,
+            output,
+        )?
     };
     Ok(if stats.listed > 0 {
         ExitCode::SUCCESS
@@ -38,16 +44,21 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Answers the keys given on the command line (which may hold any bytes).
-fn check_arguments(
-    filter: &AnyFilter,
-    scheme: KeyScheme,
-    args: &CheckArgs,
-    output: Output,
-) -> anyhow::Result<CheckStats> {
+/// Answers the keys given on the command line (which may hold any bytes), or standard input.
+fn answer(checker: Checker<'_>, args: &CheckArgs, output: Output) -> anyhow::Result<CheckStats> {
+    if args.keys.is_empty() {
+        return Ok(check_stream(
+            checker,
+            std::io::stdin(),
+            Path::new("<stdin>"),
+            std::io::stdout().lock(),
+            output,
+            default_threads(args.threads),
+        )?);
+    }
     let mut out = Vec::new();
     let keys = args.keys.iter().map(|key| key.as_bytes());
-    let stats = answer_lines(&**filter, scheme, keys, output, &mut out);
+    let stats = answer_lines(checker, keys, output, &mut out);
     std::io::stdout().lock().write_all(&out)?;
     Ok(stats)
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use phishbloom_filter::format::FORMAT_VERSION;
 use phishbloom_filter::AnyFilter;
+use phishbloom_lookup::matcher::{per_url_fpp, verify_path};
 use phishbloom_lookup::KeyScheme;
 
 use crate::args::InfoArgs;
@@ -31,6 +32,12 @@ struct Info {
     estimated_items: f64,
     expected_fpp_now: f64,
     theoretical_fpp_at_items: f64,
+    /// For URL-entry filters: expressions per URL the filter was sized for.
+    expressions_per_url: Option<u32>,
+    /// For URL-entry filters: the per-checked-URL rate at that many expressions.
+    per_url_target_fpp: Option<f64>,
+    /// For URL-entry filters: whether a fingerprint table for `check --verify` sits beside it.
+    verify_table: Option<bool>,
 }
 
 /// Loads (which verifies magic, version, sizes and checksum) and describes the filter.
@@ -47,6 +54,8 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
 fn describe(path: &Path) -> anyhow::Result<Info> {
     let filter = AnyFilter::load(path)?;
     let scheme = KeyScheme::from_code(filter.key_scheme(), path)?;
+    let urls = scheme == KeyScheme::Expressions;
+    let expressions = filter.key_param().max(1);
     let file_bytes = std::fs::metadata(path)
         .with_context(|| format!("{}: stat failed", path.display()))?
         .len();
@@ -68,6 +77,12 @@ fn describe(path: &Path) -> anyhow::Result<Info> {
         estimated_items: filter.estimated_items(),
         expected_fpp_now: filter.expected_fpp(),
         theoretical_fpp_at_items: filter.theoretical_fpp(filter.items() as f64),
+        expressions_per_url: urls.then_some(expressions),
+        per_url_target_fpp: filter
+            .target_fpp()
+            .filter(|_| urls)
+            .map(|f| per_url_fpp(f, expressions)),
+        verify_table: urls.then(|| verify_path(path).is_file()),
     })
 }
 
@@ -108,4 +123,18 @@ fn print_text(info: &Info) {
         fmt::count(info.items_inserted),
         fmt::percent(info.theoretical_fpp_at_items)
     );
+    if let (Some(e), Some(p)) = (info.expressions_per_url, info.per_url_target_fpp) {
+        println!(
+            "per checked URL   {} target for URLs of up to {e} expressions (1 - (1 - f)^E per URL)",
+            fmt::percent(p)
+        );
+    }
+    if let Some(table) = info.verify_table {
+        let state = if table {
+            "present (check --verify)"
+        } else {
+            "absent (build --verify to add one)"
+        };
+        println!("verify table      {state}");
+    }
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand: each turns parsed arguments into library calls and prints results.
 
 pub mod build;
+pub mod canon;
 pub mod check;
 pub mod demo;
 pub mod eval;

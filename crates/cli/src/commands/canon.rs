@@ -1,0 +1,68 @@
+//! `phishbloom canon`: canonical forms and lookup expressions, to see why a URL did or did not match.
+
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::process::ExitCode;
+
+use phishbloom_lookup::list::{read_bounded_line, MAX_KEY_BYTES};
+use phishbloom_url::{canonicalize, ExpressionKind};
+
+use crate::args::CanonArgs;
+
+/// Prints one canonical URL per input (and its expressions with `--expressions`); inputs that
+/// are not URLs are reported on stderr and make the exit code 2.
+pub fn run(args: &CanonArgs) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let mut failures = 0u64;
+    let show = |raw: &[u8], out: &mut dyn Write| -> anyhow::Result<bool> {
+        match canonicalize(raw) {
+            Ok(url) => {
+                writeln!(out, "{}", url.as_str())?;
+                if args.expressions {
+                    for expression in url.expressions() {
+                        let kind = match expression.kind() {
+                            ExpressionKind::Domain => "domain",
+                            ExpressionKind::Url => "url",
+                        };
+                        writeln!(out, "  {expression}\t{kind}")?;
+                    }
+                }
+            }
+            Err(error) => {
+                eprintln!("phishbloom: {}: {error}", String::from_utf8_lossy(raw));
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    if args.urls.is_empty() {
+        let mut stdin = std::io::stdin().lock();
+        let mut line = Vec::new();
+        let mut number = 0u64;
+        loop {
+            let (read, fits) = read_bounded_line(&mut stdin, &mut line, MAX_KEY_BYTES)?;
+            if read == 0 {
+                break;
+            }
+            number += 1;
+            if fits {
+                failures += u64::from(!show(line.strip_suffix(b"\r").unwrap_or(&line), &mut out)?);
+            } else {
+                failures += 1;
+                eprintln!(
+                    "phishbloom: <stdin> line {number}: longer than {MAX_KEY_BYTES} bytes, skipped"
+                );
+            }
+        }
+    } else {
+        for url in &args.urls {
+            failures += u64::from(!show(url.as_bytes(), &mut out)?);
+        }
+    }
+    out.flush()?;
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
