@@ -1,0 +1,191 @@
+//! The matchers against real (UT1) or generated lists: zero false negatives for URLs below every
+//! entry, exact agreement with verification, and the per-URL false-positive rate on foreign URLs.
+
+use std::path::PathBuf;
+
+use phishbloom_filter::LayoutKind;
+use phishbloom_lookup::entries::{read_entries, EntrySource};
+use phishbloom_lookup::list::{Input, ListOptions};
+use phishbloom_lookup::matcher::{BloomMatcher, ExactMatcher, Matcher, Scratch};
+use phishbloom_lookup::rng::SplitMix64;
+use phishbloom_url::{canonicalize, CanonicalUrl, Entry, ExpressionKind};
+
+/// `../shared/data/ut1` seen from this crate, when present (set `PHISHBLOOM_TEST_GENERATED` to
+/// run on generated lists as a machine without the data does).
+fn ut1() -> Option<PathBuf> {
+    if std::env::var_os("PHISHBLOOM_TEST_GENERATED").is_some() {
+        return None;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ut1");
+    dir.join("phishing/urls").is_file().then_some(dir)
+}
+
+/// Reads UT1 categories, or generates a list of the same shape when the data is absent.
+fn entries(categories: &[&str], generated: usize, seed: u64) -> Vec<Entry> {
+    if let Some(dir) = ut1() {
+        let sources: Vec<_> = categories
+            .iter()
+            .map(|c| EntrySource::Ut1(dir.join(c)))
+            .collect();
+        return read_entries(&sources).unwrap().0;
+    }
+    let mut rng = SplitMix64::new(seed);
+    (0..generated)
+        .map(|i| {
+            let host = format!("{}.{}.com", word(&mut rng), word(&mut rng));
+            let line = match i % 3 {
+                0 => host,
+                1 => format!("{host}/{}", word(&mut rng)),
+                _ => format!("{host}/{}/{}.php", word(&mut rng), word(&mut rng)),
+            };
+            Entry::parse(line.as_bytes()).unwrap()
+        })
+        .collect()
+}
+
+fn word(rng: &mut SplitMix64) -> String {
+    (0..3 + rng.below(8))
+        .map(|_| char::from(b'a' + rng.below(26) as u8))
+        .collect()
+}
+
+/// URLs below an entry that must be listed: deeper paths, a query, uppercase host, default
+/// port, fragment, `www.` for domain entries, tabs and CR/LF inside.
+fn urls_below(entry: &Entry) -> Vec<String> {
+    let key = entry.to_key_string();
+    let (host, path) = match key.find('/') {
+        Some(at) => key.split_at(at),
+        None => (key.as_str(), ""),
+    };
+    if path.contains('?') {
+        // A query entry matches exactly that URL.
+        return vec![format!("HTTP://{}:80{path}#frag", host.to_uppercase())];
+    }
+    let path = path.trim_end_matches('/');
+    let mut urls = vec![
+        format!("http://{host}{path}/extra/seg?x=1"),
+        format!("HTTP://{}:80{path}#frag", host.to_uppercase()),
+        format!("https://{host}{path}/a\t/b\r\n"),
+    ];
+    if entry.kind() == ExpressionKind::Domain {
+        urls.push(format!("www.{host}/deep/path/"));
+        urls.push(format!("a.b.{host}"));
+    }
+    urls
+}
+
+fn listed(matcher: &dyn Matcher, url: &CanonicalUrl, scratch: &mut Scratch) -> bool {
+    matcher.find(url, scratch).is_some()
+}
+
+#[test]
+fn no_false_negatives_below_any_entry() {
+    let list = entries(&["phishing", "malware", "bank"], 20_000, 1);
+    let exact = ExactMatcher::new(&list);
+    let bloom = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, true).unwrap();
+    let mut scratch = Scratch::default();
+    let mut checked = 0;
+    for entry in &list {
+        for raw in urls_below(entry) {
+            let url = canonicalize(raw.as_bytes()).unwrap();
+            assert!(
+                listed(&exact, &url, &mut scratch),
+                "exact missed {raw:?} for {entry}"
+            );
+            assert!(
+                listed(&bloom, &url, &mut scratch),
+                "bloom missed {raw:?} for {entry}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= list.len() * 2);
+}
+
+/// URLs of other categories plus random ones, canonicalized.
+fn foreign_urls(count: usize, seed: u64) -> Vec<CanonicalUrl> {
+    let mut urls: Vec<CanonicalUrl> = entries(&["gambling"], 0, seed)
+        .iter()
+        .flat_map(|e| urls_below(e).into_iter().take(1))
+        .filter_map(|u| canonicalize(u.as_bytes()).ok())
+        .collect();
+    let dataset =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/dataset.csv");
+    if dataset.is_file() {
+        let options = ListOptions {
+            label: phishbloom_lookup::list::LabelFilter::Equals {
+                column: "isMalicious".into(),
+                value: "1".into(),
+            },
+            scheme: phishbloom_lookup::KeyScheme::Exact,
+            ..ListOptions::default()
+        };
+        let (benign, _) =
+            phishbloom_lookup::list::read_list(&Input::Path(dataset), &options, &mut |_| {})
+                .unwrap();
+        urls.extend(benign.iter().filter_map(|u| canonicalize(u).ok()));
+    }
+    let mut rng = SplitMix64::new(seed);
+    while urls.len() < count {
+        let raw = format!(
+            "http://{}.{}.net/{}/{}",
+            word(&mut rng),
+            word(&mut rng),
+            word(&mut rng),
+            word(&mut rng)
+        );
+        urls.push(canonicalize(raw.as_bytes()).unwrap());
+    }
+    urls
+}
+
+#[test]
+fn verified_bloom_agrees_with_exact_on_a_mixed_stream() {
+    let list = entries(&["phishing", "malware"], 20_000, 2);
+    let exact = ExactMatcher::new(&list);
+    // A loose filter (5 % per URL) so that many Bloom hits need the verification stage.
+    let bloom = BloomMatcher::build(&list, 0.05, 20, LayoutKind::Blocked, true).unwrap();
+    let mut scratch = Scratch::default();
+    let mut stream: Vec<CanonicalUrl> = list
+        .iter()
+        .step_by(3)
+        .flat_map(urls_below)
+        .filter_map(|u| canonicalize(u.as_bytes()).ok())
+        .collect();
+    stream.extend(foreign_urls(60_000, 3));
+    let (mut agreed, mut listed_count) = (0, 0);
+    for url in &stream {
+        let want = exact.find(url, &mut scratch);
+        let got = bloom.find(url, &mut scratch);
+        assert_eq!(got.is_some(), want.is_some(), "{}", url.as_str());
+        listed_count += usize::from(want.is_some());
+        agreed += 1;
+    }
+    assert_eq!(agreed, stream.len());
+    assert!(listed_count > 1000);
+}
+
+#[test]
+fn per_url_false_positive_rate_on_foreign_urls_meets_the_target() {
+    let list = entries(&["phishing", "malware"], 20_000, 4);
+    let exact = ExactMatcher::new(&list);
+    let target = 0.01;
+    let bloom = BloomMatcher::build(&list, target, 20, LayoutKind::Blocked, false).unwrap();
+    let mut scratch = Scratch::default();
+    let (mut queries, mut false_positives) = (0u64, 0u64);
+    for url in foreign_urls(200_000, 5) {
+        // Only URLs with at most E expressions carry the per-URL promise.
+        if url.expression_count() > 20 || exact.find(&url, &mut scratch).is_some() {
+            continue;
+        }
+        queries += 1;
+        false_positives += u64::from(bloom.find(&url, &mut scratch).is_some());
+    }
+    let rate = false_positives as f64 / queries as f64;
+    let sigma = (target * (1.0 - target) / queries as f64).sqrt();
+    assert!(queries > 50_000, "{queries}");
+    assert!(
+        rate <= target + 4.0 * sigma,
+        "{false_positives}/{queries} = {rate}"
+    );
+}
