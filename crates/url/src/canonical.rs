@@ -163,6 +163,107 @@ fn normalize_path(path: &[u8]) -> Vec<u8> {
 
 /// Canonicalizes `input`, also reporting whether it had an explicit path.
 pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
+    match parse_simple(input) {
+        Some(parsed) => Ok(parsed),
+        None => parse_full(input),
+    }
+}
+
+/// The common case in one pass and one allocation: a URL of printable ASCII with nothing to
+/// unescape, trim, strip, resolve or re-escape, whose host is a plain lowercase-able name.
+/// Returns `None` whenever any rule of [`parse_full`] could change something; the tests check
+/// that the two agree wherever this one answers.
+fn parse_simple(input: &[u8]) -> Option<Parsed> {
+    // Bytes the full path would drop, trim, unescape, cut (fragment) or re-escape.
+    if input
+        .iter()
+        .any(|&b| !(0x21..=0x7e).contains(&b) || b == b'%' || b == b'#')
+    {
+        return None;
+    }
+    let (scheme, rest) = split_scheme(input);
+    let authority_len = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(rest.len());
+    let (authority, after_authority) = rest.split_at(authority_len);
+    // No user info, port or IPv6 literal; no dots to trim or collapse; not empty.
+    let plain_host = !authority.is_empty()
+        && !authority
+            .iter()
+            .any(|b| matches!(b, b'@' | b':' | b'[' | b']'))
+        && authority.first() != Some(&b'.')
+        && authority.last() != Some(&b'.')
+        && !authority.windows(2).any(|w| w == b"..");
+    if !plain_host {
+        return None;
+    }
+    let (path, query) = match after_authority.iter().position(|&b| b == b'?') {
+        Some(q) => (&after_authority[..q], Some(&after_authority[q + 1..])),
+        None => (after_authority, None),
+    };
+    if !is_normal_path(path) {
+        return None;
+    }
+    let mut serialized = String::with_capacity(input.len() + 8);
+    match scheme {
+        Some(s) => serialized.extend(s.iter().map(|&b| char::from(b.to_ascii_lowercase()))),
+        None => serialized.push_str("http"),
+    }
+    let scheme_end = serialized.len();
+    serialized.push_str("://");
+    let host_start = serialized.len();
+    serialized.extend(
+        authority
+            .iter()
+            .map(|&b| char::from(b.to_ascii_lowercase())),
+    );
+    let host_end = serialized.len();
+    if crate::host::parse_ipv4(&serialized.as_bytes()[host_start..host_end]).is_some() {
+        return None;
+    }
+    // Checked above: every byte is printable ASCII, so each is one char.
+    serialized.extend(path.iter().map(|&b| char::from(b)));
+    if path.is_empty() {
+        serialized.push('/');
+    }
+    let path_end = serialized.len();
+    if let Some(q) = query {
+        serialized.push('?');
+        serialized.extend(q.iter().map(|&b| char::from(b)));
+    }
+    Some(Parsed {
+        url: CanonicalUrl {
+            serialized,
+            scheme_end,
+            host_start,
+            host_end,
+            path_end,
+            is_ip: false,
+        },
+        explicit_path: !after_authority.is_empty(),
+    })
+}
+
+/// Whether [`normalize_path`] would leave `path` unchanged: empty, or `/`-separated segments of
+/// which none but the last is empty and none is `.` or `..`.
+fn is_normal_path(path: &[u8]) -> bool {
+    let Some(inner) = path.strip_prefix(b"/") else {
+        return path.is_empty();
+    };
+    let segments = inner.split(|&b| b == b'/').count();
+    inner
+        .split(|&b| b == b'/')
+        .enumerate()
+        .all(|(i, segment)| match segment {
+            b"" => i + 1 == segments,
+            b"." | b".." => false,
+            _ => true,
+        })
+}
+
+/// Canonicalizes `input` by every rule, however unusual the input.
+fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
     // Safe Browsing: remove tab (0x09), CR (0x0d) and LF (0x0a) anywhere.
     let cleaned: Vec<u8> = input
         .iter()
@@ -308,6 +409,79 @@ impl fmt::Display for CanonicalUrl {
 impl AsRef<str> for CanonicalUrl {
     fn as_ref(&self) -> &str {
         &self.serialized
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Wherever the fast path answers, it answers exactly as the full rules do.
+    fn agrees(input: &[u8]) {
+        if let Some(fast) = parse_simple(input) {
+            let full =
+                parse_full(input).expect("the fast path accepted an input the full path rejects");
+            assert_eq!(fast.url, full.url, "{:?}", String::from_utf8_lossy(input));
+            assert_eq!(fast.explicit_path, full.explicit_path);
+        }
+    }
+
+    #[test]
+    fn fast_path_takes_common_urls_and_agrees() {
+        for input in [
+            "evil.com",
+            "HTTP://Evil.COM/a/b?x=1",
+            "https://a.b.c/x/y/",
+            "www.google.com",
+            "a.com/?",
+            "a.com?x/y",
+            "ftp://host/p",
+            "sig2fa.wixsite.com/sig2faverify",
+            "http://0x7f.1/",
+            "http://1.2.3.4/",
+            "http://face.cafe/",
+            "a.com//b",
+            "a.com/./b",
+            "a.com/b/..",
+            "a.com/.x/..y/",
+            "a.com/b/.",
+            "http:///a.com/",
+            "//a.com",
+            "a..com",
+        ] {
+            agrees(input.as_bytes());
+        }
+        assert!(parse_simple(b"HTTP://Evil.COM/a/b?x=1").is_some());
+        assert!(parse_simple(b"http://1.2.3.4/").is_none());
+        assert!(parse_simple(b"a.com/./b").is_none());
+    }
+
+    #[test]
+    fn fast_path_agrees_on_every_real_url_when_the_data_is_present() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+        let files = [
+            data.join("dataset.csv"),
+            data.join("ut1/phishing/urls"),
+            data.join("ut1/malware/urls"),
+        ];
+        for file in files.iter().filter(|f| f.is_file()) {
+            // Each line is a URL (a CSV row's trailing `,label` only adds a query-like tail).
+            let text = std::fs::read(file).expect("readable data file");
+            for line in text.split(|&b| b == b'\n') {
+                agrees(line);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        #[test]
+        fn fast_path_agrees_with_the_full_rules(
+            input in "([a-zA-Z]{1,5}://)?[a-zA-Z0-9.x@:\\[\\]-]{0,12}(/[a-zA-Z0-9.?=&/%#-]{0,10}){0,4}"
+        ) {
+            agrees(input.as_bytes());
+        }
     }
 }
 

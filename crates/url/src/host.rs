@@ -110,7 +110,7 @@ fn is_ipv6_literal(host: &[u8]) -> bool {
 /// the last part fills all remaining bytes. Safe Browsing: "The client should
 /// handle any legal IP-address encoding, including octal, hex, and fewer than
 /// four components." E.g. `3279880203` is `195.127.0.11`.
-fn parse_ipv4(host: &[u8]) -> Option<[u8; 4]> {
+pub(crate) fn parse_ipv4(host: &[u8]) -> Option<[u8; 4]> {
     let mut parts = [0u32; 4];
     let mut count = 0;
     for part in host.split(|&b| b == b'.') {

@@ -12,7 +12,8 @@ use crate::args::CanonArgs;
 /// Prints one canonical URL per input (and its expressions with `--expressions`); inputs that
 /// are not URLs are reported on stderr and make the exit code 2.
 pub fn run(args: &CanonArgs) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
+    // Buffered: one write per 64 KiB instead of one per line (stdout is line-buffered).
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut failures = 0u64;
     let show = |raw: &[u8], out: &mut dyn Write| -> anyhow::Result<bool> {
         match canonicalize(raw) {

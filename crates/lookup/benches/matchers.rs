@@ -1,0 +1,146 @@
+//! Measures URL checks end to end — canonicalize, generate expressions, probe — for the Bloom
+//! matcher (without and with verification) and the exact matcher, on one core and on all cores.
+//!
+//! The stream is the dataset's URLs plus URLs below UT1 entries (read from `../shared/data` when
+//! present, else generated); the lists are UT1 `phishing` and `malware`.
+//! Run: `cargo bench -p phishbloom-lookup --bench matchers`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use phishbloom_filter::LayoutKind;
+use phishbloom_lookup::entries::{read_entries, EntrySource};
+use phishbloom_lookup::list::{read_list, Input, LabelFilter, ListOptions};
+use phishbloom_lookup::matcher::{BloomMatcher, ExactMatcher, Matcher, Scratch};
+use phishbloom_lookup::rng::SplitMix64;
+use phishbloom_lookup::KeyScheme;
+use phishbloom_url::{canonicalize, Entry};
+
+/// `shared/data` seen from this crate (cargo runs benches in the crate directory).
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+}
+
+/// The list: UT1 phishing + malware entries, or 40,000 generated ones.
+fn list() -> Vec<Entry> {
+    let ut1 = data_dir().join("ut1");
+    if ut1.join("phishing/urls").is_file() {
+        let sources = ["phishing", "malware"].map(|c| EntrySource::Ut1(ut1.join(c)));
+        return read_entries(&sources).expect("UT1 lists").0;
+    }
+    let mut rng = SplitMix64::new(1);
+    (0..40_000)
+        .map(|i| {
+            Entry::parse(format!("h{}.example{}.com/p{i}", rng.below(1000), i % 97).as_bytes())
+                .expect("entry")
+        })
+        .collect()
+}
+
+/// The query stream as raw lines: dataset URLs and URLs below list entries, shuffled.
+fn stream(list: &[Entry]) -> Vec<Vec<u8>> {
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let dataset = data_dir().join("dataset.csv");
+    if dataset.is_file() {
+        let options = ListOptions {
+            label: LabelFilter::All,
+            scheme: KeyScheme::Exact,
+            ..ListOptions::default()
+        };
+        let (urls, _) = read_list(&Input::Path(dataset), &options, &mut |_| {}).expect("dataset");
+        lines.extend(urls.iter().map(<[u8]>::to_vec));
+    }
+    lines.extend(
+        list.iter()
+            .map(|e| format!("http://www.{}/index.html?id=3", e.to_key_string()).into_bytes()),
+    );
+    let mut rng = SplitMix64::new(7);
+    while lines.len() < 100_000 {
+        lines.push(format!("http://{}.example.net/a/b/c.html", rng.next_u64()).into_bytes());
+    }
+    for i in (1..lines.len()).rev() {
+        lines.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    lines
+}
+
+/// Checks every line on `threads` threads; returns the number listed (kept so nothing is
+/// optimized away).
+fn check_all(matcher: &dyn Matcher, lines: &[Vec<u8>], threads: usize) -> usize {
+    let share = lines.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = lines
+            .chunks(share)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut scratch = Scratch::default();
+                    part.iter()
+                        .filter_map(|line| canonicalize(line).ok())
+                        .filter(|url| matcher.find(url, &mut scratch).is_some())
+                        .count()
+                })
+            })
+            .collect();
+        // A panicking worker is a bug in the code under measurement: surface it.
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker panicked"))
+            .sum()
+    })
+}
+
+fn canonicalize_only(lines: &[Vec<u8>]) -> usize {
+    lines
+        .iter()
+        .filter_map(|l| canonicalize(l).ok())
+        .map(|u| u.expression_count())
+        .sum()
+}
+
+fn bench(c: &mut Criterion) {
+    let list = list();
+    let lines = stream(&list);
+    let bloom = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, false).expect("bloom");
+    let verified = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, true).expect("bloom");
+    let exact = ExactMatcher::new(&list);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    eprintln!(
+        "{} entries, {} query URLs, {} cores; Bloom filter {} bytes",
+        list.len(),
+        lines.len(),
+        cores,
+        phishbloom_filter::Filter::size_in_bytes(&**bloom.filter())
+    );
+
+    let mut group = c.benchmark_group("url_checks");
+    group.throughput(Throughput::Elements(lines.len() as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("canonicalize+expressions only", |b| {
+        b.iter(|| canonicalize_only(&lines))
+    });
+    let matchers: [(&str, &dyn Matcher); 3] = [
+        ("bloom", &bloom),
+        ("bloom+verify", &verified),
+        ("exact", &exact),
+    ];
+    for (name, matcher) in matchers {
+        for threads in [1, cores] {
+            group.bench_function(format!("{name}/{threads} thread(s)"), |b| {
+                b.iter_custom(|iterations| {
+                    let started = Instant::now();
+                    for _ in 0..iterations {
+                        std::hint::black_box(check_all(matcher, &lines, threads));
+                    }
+                    started.elapsed()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
