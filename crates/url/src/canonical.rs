@@ -205,33 +205,27 @@ fn parse_simple(input: &[u8]) -> Option<Parsed> {
     if !is_normal_path(path) {
         return None;
     }
-    let mut serialized = String::with_capacity(input.len() + 8);
-    match scheme {
-        Some(s) => serialized.extend(s.iter().map(|&b| char::from(b.to_ascii_lowercase()))),
-        None => serialized.push_str("http"),
-    }
-    let scheme_end = serialized.len();
-    serialized.push_str("://");
-    let host_start = serialized.len();
-    serialized.extend(
-        authority
-            .iter()
-            .map(|&b| char::from(b.to_ascii_lowercase())),
-    );
-    let host_end = serialized.len();
-    if crate::host::parse_ipv4(&serialized.as_bytes()[host_start..host_end]).is_some() {
+    // Built as bytes (block copies, in-place lowercasing), then checked as UTF-8 once.
+    let mut bytes = Vec::with_capacity(input.len() + 8);
+    bytes.extend_from_slice(scheme.unwrap_or(b"http"));
+    bytes.make_ascii_lowercase();
+    let scheme_end = bytes.len();
+    bytes.extend_from_slice(b"://");
+    let host_start = bytes.len();
+    bytes.extend_from_slice(authority);
+    let host_end = bytes.len();
+    bytes[host_start..host_end].make_ascii_lowercase();
+    if crate::host::parse_ipv4(&bytes[host_start..host_end]).is_some() {
         return None;
     }
-    // Checked above: every byte is printable ASCII, so each is one char.
-    serialized.extend(path.iter().map(|&b| char::from(b)));
-    if path.is_empty() {
-        serialized.push('/');
-    }
-    let path_end = serialized.len();
+    bytes.extend_from_slice(if path.is_empty() { b"/" } else { path });
+    let path_end = bytes.len();
     if let Some(q) = query {
-        serialized.push('?');
-        serialized.extend(q.iter().map(|&b| char::from(b)));
+        bytes.push(b'?');
+        bytes.extend_from_slice(q);
     }
+    // Every byte was checked to be printable ASCII above, so this never fails.
+    let serialized = String::from_utf8(bytes).ok()?;
     Some(Parsed {
         url: CanonicalUrl {
             serialized,
