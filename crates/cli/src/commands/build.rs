@@ -174,7 +174,7 @@ fn print_entry_summary(summary: &EntrySummary) {
         print_list_summary(&path.display().to_string(), list);
     }
     println!(
-        "  entries: {} domain, {} URL; {} duplicates across files, {} lines rejected",
+        "  entries: {} domain, {} URL; {} duplicates after canonicalization, {} lines rejected",
         fmt::count(summary.domains),
         fmt::count(summary.urls),
         fmt::count(summary.duplicates),
