@@ -192,13 +192,22 @@ impl Layout for Classic {
     }
 }
 
-/// Multiplier that re-mixes the in-block hash between probes: ⌊2^64/φ⌋, odd, so multiplication
-/// is a bijection on u64 and every probe depends on all bits of `h2` (RocksDB's FastLocalBloom
-/// uses the 32-bit ⌊2^32/φ⌋ the same way).
-const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+/// Bits of one in-block position: log2(512).
+const BLOCK_BIT_WIDTH: u32 = 9;
 
-/// Bits of a probe's in-block position: log2(512).
-const BLOCK_BIT_SHIFT: u32 = 64 - 9;
+/// In-block positions taken from one 64-bit word before it is re-mixed: ⌊64 / 9⌋.
+const POSITIONS_PER_WORD: u32 = 64 / BLOCK_BIT_WIDTH;
+
+/// A fresh word when the seven 9-bit positions of the previous one are used up (k > 7):
+/// SplitMix64's step and finalizer applied to `h2 + round`
+/// (Steele, Lea & Flood 2014), a bijection whose every output bit depends on every input bit.
+#[inline(always)]
+fn remix(word: u64) -> u64 {
+    let mut z = word.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 
 impl Blocked {
     /// The block a hash selects.
@@ -207,14 +216,24 @@ impl Blocked {
         fast_range(hash.h1, num_bits / BLOCK_BITS) as usize
     }
 
-    /// Calls `visit(bit)` with the k in-block bit offsets (0..512) of `h2`: the top 9 bits of
-    /// `h2·γ^i` for i = 0..k.
+    /// Calls `visit(bit)` with the k in-block bit offsets (0..512) of `h2`: consecutive 9-bit
+    /// fields of `h2` (seven per word), then of [`remix`]ed words. Disjoint fields of a uniform
+    /// hash are independent, so the positions are as the blocked-filter formula assumes, and
+    /// no multiply sits on the dependency chain for k ≤ 7.
     #[inline(always)]
     fn in_block_bits(h2: u64, num_hashes: u32, mut visit: impl FnMut(u64)) {
-        let mut h = h2;
+        let mut word = h2;
+        let mut left = POSITIONS_PER_WORD;
+        let mut round = 0u64;
         for _ in 0..num_hashes {
-            visit(h >> BLOCK_BIT_SHIFT);
-            h = h.wrapping_mul(GOLDEN_GAMMA);
+            if left == 0 {
+                round += 1;
+                word = remix(h2.wrapping_add(round));
+                left = POSITIONS_PER_WORD;
+            }
+            visit(word & (BLOCK_BITS - 1));
+            word >>= BLOCK_BIT_WIDTH;
+            left -= 1;
         }
     }
 }

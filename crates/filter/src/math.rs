@@ -119,14 +119,22 @@ pub fn classic_fpp(num_bits: u64, items: f64, num_hashes: u32) -> f64 {
     (1.0 - zero_probability).powf(k)
 }
 
-/// False-positive rate of a blocked filter: `Σ_{i≥0} Poisson(i; λ) · classic_fpp(B, i, k)` with
+/// False-positive rate of a blocked filter: `Σ_{i≥0} Poisson(i; λ) · block_fpp(B, i, k)` with
 /// block size `B` bits and mean block load `λ = n·B/m`.
 ///
 /// Source: Putze, Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom Filters" (WEA 2007,
-/// §3): keys land in blocks as Poisson(λ) arrivals, and a query is a false positive with the
-/// classic rate of its block's load. Overfull blocks make this worse than [`classic_fpp`] at the
-/// same m — the price of one cache miss per query. The sum runs to λ + 12√λ + 40, past which the
-/// Poisson tail is below 1e-25.
+/// §3): keys land in blocks as Poisson(λ) arrivals, and a query is a false positive with the rate
+/// of its block at that block's load. Overfull blocks make this worse than [`classic_fpp`] at
+/// the same m — the price of one cache miss per query.
+///
+/// The per-block rate is computed exactly, not with the classic `(1 − (1 − 1/B)^{ki})^k`: a
+/// 512-bit block is small enough that the number X of set bits varies noticeably around its mean,
+/// and since the rate `E[(X/B)^k]` is convex in X, the classic expression (which is `(E[X]/B)^k`)
+/// underestimates it — by 1 % at k = 6 and 10 % at k = 20 (measured at 4·10⁷ queries before this
+/// was exact: 1.011 % against a predicted 1.000 %). X follows the occupancy distribution of
+/// `k·i` balls thrown into `B` bins, computed by the one-ball recursion
+/// `P'(x) = P(x)·x/B + P(x−1)·(B−x+1)/B` while the load grows. The Poisson sum runs to
+/// `λ + 12√λ + 40`, past which its tail is below 1e-25.
 pub fn blocked_fpp(num_bits: u64, items: f64, num_hashes: u32, block_bits: u64) -> f64 {
     let num_blocks = num_bits / block_bits;
     if num_blocks == 0 {
@@ -137,15 +145,76 @@ pub fn blocked_fpp(num_bits: u64, items: f64, num_hashes: u32, block_bits: u64) 
         return 0.0;
     }
     let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
+    let mut block = Occupancy::new(block_bits as usize);
     let mut ln_pmf = -lambda; // ln Poisson(0; λ)
     let mut total = 0.0;
     for load in 0..=last {
         if load > 0 {
             ln_pmf += lambda.ln() - (load as f64).ln();
+            for _ in 0..num_hashes {
+                block.throw();
+            }
         }
-        total += ln_pmf.exp() * classic_fpp(block_bits, load as f64, num_hashes);
+        total += ln_pmf.exp() * block.query_rate(num_hashes);
     }
     total.min(1.0)
+}
+
+/// The distribution of the number of set bits in one block, as balls (bit positions) are thrown
+/// into it uniformly at random; only the window of non-negligible probability is kept.
+struct Occupancy {
+    /// `probability[x]`: P(x bits set).
+    probability: Vec<f64>,
+    /// The window `low..=high` outside which every probability is zero.
+    low: usize,
+    high: usize,
+}
+
+/// Probabilities below this are dropped from the window: far below anything a rate can show.
+const NEGLIGIBLE: f64 = 1e-30;
+
+impl Occupancy {
+    fn new(bits: usize) -> Self {
+        let mut probability = vec![0.0; bits + 1];
+        probability[0] = 1.0;
+        Occupancy {
+            probability,
+            low: 0,
+            high: 0,
+        }
+    }
+
+    /// One more ball: `P'(x) = P(x)·x/B + P(x−1)·(B−x+1)/B`.
+    fn throw(&mut self) {
+        let bins = (self.probability.len() - 1) as f64;
+        let top = (self.high + 1).min(self.probability.len() - 1);
+        for x in (self.low..=top).rev() {
+            let stay = self.probability[x] * x as f64 / bins;
+            let arrive = if x > self.low {
+                self.probability[x - 1] * (bins - (x - 1) as f64) / bins
+            } else {
+                0.0
+            };
+            self.probability[x] = stay + arrive;
+        }
+        self.high = top;
+        while self.probability[self.low] < NEGLIGIBLE && self.low < self.high {
+            self.probability[self.low] = 0.0;
+            self.low += 1;
+        }
+        while self.probability[self.high] < NEGLIGIBLE && self.high > self.low {
+            self.probability[self.high] = 0.0;
+            self.high -= 1;
+        }
+    }
+
+    /// `E[(X/B)^k]`: the chance that k independent uniform query positions all hit set bits.
+    fn query_rate(&self, num_hashes: u32) -> f64 {
+        let bins = (self.probability.len() - 1) as f64;
+        (self.low..=self.high)
+            .map(|x| self.probability[x] * (x as f64 / bins).powi(num_hashes as i32))
+            .sum()
+    }
 }
 
 /// The hash count that minimises [`blocked_fpp`] for the given size, and that rate.
@@ -325,11 +394,35 @@ mod tests {
     }
 
     #[test]
+    fn per_block_rate_is_exact() {
+        // Exact values by inclusion–exclusion over the query's distinct positions,
+        // Σ_d P(d distinct of k) · Σ_j (−1)^j C(d,j) (1 − j/B)^{ki}, computed independently in
+        // Python; the classic expression gives 0.008328 and 7.949e-5 for these.
+        for (k, load, exact) in [
+            (6u32, 51u64, 0.008_408_666_280_891_3),
+            (20, 25, 8.705_714_957_640_4e-5),
+        ] {
+            let mut block = Occupancy::new(512);
+            for _ in 0..k as u64 * load {
+                block.throw();
+            }
+            let rate = block.query_rate(k);
+            assert!(
+                (rate - exact).abs() / exact < 1e-6,
+                "k={k}: {rate} vs {exact}"
+            );
+        }
+    }
+
+    #[test]
     fn blocked_rate_tends_to_classic_for_huge_blocks() {
-        // With one block holding everything the Poisson spread vanishes relative to the load.
-        let classic = classic_fpp(1 << 20, 100_000.0, 7);
-        let blocked = blocked_fpp(1 << 20, 100_000.0, 7, 1 << 20);
-        assert!((classic - blocked).abs() / classic < 0.01);
+        // With 8 192-bit blocks and a heavy load the spread of X is small next to its mean.
+        let classic = classic_fpp(1 << 16, 6_000.0, 7);
+        let blocked = blocked_fpp(1 << 16, 6_000.0, 7, 1 << 13);
+        assert!(
+            (classic - blocked).abs() / classic < 0.05,
+            "{classic} vs {blocked}"
+        );
     }
 
     #[test]

@@ -73,3 +73,30 @@ fn blocked_at_one_per_mille() {
         4,
     );
 }
+
+/// At scale: 10,000,000 members and 40,000,000 non-members, where σ is 1.6e-5 and a 1 %
+/// relative error of the sizing formula shows. Run with
+/// `cargo test --release -p phishbloom-filter --test false_positives -- --ignored --nocapture`.
+#[test]
+#[ignore = "takes ~30 s in release mode"]
+fn blocked_at_scale_matches_its_formula() {
+    let (members, queries) = (10_000_000usize, 40_000_000usize);
+    let mut filter = BlockedBloomFilter::new(members as u64, 0.01).unwrap();
+    let mut rng = SplitMix64(11);
+    for _ in 0..members {
+        filter.insert(rng.url("member"));
+    }
+    let hits = (0..queries)
+        .filter(|_| filter.contains(rng.url("other")))
+        .count();
+    let measured = hits as f64 / queries as f64;
+    let theory = filter.theoretical_fpp(members as f64);
+    let sigma = (theory * (1.0 - theory) / queries as f64).sqrt();
+    println!(
+        "blocked at scale: measured {measured} ({hits}/{queries}), theory {theory}, σ {sigma}"
+    );
+    assert!(
+        (measured - theory).abs() <= 4.0 * sigma,
+        "{measured} vs {theory}"
+    );
+}
