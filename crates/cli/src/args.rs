@@ -32,6 +32,8 @@ pub enum Command {
     Info(InfoArgs),
     /// The main job: build from the default dataset, evaluate, and show a few verdicts.
     Demo(DemoArgs),
+    /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
+    Report(ReportArgs),
     /// Print the canonical form of URLs (Safe Browsing rules) and, optionally, their lookup
     /// expressions: see why a URL did or did not match.
     Canon(CanonArgs),
@@ -246,6 +248,20 @@ pub struct DemoArgs {
     /// Random URLs to query.
     #[arg(long, value_parser = parse_count, default_value = "1000000")]
     pub random: u64,
+}
+
+/// Options of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Directory to write the report into (README.md, plots, CSV files).
+    #[arg(long, default_value = "docs/report")]
+    pub out: PathBuf,
+    /// Shrink every experiment so the whole report runs in under a minute (for CI).
+    #[arg(long)]
+    pub quick: bool,
+    /// The labelled dataset used by the dataset sections.
+    #[arg(long, default_value = DEFAULT_DATA)]
+    pub data: PathBuf,
 }
 
 /// Options of `canon`.

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Info(args) => commands::info::run(&args),
         Command::Demo(args) => commands::demo::run(&args),
         Command::Canon(args) => commands::canon::run(&args),
+        Command::Report(args) => commands::report::run(&args),
     };
     match result {
         Ok(code) => code,

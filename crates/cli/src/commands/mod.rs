@@ -7,6 +7,7 @@ pub mod demo;
 pub mod eval;
 pub mod info;
 pub mod plan;
+pub mod report;
 
 /// Threads to use when the user did not say: every core the OS reports (1 if unknown).
 pub fn default_threads(requested: Option<usize>) -> usize {
