@@ -32,6 +32,9 @@ pub enum Command {
     Info(InfoArgs),
     /// The main job: build from the default dataset, evaluate, and show a few verdicts.
     Demo(DemoArgs),
+    /// Run an experiment and write its results (CSV, plots, summary) under docs/.
+    #[command(subcommand)]
+    Experiment(ExperimentCommand),
     /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
     Report(ReportArgs),
     /// Print the canonical form of URLs (Safe Browsing rules) and, optionally, their lookup
@@ -248,6 +251,36 @@ pub struct DemoArgs {
     /// Random URLs to query.
     #[arg(long, value_parser = parse_count, default_value = "1000000")]
     pub random: u64,
+}
+
+/// The experiments.
+#[derive(Debug, Subcommand)]
+pub enum ExperimentCommand {
+    /// Seed 003: BBF-, BBF+, CaBF-, CaBF false-positive rates vs memory, set size and k.
+    Cabf(CabfArgs),
+}
+
+/// Options of `experiment cabf`.
+#[derive(Debug, Args)]
+pub struct CabfArgs {
+    /// Directory for results.csv, the plots and README.md.
+    #[arg(long, default_value = "docs/cabf")]
+    pub out: PathBuf,
+    /// The UT1 folder (every category's urls and domains are used).
+    #[arg(long, default_value = "../shared/data/ut1")]
+    pub ut1: PathBuf,
+    /// The labelled dataset (phishing rows as a list; benign rows as foreign queries).
+    #[arg(long, default_value = DEFAULT_DATA)]
+    pub data: PathBuf,
+    /// Random subsets averaged per point.
+    #[arg(long, default_value_t = 10)]
+    pub repetitions: usize,
+    /// Seed of the subsets.
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Small sets and few points (seconds, for CI).
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// Options of `report`.

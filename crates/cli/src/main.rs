@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, ExperimentCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => commands::demo::run(&args),
         Command::Canon(args) => commands::canon::run(&args),
         Command::Report(args) => commands::report::run(&args),
+        Command::Experiment(ExperimentCommand::Cabf(args)) => commands::experiment::run_cabf(&args),
     };
     match result {
         Ok(code) => code,

@@ -54,5 +54,5 @@ pub mod math;
 pub use bits::Block;
 pub use error::{Error, Result};
 pub use filter::{AnyFilter, BlockedBloomFilter, Bloom, BloomFilter, ConcurrentInserter, Filter};
-pub use hash::{fast_range, HashStrategy, KeyHash};
+pub use hash::{double_hashing, fast_range, HashStrategy, KeyHash};
 pub use layout::{Blocked, Classic, Layout, LayoutKind};

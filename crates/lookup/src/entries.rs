@@ -43,12 +43,18 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(Vec<Entry>, EntrySummary
     let mut seen = HashSet::new();
     let mut summary = EntrySummary::default();
     for source in sources {
+        let ut1 = matches!(source, EntrySource::Ut1(_));
         for (input, options) in inputs_of(source)? {
             let raw_options = ListOptions {
                 scheme: KeyScheme::Exact,
                 ..options
             };
-            let (lines, list_summary) = read_list(&input, &raw_options, &mut |_| {})?;
+            let (lines, list_summary) = match read_list(&input, &raw_options, &mut |_| {}) {
+                // UT1 ships some empty lists; the category's other file (or the other
+                // categories) still count, and an empty result overall is reported below.
+                Err(Error::EmptyInput { .. }) if ut1 => continue,
+                other => other?,
+            };
             let path = input.display_path();
             for line in lines.iter() {
                 match Entry::parse(line) {

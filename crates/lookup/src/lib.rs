@@ -32,6 +32,8 @@
 #![warn(missing_docs)]
 
 pub mod build;
+pub mod cabf;
+pub mod cabf_experiment;
 pub mod entries;
 mod error;
 pub mod eval;

@@ -5,6 +5,7 @@ pub mod canon;
 pub mod check;
 pub mod demo;
 pub mod eval;
+pub mod experiment;
 pub mod info;
 pub mod plan;
 pub mod report;

@@ -1,0 +1,628 @@
+//! Longest-prefix URL lookup with parallel Bloom filters: the length-grouped baselines BBF−/BBF+
+//! and the cardinality-adaptive CaBF−/CaBF of seed 003 (Zhou, Fu, Song & Liu), with its
+//! correlation check.
+//!
+//! A URL is a sequence of components; a list entry is a prefix of the URLs it covers. [`Bbf`]
+//! stores whole prefixes, one filter per component count. [`Cabf`] stores the i-th component of
+//! every entry in the i-th filter (the last filter takes the joined tail beyond p − 1 components)
+//! and a correlation check value `V` per entry, so that components of different entries cannot
+//! combine into a match. "−" variants split memory equally with one global k; the others give
+//! each filter memory in proportion to its element count (`m_i/n_i = m/n`, equal k).
+//!
+//! Components carry markers so that host labels, path segments and the query never collide: a
+//! path segment is `/seg`, the root is `/`, a query is `?q`. A domain entry ends at the host; a
+//! URL entry continues with `/`, its segments and its query — so a domain entry is a prefix of
+//! every URL below it when the host is split into reversed labels ([`Split::ReversedHost`]).
+
+use std::collections::HashSet;
+
+use phishbloom_filter::{double_hashing, BloomFilter, Filter, KeyHash};
+use phishbloom_url::{CanonicalUrl, Entry};
+
+use crate::error::Result;
+
+/// How a URL is cut into components.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Split {
+    /// The paper's split at `/`: the whole host, then path segments.
+    Slash,
+    /// The host's labels in reverse order (`com`, `evil`, `www`), then path segments: a domain
+    /// entry is a prefix of every URL on its subdomains.
+    ReversedHost,
+}
+
+impl Split {
+    /// The name used in experiment output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::Slash => "slash",
+            Split::ReversedHost => "reversed-host",
+        }
+    }
+}
+
+/// Components of a host (as `split` cuts it), then, if `path` is given, `/`, each segment as
+/// `/seg`, and the query as `?q`.
+pub fn components(
+    split: Split,
+    host: &str,
+    is_ip: bool,
+    path: Option<(&str, Option<&str>)>,
+) -> Vec<String> {
+    let mut out: Vec<String> = match split {
+        Split::ReversedHost if !is_ip => host.rsplit('.').map(str::to_string).collect(),
+        _ => vec![host.to_string()],
+    };
+    if let Some((path, query)) = path {
+        out.push("/".to_string());
+        out.extend(
+            path.split('/')
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("/{s}")),
+        );
+        if let Some(query) = query {
+            out.push(format!("?{query}"));
+        }
+    }
+    out
+}
+
+/// An entry's components: a domain entry stops at the host.
+pub fn entry_components(split: Split, entry: &Entry) -> Vec<String> {
+    match entry {
+        Entry::Domain { host } => components(split, host, is_ip(host), None),
+        Entry::Url {
+            host,
+            path_and_query,
+        } => {
+            let (path, query) = match path_and_query.split_once('?') {
+                Some((path, query)) => (path, Some(query)),
+                None => (path_and_query.as_str(), None),
+            };
+            components(split, host, is_ip(host), Some((path, query)))
+        }
+    }
+}
+
+/// Whether a canonical host is an IP address (canonical IPv4 is a dotted quad of digits; IPv6
+/// literals are bracketed).
+fn is_ip(host: &str) -> bool {
+    host.starts_with('[')
+        || (host.split('.').count() == 4
+            && host
+                .split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+}
+
+/// A URL's component sequence with `host` (the URL's host or one of its suffixes) as its host.
+pub fn url_components(split: Split, url: &CanonicalUrl, host: &str) -> Vec<String> {
+    components(
+        split,
+        host,
+        url.is_ip_host(),
+        Some((url.path(), url.query())),
+    )
+}
+
+/// The hash of a component sequence's prefix of length `len + 1`, chained so that every prefix of
+/// a query is hashed once: `h(c₀)`, then `h(prefixᵢ) = h(prefixᵢ₋₁) ⊕ h(cᵢ)` with
+/// [`KeyHash::combine`].
+fn prefix_hashes(components: &[String]) -> Vec<KeyHash> {
+    let mut out: Vec<KeyHash> = Vec::with_capacity(components.len());
+    for (i, component) in components.iter().enumerate() {
+        let hash = KeyHash::of(component.as_bytes());
+        out.push(if i == 0 {
+            hash
+        } else {
+            out[i - 1].combine(hash)
+        });
+    }
+    out
+}
+
+/// Memory split and hash count of a parallel-filter structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Allocation {
+    /// Every filter gets `m / filters` bits and the global `k = round((m/n)·ln 2)` ("−").
+    Equal,
+    /// Filter i gets `m·nᵢ/n` bits and `kᵢ = round((mᵢ/nᵢ)·ln 2)`, equal for all ("+", CaBF).
+    Proportional,
+}
+
+/// Sizes `(bits, hashes)` for filters holding `counts` elements within `total_bits`; `fixed_k`
+/// overrides the hash count (for the k sweep).
+fn allocate(
+    counts: &[u64],
+    total_bits: u64,
+    allocation: Allocation,
+    fixed_k: Option<u32>,
+) -> Vec<(u64, u32)> {
+    let n: u64 = counts.iter().sum::<u64>().max(1);
+    let global_k = phishbloom_filter::math::optimal_num_hashes(n, total_bits);
+    counts
+        .iter()
+        .map(|&count| {
+            let bits = match allocation {
+                Allocation::Equal => total_bits / counts.len() as u64,
+                Allocation::Proportional => {
+                    (total_bits as f64 * count as f64 / n as f64).round() as u64
+                }
+            }
+            .max(64);
+            let k = match allocation {
+                Allocation::Equal => global_k,
+                Allocation::Proportional => {
+                    phishbloom_filter::math::optimal_num_hashes(count.max(1), bits)
+                }
+            };
+            (bits, fixed_k.unwrap_or(k))
+        })
+        .collect()
+}
+
+fn new_filter((bits, hashes): (u64, u32)) -> Result<BloomFilter> {
+    Ok(BloomFilter::with_num_bits(bits, hashes)?)
+}
+
+/// What a structure answers for one query: `candidates[L − 1]` says whether the prefix of
+/// length L passed (it may be a false positive).
+pub trait PrefixFilter: Send + Sync {
+    /// A short name for experiment output.
+    fn name(&self) -> String;
+    /// Total bits of all its filters.
+    fn bits(&self) -> u64;
+    /// Fills `candidates` with one answer per prefix length of `components`.
+    fn probe(&self, components: &[String], candidates: &mut Vec<bool>);
+}
+
+/// The length-grouped baseline: filter g holds the whole prefixes of g + 1 components (the last
+/// filter every prefix of p or more).
+pub struct Bbf {
+    filters: Vec<BloomFilter>,
+    allocation: Allocation,
+}
+
+impl Bbf {
+    /// Builds from entry component sequences with `p` filters and `total_bits` bits.
+    pub fn build(
+        entries: &[Vec<String>],
+        p: usize,
+        total_bits: u64,
+        allocation: Allocation,
+        fixed_k: Option<u32>,
+    ) -> Result<Self> {
+        let group = |len: usize| len.min(p) - 1;
+        let mut counts = vec![0u64; p];
+        for entry in entries {
+            counts[group(entry.len())] += 1;
+        }
+        let mut filters = allocate(&counts, total_bits, allocation, fixed_k)
+            .into_iter()
+            .map(new_filter)
+            .collect::<Result<Vec<_>>>()?;
+        for entry in entries {
+            let hash = *prefix_hashes(entry)
+                .last()
+                .expect("entries have at least one component");
+            filters[group(entry.len())].insert_hash(hash);
+        }
+        Ok(Bbf {
+            filters,
+            allocation,
+        })
+    }
+}
+
+impl PrefixFilter for Bbf {
+    fn name(&self) -> String {
+        match self.allocation {
+            Allocation::Equal => "BBF-".into(),
+            Allocation::Proportional => "BBF+".into(),
+        }
+    }
+
+    fn bits(&self) -> u64 {
+        self.filters.iter().map(|f| f.num_bits()).sum()
+    }
+
+    fn probe(&self, components: &[String], candidates: &mut Vec<bool>) {
+        let p = self.filters.len();
+        candidates.clear();
+        candidates.extend(
+            prefix_hashes(components)
+                .iter()
+                .enumerate()
+                .map(|(i, &hash)| self.filters[i.min(p - 1)].contains_hash(hash)),
+        );
+    }
+}
+
+/// Where CaBF keeps the correlation check values of the listed entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStore {
+    /// No correlation check (to measure what it buys).
+    None,
+    /// An exact set of the 128-bit values (memory not counted in the filters' budget).
+    Exact,
+    /// A Bloom filter sized like one more parallel filter (its bits count in the budget).
+    Bloom,
+}
+
+/// The cardinality-adaptive parallel Bloom filter of seed 003.
+pub struct Cabf {
+    filters: Vec<BloomFilter>,
+    check_filter: Option<BloomFilter>,
+    check_set: HashSet<u128>,
+    store: CheckStore,
+    allocation: Allocation,
+}
+
+/// Scale of the fixed-point correlation value: `v = Σⱼ H_j / 2^j` is kept as
+/// `Σⱼ H_j · 2^(64 − j)` in a `u128`. With positions `H < 2^40` (the filter crate's bit limit),
+/// `j ≥ 1` and `k ≤ 64` the terms stay below `2^103` and a sum over up to 2^24 components below
+/// `2^127`: the value is exact — no rounding — and identical on every machine, unlike an `f64`
+/// sum, whose rounding would depend on the order of additions.
+const CHECK_SCALE_BITS: u32 = 64;
+
+/// The key under which a check value is stored in the check filter: the value's xxh3, since the
+/// value itself is a weighted sum of positions, far from uniformly distributed.
+fn check_hash(value: u128) -> KeyHash {
+    KeyHash::of(&value.to_le_bytes())
+}
+
+impl Cabf {
+    /// The component (or tail) that filter `i` holds for a sequence: component i for i < p − 1;
+    /// for the last filter, components p − 1 .. len joined (hash-chained).
+    fn element_hashes(components: &[String], p: usize) -> Vec<KeyHash> {
+        let head = components.len().min(p - 1);
+        let mut out: Vec<KeyHash> = components[..head]
+            .iter()
+            .map(|c| KeyHash::of(c.as_bytes()))
+            .collect();
+        out.extend(prefix_hashes(&components[head..]).last().copied());
+        out
+    }
+
+    /// Builds from entry component sequences with `p` filters and `total_bits` bits.
+    pub fn build(
+        entries: &[Vec<String>],
+        p: usize,
+        total_bits: u64,
+        allocation: Allocation,
+        store: CheckStore,
+        fixed_k: Option<u32>,
+    ) -> Result<Self> {
+        // Distinct elements per filter: what each filter holds (its cardinality n_i).
+        let mut distinct: Vec<HashSet<KeyHash>> = vec![HashSet::new(); p];
+        for entry in entries {
+            for (i, hash) in Self::element_hashes(entry, p).into_iter().enumerate() {
+                distinct[i].insert(hash);
+            }
+        }
+        let mut counts: Vec<u64> = distinct.iter().map(|d| d.len() as u64).collect();
+        if store == CheckStore::Bloom {
+            counts.push(entries.len() as u64);
+        }
+        let mut sizes = allocate(&counts, total_bits, allocation, fixed_k);
+        let check_filter = (store == CheckStore::Bloom)
+            .then(|| sizes.pop().map(new_filter))
+            .flatten()
+            .transpose()?;
+        let mut filters = sizes
+            .into_iter()
+            .map(new_filter)
+            .collect::<Result<Vec<_>>>()?;
+        for (filter, elements) in filters.iter_mut().zip(&distinct) {
+            for &hash in elements {
+                filter.insert_hash(hash);
+            }
+        }
+        let mut cabf = Cabf {
+            filters,
+            check_filter,
+            check_set: HashSet::new(),
+            store,
+            allocation,
+        };
+        for entry in entries {
+            let value = *cabf
+                .check_values(&Self::element_hashes(entry, p))
+                .last()
+                .expect("non-empty entry");
+            match cabf.check_filter.as_mut() {
+                Some(filter) => filter.insert_hash(check_hash(value)),
+                None if store == CheckStore::Exact => {
+                    cabf.check_set.insert(value);
+                }
+                None => {}
+            }
+        }
+        Ok(cabf)
+    }
+
+    /// `v_i = Σⱼ H_{i,j} / 2^j` in fixed point, for element `hash` of filter `i`.
+    fn component_value(&self, i: usize, hash: KeyHash) -> u128 {
+        let filter = &self.filters[i];
+        let mut value = 0u128;
+        let mut j = 0;
+        double_hashing(hash, filter.num_bits(), filter.num_hashes(), |position| {
+            j += 1;
+            value += u128::from(position) << (CHECK_SCALE_BITS - j);
+        });
+        value
+    }
+
+    /// Running sums `V_L = Σ_{i ≤ L} v_i` over a sequence's elements.
+    fn check_values(&self, elements: &[KeyHash]) -> Vec<u128> {
+        let mut total = 0u128;
+        elements
+            .iter()
+            .enumerate()
+            .map(|(i, &hash)| {
+                total = total.wrapping_add(self.component_value(i, hash));
+                total
+            })
+            .collect()
+    }
+
+    fn check_passes(&self, value: u128) -> bool {
+        match self.store {
+            CheckStore::None => true,
+            CheckStore::Exact => self.check_set.contains(&value),
+            CheckStore::Bloom => self
+                .check_filter
+                .as_ref()
+                .is_some_and(|f| f.contains_hash(check_hash(value))),
+        }
+    }
+}
+
+impl PrefixFilter for Cabf {
+    fn name(&self) -> String {
+        let base = match self.allocation {
+            Allocation::Equal => "CaBF-",
+            Allocation::Proportional => "CaBF",
+        };
+        match self.store {
+            CheckStore::None => format!("{base} (no check)"),
+            CheckStore::Exact => format!("{base} (exact check)"),
+            CheckStore::Bloom => base.to_string(),
+        }
+    }
+
+    fn bits(&self) -> u64 {
+        self.filters
+            .iter()
+            .chain(&self.check_filter)
+            .map(|f| f.num_bits())
+            .sum()
+    }
+
+    fn probe(&self, components: &[String], candidates: &mut Vec<bool>) {
+        let p = self.filters.len();
+        candidates.clear();
+        // Components before the last filter are probed once and shared by every prefix.
+        let head = components.len().min(p - 1);
+        let head_hashes: Vec<KeyHash> = components[..head]
+            .iter()
+            .map(|c| KeyHash::of(c.as_bytes()))
+            .collect();
+        let head_values = self.check_values(&head_hashes);
+        let mut all_present = true;
+        for (i, &hash) in head_hashes.iter().enumerate() {
+            all_present &= self.filters[i].contains_hash(hash);
+            candidates.push(all_present && self.check_passes(head_values[i]));
+        }
+        // Longer prefixes: the joined tail in the last filter.
+        let tails = prefix_hashes(&components[head..]);
+        let base = head_values.last().copied().unwrap_or(0);
+        for &tail in &tails {
+            let present = all_present && self.filters[p - 1].contains_hash(tail);
+            let value = base.wrapping_add(self.component_value(p - 1, tail));
+            candidates.push(present && self.check_passes(value));
+        }
+    }
+}
+
+/// The exact prefix table: every entry's components, for verification and as the oracle.
+#[derive(Default)]
+pub struct PrefixTable {
+    prefixes: HashSet<Vec<String>>,
+}
+
+impl PrefixTable {
+    /// A table of `entries`.
+    pub fn new(entries: &[Vec<String>]) -> Self {
+        PrefixTable {
+            prefixes: entries.iter().cloned().collect(),
+        }
+    }
+
+    /// Whether the prefix of `components` of length `len` is listed.
+    pub fn contains(&self, components: &[String], len: usize) -> bool {
+        self.prefixes.contains(&components[..len])
+    }
+
+    /// The longest listed prefix length of `components` (0 if none).
+    pub fn longest(&self, components: &[String]) -> usize {
+        (1..=components.len())
+            .rev()
+            .find(|&len| self.contains(components, len))
+            .unwrap_or(0)
+    }
+}
+
+/// Longest-prefix lookup: the longest candidate the filter reports, confirmed by `table` when
+/// given (candidates are tried longest first, as the paper describes).
+pub fn longest_prefix(
+    filter: &dyn PrefixFilter,
+    table: Option<&PrefixTable>,
+    components: &[String],
+    candidates: &mut Vec<bool>,
+) -> usize {
+    filter.probe(components, candidates);
+    (1..=components.len())
+        .rev()
+        .filter(|&len| candidates[len - 1])
+        .find(|&len| table.is_none_or(|t| t.contains(components, len)))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phishbloom_url::canonicalize;
+
+    fn entry(line: &str) -> Entry {
+        Entry::parse(line.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn components_mark_hosts_paths_and_queries() {
+        assert_eq!(
+            entry_components(Split::ReversedHost, &entry("evil.com")),
+            ["com", "evil"]
+        );
+        assert_eq!(
+            entry_components(Split::ReversedHost, &entry("evil.com/a/b?x=1")),
+            ["com", "evil", "/", "/a", "/b", "?x=1"]
+        );
+        assert_eq!(
+            entry_components(Split::Slash, &entry("evil.com/a/")),
+            ["evil.com", "/", "/a"]
+        );
+        assert_eq!(
+            entry_components(Split::ReversedHost, &entry("1.2.3.4/x")),
+            ["1.2.3.4", "/", "/x"]
+        );
+        let url = canonicalize(b"http://www.evil.com/a/b?q").unwrap();
+        assert_eq!(
+            url_components(Split::ReversedHost, &url, url.host()),
+            ["com", "evil", "www", "/", "/a", "/b", "?q"]
+        );
+    }
+
+    #[test]
+    fn fixed_point_check_value_is_exact() {
+        // Two positions of 2^39 at j = 1, 2: 2^39·2^63 + 2^39·2^62, exactly.
+        let expected = (1u128 << 102) + (1u128 << 101);
+        let value =
+            (1u128 << 39 << (CHECK_SCALE_BITS - 1)) + (1u128 << 39 << (CHECK_SCALE_BITS - 2));
+        assert_eq!(value, expected);
+    }
+
+    fn structures(entries: &[Vec<String>], bits: u64) -> Vec<Box<dyn PrefixFilter>> {
+        vec![
+            Box::new(Bbf::build(entries, 8, bits, Allocation::Equal, None).unwrap()),
+            Box::new(Bbf::build(entries, 8, bits, Allocation::Proportional, None).unwrap()),
+            Box::new(
+                Cabf::build(entries, 8, bits, Allocation::Equal, CheckStore::Bloom, None).unwrap(),
+            ),
+            Box::new(
+                Cabf::build(
+                    entries,
+                    8,
+                    bits,
+                    Allocation::Proportional,
+                    CheckStore::Bloom,
+                    None,
+                )
+                .unwrap(),
+            ),
+            Box::new(
+                Cabf::build(
+                    entries,
+                    8,
+                    bits,
+                    Allocation::Proportional,
+                    CheckStore::Exact,
+                    None,
+                )
+                .unwrap(),
+            ),
+            Box::new(
+                Cabf::build(
+                    entries,
+                    8,
+                    bits,
+                    Allocation::Proportional,
+                    CheckStore::None,
+                    None,
+                )
+                .unwrap(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_structure_finds_every_listed_prefix() {
+        let lines = [
+            "evil.com",
+            "a.b.c.d.e.f.g.h.example.org/1/2/3/4/5/6/7/8/9",
+            "x.net/a?q=1",
+            "x.net/a/b",
+        ];
+        for split in [Split::Slash, Split::ReversedHost] {
+            let entries: Vec<Vec<String>> = lines
+                .iter()
+                .map(|l| entry_components(split, &entry(l)))
+                .collect();
+            let table = PrefixTable::new(&entries);
+            for structure in structures(&entries, 4096) {
+                let mut candidates = Vec::new();
+                for (line, components) in lines.iter().zip(&entries) {
+                    let found =
+                        longest_prefix(&*structure, Some(&table), components, &mut candidates);
+                    assert_eq!(
+                        found,
+                        components.len(),
+                        "{} {line} {split:?}",
+                        structure.name()
+                    );
+                }
+                // Below an entry: the entry is the longest listed prefix.
+                let url = canonicalize(b"http://evil.com/deeper/path?z").unwrap();
+                let host = if split == Split::ReversedHost {
+                    url.host()
+                } else {
+                    "evil.com"
+                };
+                let query = url_components(split, &url, host);
+                assert_eq!(
+                    longest_prefix(&*structure, Some(&table), &query, &mut candidates),
+                    entries[0].len()
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod check_tests {
+    use super::*;
+
+    #[test]
+    fn the_correlation_check_rejects_unlisted_prefixes_of_a_member() {
+        let entry: Vec<String> = ["com", "evil", "/", "/a"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for store in [CheckStore::Exact, CheckStore::Bloom] {
+            let cabf = Cabf::build(
+                std::slice::from_ref(&entry),
+                8,
+                1 << 16,
+                Allocation::Proportional,
+                store,
+                None,
+            )
+            .unwrap();
+            let mut candidates = Vec::new();
+            cabf.probe(&entry, &mut candidates);
+            assert_eq!(candidates, [false, false, false, true], "{store:?}");
+        }
+    }
+}
