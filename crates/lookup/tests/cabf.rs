@@ -31,22 +31,32 @@ fn entries() -> Vec<Entry> {
         let sources = ["phishing", "malware", "gambling"].map(|c| EntrySource::Ut1(dir.join(c)));
         return read_entries(&sources).unwrap().0;
     }
+    // Like real lists: hosts carry several URL entries, and path segments repeat across hosts.
     let mut rng = SplitMix64::new(5);
-    (0..30_000)
+    let hosts: Vec<String> = (0..3_000)
         .map(|i| {
-            let host = format!(
+            format!(
                 "{}.{}.{}",
                 word(&mut rng),
                 word(&mut rng),
                 ["com", "net", "org"][i % 3]
-            );
-            let line = match i % 3 {
+            )
+        })
+        .collect();
+    let segments: Vec<String> = (0..300).map(|_| word(&mut rng)).collect();
+    let pick = |items: &[String], rng: &mut SplitMix64| {
+        items[rng.below(items.len() as u64) as usize].clone()
+    };
+    (0..30_000)
+        .map(|i| {
+            let host = pick(&hosts, &mut rng);
+            let line = match i % 4 {
                 0 => host,
-                1 => format!("{host}/{}", word(&mut rng)),
+                1 => format!("{host}/{}", pick(&segments, &mut rng)),
                 _ => format!(
                     "{host}/{}/{}/{}",
-                    word(&mut rng),
-                    word(&mut rng),
+                    pick(&segments, &mut rng),
+                    pick(&segments, &mut rng),
                     word(&mut rng)
                 ),
             };
@@ -152,7 +162,9 @@ fn correlation_check_and_cardinality_adaptation_help_at_equal_memory() {
         &table,
         &components,
     );
-    // Measured (UT1, 10 bits/entry): CaBF ≈ 0.05, without check ≈ 0.99, CaBF− ≈ 0.7.
+    // Measured at 10 bits/entry, member queries: UT1 CaBF 0.085, without check 0.99, CaBF− 0.75;
+    // the generated list 0.032, 1.0, 0.86. A 4× margin keeps both orderings meaningful.
+    println!("member fpp: CaBF {cabf}, no check {no_check}, CaBF- {minus}");
     assert!(cabf * 4.0 < no_check, "check: {cabf} vs {no_check}");
     assert!(cabf * 4.0 < minus, "adaptation: {cabf} vs {minus}");
 }
