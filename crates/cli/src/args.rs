@@ -78,6 +78,15 @@ impl From<HashArg> for HashStrategy {
     }
 }
 
+/// Lookup engine for URL entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// One Bloom filter of all entry keys, probed with every lookup expression.
+    Bloom,
+    /// Seed 003's parallel cardinality-adaptive filters with the correlation check.
+    Cabf,
+}
+
 /// Input format on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FormatArg {
@@ -181,6 +190,9 @@ pub struct BuildArgs {
     /// domain or path-prefix matching.
     #[arg(long, conflicts_with = "ut1")]
     pub exact: bool,
+    /// Lookup engine for URL entries.
+    #[arg(long, value_enum, default_value_t = EngineArg::Bloom, conflicts_with = "exact")]
+    pub engine: EngineArg,
     /// Also write a table of 64-bit fingerprints of the entries (FILE.verify), so that
     /// `check --verify` confirms every filter hit.
     #[arg(long, conflicts_with = "exact")]

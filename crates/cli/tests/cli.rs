@@ -453,6 +453,44 @@ fn ut1_build_and_the_issue_examples() {
 }
 
 #[test]
+fn cabf_engine_has_the_same_semantics() {
+    let dir = tempfile::tempdir().unwrap();
+    let category = ut1_category(dir.path());
+    let filter = dir.path().join("p.cabf");
+    phishbloom()
+        .args(["build", "--engine", "cabf", "--verify", "--ut1"])
+        .arg(&category)
+        .arg("-o")
+        .arg(&filter)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("CaBF engine"));
+    phishbloom()
+        .args(["check", "--verify"])
+        .arg(&filter)
+        .write_stdin(
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\nnotexample-listed-domain.com\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\nsig2fa.wixsite.com/other\n",
+        )
+        .assert()
+        .code(0)
+        .stdout(
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\n\
+             notexample-listed-domain.com\tclean\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\n\
+             sig2fa.wixsite.com/other\tclean\n",
+        );
+    let mut bytes = std::fs::read(&filter).unwrap();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 1;
+    std::fs::write(&filter, bytes).unwrap();
+    assert_error(
+        phishbloom().arg("check").arg(&filter).arg("x.com"),
+        &["p.cabf", "corrupted"],
+    );
+}
+
+#[test]
 fn verify_confirms_hits_and_needs_its_table() {
     let dir = tempfile::tempdir().unwrap();
     let category = ut1_category(dir.path());

@@ -286,6 +286,17 @@ impl Cabf {
         out
     }
 
+    /// Distinct elements over all `p` filters for these entries (Σ nᵢ).
+    pub fn element_count(entries: &[Vec<String>], p: usize) -> u64 {
+        let mut distinct: Vec<HashSet<KeyHash>> = vec![HashSet::new(); p];
+        for entry in entries {
+            for (i, hash) in Self::element_hashes(entry, p).into_iter().enumerate() {
+                distinct[i].insert(hash);
+            }
+        }
+        distinct.iter().map(|d| d.len() as u64).sum()
+    }
+
     /// Builds from entry component sequences with `p` filters and `total_bits` bits.
     pub fn build(
         entries: &[Vec<String>],
@@ -341,6 +352,22 @@ impl Cabf {
             }
         }
         Ok(cabf)
+    }
+
+    /// The component filters and the check filter (for saving).
+    pub fn parts(&self) -> (&[BloomFilter], Option<&BloomFilter>) {
+        (&self.filters, self.check_filter.as_ref())
+    }
+
+    /// A CaBF with a Bloom check store from saved parts.
+    pub fn from_parts(filters: Vec<BloomFilter>, check_filter: BloomFilter) -> Self {
+        Cabf {
+            filters,
+            check_filter: Some(check_filter),
+            check_set: HashSet::new(),
+            store: CheckStore::Bloom,
+            allocation: Allocation::Proportional,
+        }
     }
 
     /// `v_i = Σⱼ H_{i,j} / 2^j` in fixed point, for element `hash` of filter `i`.
@@ -463,11 +490,23 @@ pub fn longest_prefix(
     components: &[String],
     candidates: &mut Vec<bool>,
 ) -> usize {
+    longest_confirmed(filter, components, candidates, |len| {
+        table.is_none_or(|t| t.contains(components, len))
+    })
+}
+
+/// [`longest_prefix`] with any confirmation: candidates longest first, the first `confirm`ed wins.
+pub fn longest_confirmed(
+    filter: &dyn PrefixFilter,
+    components: &[String],
+    candidates: &mut Vec<bool>,
+    confirm: impl Fn(usize) -> bool,
+) -> usize {
     filter.probe(components, candidates);
     (1..=components.len())
         .rev()
         .filter(|&len| candidates[len - 1])
-        .find(|&len| table.is_none_or(|t| t.contains(components, len)))
+        .find(|&len| confirm(len))
         .unwrap_or(0)
 }
 

@@ -33,6 +33,7 @@
 
 pub mod build;
 pub mod cabf;
+pub mod cabf_engine;
 pub mod cabf_experiment;
 pub mod entries;
 mod error;

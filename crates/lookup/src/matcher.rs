@@ -35,7 +35,8 @@ pub struct Hit {
 }
 
 impl Hit {
-    fn of(expression: Expression<'_>) -> Hit {
+    /// The hit for an expression.
+    pub fn of(expression: Expression<'_>) -> Hit {
         Hit {
             expression: expression.to_key_string(),
             kind: match expression.kind() {

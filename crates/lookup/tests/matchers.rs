@@ -83,6 +83,7 @@ fn no_false_negatives_below_any_entry() {
     let list = entries(&["phishing", "malware", "bank"], 20_000, 1);
     let exact = ExactMatcher::new(&list);
     let bloom = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, true).unwrap();
+    let cabf = phishbloom_lookup::cabf_engine::CabfMatcher::build(&list, 0.01, 20, true).unwrap();
     let mut scratch = Scratch::default();
     let mut checked = 0;
     for entry in &list {
@@ -95,6 +96,10 @@ fn no_false_negatives_below_any_entry() {
             assert!(
                 listed(&bloom, &url, &mut scratch),
                 "bloom missed {raw:?} for {entry}"
+            );
+            assert!(
+                listed(&cabf, &url, &mut scratch),
+                "cabf missed {raw:?} for {entry}"
             );
             checked += 1;
         }

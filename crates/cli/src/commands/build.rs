@@ -8,12 +8,13 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use phishbloom_filter::{AnyFilter, HashStrategy};
 use phishbloom_lookup::build::{build_filter, BuildOptions};
+use phishbloom_lookup::cabf_engine::CabfMatcher;
 use phishbloom_lookup::entries::{read_entries, EntrySource, EntrySummary};
 use phishbloom_lookup::list::{read_list, Format, LabelFilter, ListOptions};
 use phishbloom_lookup::matcher::{per_probe_fpp, BloomMatcher};
 use phishbloom_lookup::{Input, KeyScheme, ListSummary};
 
-use crate::args::{BuildArgs, FormatArg};
+use crate::args::{BuildArgs, EngineArg, FormatArg};
 use crate::commands::default_threads;
 use crate::fmt;
 
@@ -67,6 +68,27 @@ fn build_urls(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     }
     sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
     let (entries, summary) = read_entries(&sources)?;
+    if args.engine == EngineArg::Cabf {
+        let engine = CabfMatcher::build(&entries, args.filter.fpp, args.expressions, args.verify)?;
+        engine.save(&args.output).with_context(|| {
+            format!(
+                "cannot write the filter; nothing was written to {}",
+                args.output.display()
+            )
+        })?;
+        print_entry_summary(&summary);
+        println!(
+            "built {}: CaBF engine, {} entries in {} parallel filters + check filter, {} ({} bits){}, built in {:.2} s",
+            args.output.display(),
+            fmt::count(engine.entries()),
+            phishbloom_lookup::cabf_engine::ENGINE_FILTERS,
+            fmt::bytes(engine.bits() / 8),
+            fmt::count(engine.bits()),
+            if args.verify { ", fingerprint table included" } else { "" },
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let matcher = BloomMatcher::build(
         &entries,
         args.filter.fpp,

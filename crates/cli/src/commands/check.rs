@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use phishbloom_filter::AnyFilter;
+use phishbloom_lookup::cabf_engine::CabfMatcher;
 use phishbloom_lookup::matcher::BloomMatcher;
 use phishbloom_lookup::stream::{answer_lines, check_stream, CheckStats, Checker, Output};
 use phishbloom_lookup::KeyScheme;
@@ -15,9 +16,14 @@ use crate::commands::default_threads;
 
 /// Loads the filter and answers; exit 0 if any key is listed, 1 if none (like grep).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let output = if args.json { Output::Json } else { Output::Tsv };
+    if CabfMatcher::is_cabf_file(&args.filter) {
+        let engine = CabfMatcher::load(&args.filter, args.verify)?;
+        let stats = answer(Checker::Urls(&engine), args, output)?;
+        return Ok(exit_code(stats));
+    }
     let filter = AnyFilter::load(&args.filter)?;
     let scheme = KeyScheme::from_code(filter.key_scheme(), &args.filter)?;
-    let output = if args.json { Output::Json } else { Output::Tsv };
     let stats = if scheme == KeyScheme::Expressions {
         let matcher = BloomMatcher::from_filter(filter, &args.filter, args.verify)?;
         answer(Checker::Urls(&matcher), args, output)?
@@ -37,11 +43,16 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
             output,
         )?
     };
-    Ok(if stats.listed > 0 {
+    Ok(exit_code(stats))
+}
+
+/// grep's convention: 0 if anything was listed, 1 if nothing was.
+fn exit_code(stats: CheckStats) -> ExitCode {
+    if stats.listed > 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    }
 }
 
 /// Answers the keys given on the command line (which may hold any bytes), or standard input.
