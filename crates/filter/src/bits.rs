@@ -22,9 +22,9 @@ pub const BLOCK_BYTES: usize = 64;
 pub(crate) enum Storage {
     /// Bits allocated by this process.
     Owned(Vec<Block>),
-    /// Bits in a private copy-on-write mapping of a saved file: reading touches only the pages
-    /// a query needs, and inserting into a loaded filter copies only the pages it changes (the
-    /// file itself is never written).
+    /// Bits in a memory mapping: a private copy-on-write mapping of a saved file (reading touches
+    /// only the pages a query needs, and inserting into a loaded filter copies only the pages it
+    /// changes; the file itself is never written), or an anonymous mapping for a large new filter.
     Mapped {
         /// The whole file, mapped copy-on-write.
         map: MmapMut,
@@ -36,9 +36,24 @@ pub(crate) enum Storage {
 }
 
 impl Storage {
-    /// `blocks` zeroed blocks, allocated zeroed by the system allocator (pages stay untouched
-    /// until written, so a large filter is cheap to create).
+    /// `blocks` zeroed blocks. Large arrays (≥ 1 MiB) are an anonymous mapping, whose pages the
+    /// kernel zeroes lazily on first touch, so a 100 MB filter is created in microseconds (the
+    /// allocator would memset 64-byte-aligned memory eagerly); small ones are a `Vec`.
     pub(crate) fn zeroed(blocks: usize) -> Storage {
+        /// Below this, a heap allocation is cheaper than a system call.
+        const ANONYMOUS_MIN_BYTES: usize = 1 << 20;
+        let bytes = blocks * BLOCK_BYTES;
+        if bytes >= ANONYMOUS_MIN_BYTES {
+            // A failed mapping (address space exhausted) falls back to the allocator below,
+            // which reports the failure the usual way.
+            if let Ok(map) = MmapMut::map_anon(bytes) {
+                return Storage::Mapped {
+                    map,
+                    offset: 0,
+                    blocks,
+                };
+            }
+        }
         Storage::Owned(bytemuck::allocation::zeroed_vec(blocks))
     }
 

@@ -44,6 +44,10 @@ pub type BlockedBloomFilter = Bloom<Blocked>;
 /// stay in registers and L1.
 const BATCH: usize = 16;
 
+/// Filters smaller than this (1 MiB, half this machine's per-core L2) are probed without
+/// prefetching: their lines are likely cached already.
+const PREFETCH_MIN_BYTES: usize = 1 << 20;
+
 impl<L: Layout> Bloom<L> {
     /// A filter for `expected_items` keys at false-positive rate `fpp`, hashing with xxh3.
     ///
@@ -172,12 +176,16 @@ impl<L: Layout> Bloom<L> {
         }
     }
 
-    /// Prefetches every hash's first cache line, then probes them in order.
+    /// Prefetches every hash's first cache line, then probes them in order. A filter that fits
+    /// in L2 gains nothing from prefetching (measured: batched queries were up to 1.6× slower
+    /// than single ones on a 12 KiB filter), so small filters skip it.
     #[inline]
     fn probe_prefetched(&self, hashes: &[KeyHash], out: &mut Vec<bool>) {
         let blocks = self.bits.blocks();
-        for &hash in hashes {
-            L::prefetch(blocks, self.num_bits, hash);
+        if blocks.len() * BLOCK_BYTES >= PREFETCH_MIN_BYTES {
+            for &hash in hashes {
+                L::prefetch(blocks, self.num_bits, hash);
+            }
         }
         out.extend(
             hashes

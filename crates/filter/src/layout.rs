@@ -238,6 +238,22 @@ impl Blocked {
     }
 }
 
+impl Blocked {
+    /// The probe for `K ≤ 7` positions, all taken from `h2`'s 9-bit fields (see
+    /// [`Blocked::in_block_bits`]). Branch-free: the missing bits of all K probes are gathered
+    /// and tested once; inside one cache line the loads are cheap, and a data-dependent branch
+    /// per probe would mispredict about half the time for non-members.
+    #[inline(always)]
+    fn probe_unrolled<const K: u32>(block: &[u64; 8], h2: u64) -> bool {
+        let mut missing = 0u64;
+        for i in 0..K {
+            let (word, mask) = word_and_mask((h2 >> (BLOCK_BIT_WIDTH * i)) & (BLOCK_BITS - 1));
+            missing |= !block[word] & mask;
+        }
+        missing == 0
+    }
+}
+
 impl Layout for Blocked {
     const KIND: LayoutKind = LayoutKind::Blocked;
 
@@ -290,15 +306,22 @@ impl Layout for Blocked {
     #[inline(always)]
     fn contains_hash(blocks: &[Block], num_bits: u64, num_hashes: u32, hash: KeyHash) -> bool {
         let block = &blocks[Self::block_index(num_bits, hash)].0;
-        // Branch-free: gather the missing bits of all k probes, then test once. Inside one
-        // cache line the loads are cheap, and a data-dependent branch per probe would mispredict
-        // about half the time for non-members.
-        let mut missing = 0u64;
-        Self::in_block_bits(hash.h2, num_hashes, |bit| {
-            let (word, mask) = word_and_mask(bit);
-            missing |= !block[word] & mask;
-        });
-        missing == 0
+        // The common hash counts get a fully unrolled probe (constant shifts, no loop counter);
+        // the answer is the same as the general loop's.
+        match num_hashes {
+            4 => Self::probe_unrolled::<4>(block, hash.h2),
+            5 => Self::probe_unrolled::<5>(block, hash.h2),
+            6 => Self::probe_unrolled::<6>(block, hash.h2),
+            7 => Self::probe_unrolled::<7>(block, hash.h2),
+            _ => {
+                let mut missing = 0u64;
+                Self::in_block_bits(hash.h2, num_hashes, |bit| {
+                    let (word, mask) = word_and_mask(bit);
+                    missing |= !block[word] & mask;
+                });
+                missing == 0
+            }
+        }
     }
 
     #[inline(always)]
@@ -365,6 +388,28 @@ mod tests {
             counts.iter().all(|&c| (840..=1160).contains(&c)),
             "{counts:?}"
         );
+    }
+
+    #[test]
+    fn unrolled_probes_answer_like_the_general_loop() {
+        let mut block = [0u64; 8];
+        for (i, word) in block.iter_mut().enumerate() {
+            *word = 0x5555_5555_5555_5555u64.rotate_left(i as u32 * 7) ^ (i as u64 * 0x1234_5678);
+        }
+        let general = |h2: u64, k: u32| {
+            let mut missing = 0u64;
+            Blocked::in_block_bits(h2, k, |bit| {
+                let (word, mask) = word_and_mask(bit);
+                missing |= !block[word] & mask;
+            });
+            missing == 0
+        };
+        for h2 in (0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
+            assert_eq!(Blocked::probe_unrolled::<4>(&block, h2), general(h2, 4));
+            assert_eq!(Blocked::probe_unrolled::<5>(&block, h2), general(h2, 5));
+            assert_eq!(Blocked::probe_unrolled::<6>(&block, h2), general(h2, 6));
+            assert_eq!(Blocked::probe_unrolled::<7>(&block, h2), general(h2, 7));
+        }
     }
 
     #[test]

@@ -141,23 +141,85 @@ pub fn blocked_fpp(num_bits: u64, items: f64, num_hashes: u32, block_bits: u64) 
         return 1.0;
     }
     let lambda = items / num_blocks as f64;
-    if lambda == 0.0 {
-        return 0.0;
-    }
-    let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
-    let mut block = Occupancy::new(block_bits as usize);
-    let mut ln_pmf = -lambda; // ln Poisson(0; λ)
-    let mut total = 0.0;
-    for load in 0..=last {
-        if load > 0 {
-            ln_pmf += lambda.ln() - (load as f64).ln();
-            for _ in 0..num_hashes {
-                block.throw();
+    BlockRates::new(block_bits, num_hashes, poisson_last(lambda)).fpp(lambda, num_hashes)
+}
+
+/// The last block load the Poisson sum needs for mean load `λ`: `λ + 12√λ + 40`, past which the
+/// tail is below 1e-25.
+fn poisson_last(lambda: f64) -> u64 {
+    (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64
+}
+
+/// Exact per-block false-positive rates `r_k(i) = E[(X/B)^k]` for every hash count `k ≤ K` and
+/// block load `i ≤ I`, where X is the number of set bits after `k·i` positions are thrown into
+/// the block. The occupancy distribution after t throws does not depend on k, so one pass of
+/// the recursion up to `t = K·I` yields every `r_k(i)` (read off at `t = k·i`); the sizing
+/// search then evaluates [`blocked_fpp`] for many sizes and k without repeating it.
+pub struct BlockRates {
+    /// `rates[k − 1][i]`.
+    rates: Vec<Vec<f64>>,
+}
+
+impl BlockRates {
+    /// The rates for `block_bits`-bit blocks, `k ≤ max_hashes`, loads `≤ max_load`.
+    pub fn new(block_bits: u64, max_hashes: u32, max_load: u64) -> Self {
+        let max_hashes = max_hashes.max(1) as u64;
+        let mut block = Occupancy::new(block_bits as usize);
+        let mut rates = vec![vec![0.0; max_load as usize + 1]; max_hashes as usize];
+        for throws in 1..=max_hashes * max_load {
+            block.throw();
+            for k in 1..=max_hashes {
+                if throws % k == 0 && throws / k <= max_load {
+                    rates[k as usize - 1][(throws / k) as usize] = block.query_rate(k as u32);
+                }
             }
         }
-        total += ln_pmf.exp() * block.query_rate(num_hashes);
+        BlockRates { rates }
     }
-    total.min(1.0)
+
+    /// The largest hash count tabulated.
+    pub fn max_hashes(&self) -> u32 {
+        self.rates.len() as u32
+    }
+
+    /// Whether the table reaches far enough for mean load `lambda`.
+    pub fn covers(&self, lambda: f64) -> bool {
+        poisson_last(lambda) < self.rates[0].len() as u64
+    }
+
+    /// `Σ_i Poisson(i; λ) · r_k(i)`: the blocked filter's rate at mean load λ with k hashes.
+    /// (Callers make sure the table [`BlockRates::covers`] λ and holds k.)
+    pub fn fpp(&self, lambda: f64, num_hashes: u32) -> f64 {
+        if lambda == 0.0 {
+            return 0.0;
+        }
+        let row = &self.rates[(num_hashes.max(1) as usize - 1).min(self.rates.len() - 1)];
+        let last = (poisson_last(lambda) as usize).min(row.len() - 1);
+        let mut ln_pmf = -lambda; // ln Poisson(0; λ)
+        let mut total = 0.0;
+        for (load, rate) in row.iter().enumerate().take(last + 1) {
+            if load > 0 {
+                ln_pmf += lambda.ln() - (load as f64).ln();
+            }
+            total += ln_pmf.exp() * rate;
+        }
+        total.min(1.0)
+    }
+
+    /// The hash count minimising the rate at mean load λ, and that rate. The rate is convex in
+    /// k (seed 001: "误判率是一个关于Hash Function数目k的凸函数"), so the scan stops at the first
+    /// k worse than the best so far.
+    pub fn best(&self, lambda: f64) -> (u32, f64) {
+        let mut best = (1, self.fpp(lambda, 1));
+        for k in 2..=self.max_hashes() {
+            let rate = self.fpp(lambda, k);
+            if rate >= best.1 {
+                break;
+            }
+            best = (k, rate);
+        }
+        best
+    }
 }
 
 /// The distribution of the number of set bits in one block, as balls (bit positions) are thrown
@@ -217,34 +279,48 @@ impl Occupancy {
     }
 }
 
+/// Hash counts tabulated when searching for the best k: twice the classic optimum for the same
+/// bits per key, plus slack, since a blocked filter's best k is at most the classic one.
+fn hash_search_limit(bits_per_key: f64) -> u32 {
+    ((bits_per_key * LN_2).ceil() as u32 * 2 + 4).min(MAX_NUM_HASHES)
+}
+
 /// The hash count that minimises [`blocked_fpp`] for the given size, and that rate.
-///
-/// The rate is convex in k (seed 001: "误判率是一个关于Hash Function数目k的凸函数"), so the scan stops
-/// at the first k whose rate is worse than the best so far.
 pub fn best_blocked_hashes(num_bits: u64, items: f64) -> (u32, f64) {
-    let mut best = (1, blocked_fpp(num_bits, items, 1, BLOCK_BITS));
-    for k in 2..=MAX_NUM_HASHES {
-        let rate = blocked_fpp(num_bits, items, k, BLOCK_BITS);
-        if rate >= best.1 {
-            break;
-        }
-        best = (k, rate);
-    }
-    best
+    let blocks = (num_bits / BLOCK_BITS).max(1);
+    let lambda = items / blocks as f64;
+    let limit = hash_search_limit(num_bits as f64 / items.max(1.0));
+    BlockRates::new(BLOCK_BITS, limit, poisson_last(lambda)).best(lambda)
 }
 
 /// Size of a blocked filter whose **true** rate ([`blocked_fpp`]) is at most `p`: the smallest
 /// number of 512-bit blocks, and the k that minimises the rate at that size.
 ///
 /// Method: the classic optimum is a lower bound, so start there, double until the target is met,
-/// then binary-search the block count (the best achievable rate falls as blocks are added).
+/// then binary-search the block count (the best achievable rate falls as blocks are added). The
+/// per-block rates are tabulated once ([`BlockRates`]) for the heaviest load the search can visit.
 /// Returns `(num_bits, num_hashes)` with `num_bits` a multiple of [`BLOCK_BITS`].
 pub fn blocked_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
     let classic_bits = optimal_num_bits(expected_items, fpp)?;
     let items = expected_items as f64;
-    let meets = |blocks: u64| best_blocked_hashes(blocks * BLOCK_BITS, items).1 <= fpp;
     let max_blocks = MAX_NUM_BITS / BLOCK_BITS;
-    let mut high = classic_bits.div_ceil(BLOCK_BITS).max(1);
+    let start = classic_bits.div_ceil(BLOCK_BITS).max(1);
+    // The search never visits fewer blocks than half the start; tabulate for that load.
+    let table = BlockRates::new(
+        BLOCK_BITS,
+        hash_search_limit(classic_bits as f64 / items),
+        poisson_last(items / (start / 2).max(1) as f64),
+    );
+    let best = |blocks: u64| {
+        let lambda = items / blocks as f64;
+        if table.covers(lambda) {
+            table.best(lambda)
+        } else {
+            best_blocked_hashes(blocks * BLOCK_BITS, items)
+        }
+    };
+    let meets = |blocks: u64| best(blocks).1 <= fpp;
+    let mut high = start;
     while !meets(high) {
         if high >= max_blocks {
             return Err(Error::invalid(
@@ -265,8 +341,7 @@ pub fn blocked_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
             low = mid;
         }
     }
-    let num_bits = high * BLOCK_BITS;
-    Ok((num_bits, best_blocked_hashes(num_bits, items).0))
+    Ok((high * BLOCK_BITS, best(high).0))
 }
 
 /// Estimated number of distinct items in a filter with `ones` set bits out of `m`:
