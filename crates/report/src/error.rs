@@ -1,0 +1,97 @@
+//! The error type of the report generator: what can stop a report run, with how to fix it.
+
+use std::path::PathBuf;
+
+/// Everything that can make [`crate::run`] fail. Each message names the file or experiment
+/// involved and says what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The labelled dataset is not where the options say.
+    #[error(
+        "the dataset {path} does not exist (looked for it from {cwd}); pass --data PATH/TO/dataset.csv \
+         (shared/data/dataset.csv beside the repository) or run from the repository root"
+    )]
+    MissingDataset {
+        /// The path that was tried.
+        path: PathBuf,
+        /// The working directory it was resolved against.
+        cwd: PathBuf,
+    },
+
+    /// Reading the dataset or running the dataset experiment failed.
+    #[error("the dataset experiment on {path} failed: {source}; check that it is the url,isMalicious CSV")]
+    Dataset {
+        /// The dataset.
+        path: PathBuf,
+        /// What the lookup crate reported.
+        #[source]
+        source: phishbloom_lookup::Error,
+    },
+
+    /// A filter could not be built with the parameters an experiment asked for.
+    #[error(
+        "{experiment}: cannot build the filter (m = {num_bits}, k = {num_hashes}): {source}; \
+         this is a bug in the report's sizes — lower them in sizes.rs"
+    )]
+    Filter {
+        /// The experiment that asked for it.
+        experiment: &'static str,
+        /// m.
+        num_bits: u64,
+        /// k.
+        num_hashes: u32,
+        /// The filter crate's error.
+        #[source]
+        source: phishbloom_filter::Error,
+    },
+
+    /// Creating the output directory failed.
+    #[error(
+        "cannot create the output directory {path}: {source}; pass a writable directory with --out"
+    )]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Writing, syncing or renaming an output file failed.
+    #[error(
+        "cannot {action} {path}: {source}; check free disk space and permissions, or pass another --out"
+    )]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// What was being done (`create`, `write`, `sync`, `rename`).
+        action: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// plotters could not draw a figure.
+    #[error("cannot draw the plot {path}: {message}; this is a bug in the report's plot code")]
+    Plot {
+        /// The SVG file being drawn.
+        path: PathBuf,
+        /// What plotters reported.
+        message: String,
+    },
+
+    /// The options cannot describe a run.
+    #[error("invalid report option {name} = {value}: {reason}")]
+    InvalidOption {
+        /// The option.
+        name: &'static str,
+        /// Its value, formatted.
+        value: String,
+        /// What it must be instead.
+        reason: &'static str,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

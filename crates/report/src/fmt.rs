@@ -1,0 +1,83 @@
+//! Numbers as the report prints them: thousands separators, binary byte units, rates with
+//! three significant digits, intervals.
+
+/// `12345678` → `12,345,678`.
+pub fn count(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// Bytes in binary units: `12,416` → `12.1 KiB`.
+pub fn bytes(value: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut size = value as f64;
+    let mut unit = 0;
+    while size >= 1024.0 && unit < UNITS.len() - 1 {
+        size /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value} B")
+    } else {
+        format!("{size:.1} {}", UNITS[unit])
+    }
+}
+
+/// A rate with three significant digits: `0.0081923` → `0.00819`, `9.012e-6` → `9.01e-6`.
+pub fn rate(value: f64) -> String {
+    if value == 0.0 {
+        "0".to_string()
+    } else if value >= 1e-3 {
+        let decimals = (2 - value.log10().floor() as i32).max(0) as usize;
+        format!("{value:.decimals$}")
+    } else {
+        format!("{value:.2e}")
+    }
+}
+
+/// A 95 % interval: `[0.00791, 0.00846]`.
+pub fn interval(low: f64, high: f64) -> String {
+    format!("[{}, {}]", rate(low), rate(high))
+}
+
+/// A ratio or other real with `digits` decimals.
+pub fn real(value: f64, digits: usize) -> String {
+    format!("{value:.digits$}")
+}
+
+/// A power of ten as `10^e` when `value` is one, else with separators.
+pub fn power_of_ten(value: u64) -> String {
+    let exponent = (value as f64).log10().round() as u32;
+    if 10u64.checked_pow(exponent) == Some(value) && exponent >= 3 {
+        format!("10^{exponent}")
+    } else {
+        count(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(98_985), "98,985");
+        assert_eq!(bytes(12_416), "12.1 KiB");
+        assert_eq!(bytes(119_813_248), "114.3 MiB");
+        assert_eq!(rate(0.0081923), "0.00819");
+        assert_eq!(rate(0.0523), "0.0523");
+        assert_eq!(rate(0.5), "0.500");
+        assert_eq!(rate(9.012e-6), "9.01e-6");
+        assert_eq!(rate(0.0), "0");
+        assert_eq!(power_of_ten(100_000_000), "10^8");
+        assert_eq!(power_of_ten(10_327), "10,327");
+    }
+}

@@ -1,0 +1,146 @@
+//! Output files of the report: an atomic text writer and the small CSV table every figure and
+//! table is backed by.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// Distinguishes concurrent temporary files of one process.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename over
+/// `path`, then a best-effort fsync of the directory. On failure the temporary file is removed
+/// and `path` is left as it was, so a reader never sees half a report file.
+pub fn write_atomic_text(path: &Path, text: &str) -> Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "output".to_string());
+    let temp = directory.join(format!(
+        ".{name}.tmp.{}.{}",
+        std::process::id(),
+        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let fail = |action, source| Error::Write {
+        path: path.to_path_buf(),
+        action,
+        source,
+    };
+    let result = (|| {
+        let mut file = File::create(&temp).map_err(|e| fail("create", e))?;
+        file.write_all(text.as_bytes())
+            .map_err(|e| fail("write", e))?;
+        file.sync_all().map_err(|e| fail("sync", e))?;
+        std::fs::rename(&temp, path).map_err(|e| fail("rename", e))
+    })();
+    if result.is_err() {
+        // Best effort: the temporary file may not exist if creating it was what failed.
+        let _ = std::fs::remove_file(&temp);
+        return result;
+    }
+    // Persist the rename; some file systems cannot fsync a directory, and the data is durable.
+    if let Ok(dir) = File::open(&directory) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// A CSV table: a header and rows of already formatted cells.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// Column names.
+    pub header: Vec<String>,
+    /// Rows, each as long as the header.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// An empty table with these column names.
+    pub fn new(header: &[&str]) -> Self {
+        Table {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row; it must have one cell per column.
+    pub fn push(&mut self, row: Vec<String>) {
+        debug_assert_eq!(row.len(), self.header.len(), "row width ≠ header width");
+        self.rows.push(row);
+    }
+
+    /// The table as RFC 4180 CSV (cells with a comma, quote or newline are quoted).
+    pub fn to_csv(&self) -> String {
+        let mut text = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let cells: Vec<String> = row.iter().map(|cell| quote(cell)).collect();
+            text.push_str(&cells.join(","));
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// Quotes a CSV cell if it needs it.
+fn quote(cell: &str) -> String {
+    if cell.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", cell.replace('"', "\"\""))
+    } else {
+        cell.to_string()
+    }
+}
+
+/// A number for a CSV cell: integers as they are, others with enough digits to be re-read.
+pub fn num(value: f64) -> String {
+    if value == 0.0 {
+        "0".to_string()
+    } else if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.6e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_only_what_needs_it() {
+        let mut table = Table::new(&["a", "b"]);
+        table.push(vec!["x,y".into(), "say \"hi\"".into()]);
+        table.push(vec!["1".into(), num(0.00125)]);
+        assert_eq!(
+            table.to_csv(),
+            "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n1,1.250000e-3\n"
+        );
+        assert_eq!(num(42.0), "42");
+        assert_eq!(num(0.0), "0");
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.md");
+        write_atomic_text(&path, "one").unwrap();
+        write_atomic_text(&path, "two").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+        let missing = dir.path().join("no/such/dir/a.md");
+        assert!(matches!(
+            write_atomic_text(&missing, "x"),
+            Err(Error::Write {
+                action: "create",
+                ..
+            })
+        ));
+    }
+}

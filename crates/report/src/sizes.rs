@@ -1,0 +1,90 @@
+//! How big each experiment is, for the full report and for `--quick`.
+//!
+//! Full sizes were chosen to finish in under 15 minutes on the project's 2-core machine with
+//! another process busy on one core; quick sizes run the whole report in seconds (also in a
+//! debug build, for the tests) while still exercising every code path.
+
+/// Sizes of every experiment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sizes {
+    /// Random `http://xxxxxxxxxx.com` URLs queried in the dataset experiment (seed 000 used 10⁴).
+    pub dataset_random: u64,
+    /// n for the rate-vs-k and rate-vs-bits-per-key sweeps.
+    pub sweep_keys: u64,
+    /// Expected false positives each sweep point aims for (relative error ≈ 1/√target).
+    pub sweep_target_false_positives: f64,
+    /// Fewest queries per sweep point.
+    pub sweep_min_queries: u64,
+    /// Most queries per sweep point (caps the points whose rate is tiny).
+    pub sweep_max_queries: u64,
+    /// Random URLs queried per hash strategy (SHA-256 costs k digests per query).
+    pub hash_random: u64,
+    /// At most this many phishing keys (and as many benign ones) in the hash-strategy section
+    /// (SHA-256 in a debug build is slow; the full report uses them all).
+    pub hash_key_limit: usize,
+    /// Timed builds per hash strategy (interleaved; the median is used).
+    pub hash_repetitions: usize,
+    /// n of the memory table (seed 004: 10⁴, 10⁵, 10⁸; 10⁶ and 10⁷ are what its numbers match).
+    pub memory_items: Vec<u64>,
+    /// Largest n whose Bloom filters are built and measured (larger ones are computed only).
+    pub memory_build_max: u64,
+    /// Largest n whose `HashSet<String>` is built and measured (larger ones are estimated).
+    pub hashset_build_max: u64,
+    /// Largest n whose sorted 32-bit fingerprint table is built and measured.
+    pub fingerprint_build_max: u64,
+    /// Non-member queries per memory-table structure.
+    pub memory_queries: u64,
+    /// Seed 002's keyword count.
+    pub scale_keys: u64,
+    /// Non-members queried against seed 002's filter.
+    pub scale_queries: u64,
+    /// Members re-queried to check for false negatives at scale (a sample: all 10⁸ would double
+    /// the section's time).
+    pub scale_member_checks: u64,
+}
+
+impl Sizes {
+    /// The committed report's sizes.
+    pub fn full() -> Self {
+        Sizes {
+            dataset_random: 1_000_000,
+            sweep_keys: 100_000,
+            sweep_target_false_positives: 2_000.0,
+            sweep_min_queries: 1_000_000,
+            sweep_max_queries: 50_000_000,
+            hash_random: 1_000_000,
+            hash_key_limit: usize::MAX,
+            hash_repetitions: 7,
+            memory_items: vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000],
+            memory_build_max: 100_000_000,
+            hashset_build_max: 10_000_000,
+            fingerprint_build_max: 100_000_000,
+            memory_queries: 10_000_000,
+            scale_keys: 100_000_000,
+            scale_queries: 10_000_000,
+            scale_member_checks: 1_000_000,
+        }
+    }
+
+    /// `--quick`: every section, small.
+    pub fn quick() -> Self {
+        Sizes {
+            dataset_random: 50_000,
+            sweep_keys: 10_000,
+            sweep_target_false_positives: 300.0,
+            sweep_min_queries: 10_000,
+            sweep_max_queries: 100_000,
+            hash_random: 2_000,
+            hash_key_limit: 2_000,
+            hash_repetitions: 3,
+            memory_items: vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000],
+            memory_build_max: 100_000,
+            hashset_build_max: 100_000,
+            fingerprint_build_max: 100_000,
+            memory_queries: 100_000,
+            scale_keys: 1_000_000,
+            scale_queries: 100_000,
+            scale_member_checks: 10_000,
+        }
+    }
+}

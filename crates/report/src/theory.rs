@@ -1,0 +1,111 @@
+//! The formulas the report prints beside its measurements that the filter crate does not
+//! already provide: each is one small function with its source.
+//!
+//! The filter's own rates come from `phishbloom_filter::math` (`classic_fpp`, the exact
+//! per-block `blocked_fpp`, `optimal_num_bits`, `information_bound_bits_per_key`).
+
+/// Seed 001's (and seed 002's) rate formula in its asymptotic form, `(1 − e^{−k/r})^k` with
+/// `r = m/n` bits per key.
+///
+/// Source: seed 001, "错误率估计" (the table of m/n ∈ {10, 20, 30} × k ∈ {5…8} is this function);
+/// Broder & Mitzenmacher, "Network Applications of Bloom Filters" (2004), §2.1.
+pub fn asymptotic_fpp(bits_per_key: f64, num_hashes: u32) -> f64 {
+    let k = f64::from(num_hashes);
+    (1.0 - (-k / bits_per_key).exp()).powf(k)
+}
+
+/// The continuous optimum of [`asymptotic_fpp`] over k: `k* = r·ln 2`.
+///
+/// Source: seed 002, step 3 (set d/dk ln P = 0), and seed 001 ("k = (m/n) ln 2 ≈ 0.7 m/n").
+pub fn optimal_hashes_continuous(bits_per_key: f64) -> f64 {
+    bits_per_key * std::f64::consts::LN_2
+}
+
+/// False-positive rate of an exact table of `bits`-bit fingerprints of `n` keys:
+/// `1 − (1 − 2^{−b})^n`, the chance that a non-member's fingerprint equals at least one of n
+/// uniformly random fingerprints.
+///
+/// Source: seed 001, "散列法 — 假阳性" (the 32-bit password-fingerprint table). Computed as
+/// `−expm1(n·ln1p(−2^{−b}))` so that small rates keep their digits.
+pub fn fingerprint_fpp(n: u64, bits: u32) -> f64 {
+    let miss = (-(2f64).powi(-(bits as i32))).ln_1p();
+    -(n as f64 * miss).exp_m1()
+}
+
+/// Standard deviation of a measured rate of `queries` Bernoulli trials with probability `p`:
+/// `√(p(1−p)/Q)` (the binomial distribution's variance divided by Q²).
+pub fn binomial_sigma(p: f64, queries: u64) -> f64 {
+    (p * (1.0 - p) / queries.max(1) as f64).sqrt()
+}
+
+/// Queries needed for `target` expected false positives at rate `p`, clamped to
+/// `[min, max]`: the relative error of the measured rate is then about `1/√target`.
+pub fn queries_for(p: f64, target: f64, min: u64, max: u64) -> u64 {
+    if p <= 0.0 || !p.is_finite() {
+        return max;
+    }
+    ((target / p).ceil() as u64).clamp(min, max)
+}
+
+/// How many bits per key a structure with rate `rate` spends above the information-theoretic
+/// minimum: `b − log2(1/ε)`.
+///
+/// Source: Carter, Floyd, Gill, Markowsky & Wegman (STOC 1978): any approximate-membership
+/// structure needs at least `log2(1/ε)` bits per key.
+pub fn bits_over_bound(bits_per_key: f64, rate: f64) -> f64 {
+    bits_per_key - (1.0 / rate).log2()
+}
+
+/// Bits as MiB (2²⁰ bytes): `bits / 8 / 1,048,576`.
+pub fn bits_to_mib(bits: u64) -> f64 {
+    bits as f64 / 8.0 / 1_048_576.0
+}
+
+/// Bytes as MiB (2²⁰ bytes).
+pub fn bytes_to_mib(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asymptotic_formula_gives_seed_001s_table() {
+        // Printed in seed 001 (three significant digits).
+        assert!((asymptotic_fpp(10.0, 7) - 0.00819).abs() < 5e-6);
+        assert!((asymptotic_fpp(20.0, 8) - 0.00014).abs() < 5e-6);
+        assert!((asymptotic_fpp(30.0, 8) - 9.01e-6).abs() < 5e-8);
+    }
+
+    #[test]
+    fn the_optimum_minimises_the_rate() {
+        let r = 10.0;
+        let k = optimal_hashes_continuous(r);
+        assert!((k - 6.931).abs() < 1e-3);
+        // At the optimum the rate is 2^{-k} (seed 002, step 3).
+        let at = |k: f64| (1.0 - (-k / r).exp()).powf(k);
+        assert!((at(k) - 0.5f64.powf(k)).abs() < 1e-12);
+        assert!(at(k) < at(k - 0.5) && at(k) < at(k + 0.5));
+    }
+
+    #[test]
+    fn fingerprint_rate_matches_seed_001() {
+        // Seed 001: 2^16 words with 32-bit fingerprints: rate < 1/65,525 (it is ≈ 1/65,536).
+        let rate = fingerprint_fpp(1 << 16, 32);
+        assert!((rate - 1.0 / 65_536.0).abs() / rate < 1e-4, "{rate}");
+        // 10^8 keys: 1 − e^{−10^8/2^32} ≈ 0.0230.
+        assert!((fingerprint_fpp(100_000_000, 32) - 0.02301).abs() < 1e-4);
+    }
+
+    #[test]
+    fn helpers() {
+        assert!((binomial_sigma(0.01, 10_000) - 0.000_995).abs() < 1e-6);
+        assert_eq!(queries_for(0.01, 1000.0, 10, 1_000_000), 100_000);
+        assert_eq!(queries_for(1e-9, 1000.0, 10, 1_000_000), 1_000_000);
+        assert_eq!(queries_for(0.5, 1000.0, 10_000, 1_000_000), 10_000);
+        assert!((bits_over_bound(10.0, 0.5f64.powi(7)) - 3.0).abs() < 1e-12);
+        // Seed 002: 958,505,838 bits ≈ 114.26 MiB.
+        assert!((bits_to_mib(958_505_838) - 114.26).abs() < 0.01);
+    }
+}
