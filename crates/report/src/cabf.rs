@@ -25,6 +25,10 @@ const FLOOR: f64 = 1e-7;
 /// Writes `results.csv`, `fig3-memory.svg`, `fig4-set-size.svg`, `fig5-hashes.svg` and
 /// `README.md` under `out`; returns the files written.
 pub fn write(out: &Path, points: &[Measured], command: &str, seconds: f64) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(out).map_err(|source| crate::Error::CreateDir {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let mut files = vec![out.join("results.csv")];
     write_atomic_text(&files[0], &csv(points))?;
     for (figure, title, x_label, x_of) in figures() {
@@ -46,14 +50,35 @@ type XOf = fn(&Measured) -> f64;
 
 fn figures() -> [(&'static str, &'static str, &'static str, XOf); 3] {
     [
-        ("fig3-memory", "False positives vs memory (UT1, n = 200,000 entries, slash split)", "memory (bits per entry)", |p| p.bits as f64 / p.n as f64),
-        ("fig4-set-size", "False positives vs set size (UT1, m = 1.6 Mbit, slash split)", "entries n (thousands)", |p| p.n as f64 / 1e3),
-        ("fig5-hashes", "BBF+ vs CaBF as k grows (UT1, 8 bits per entry, slash split)", "hash functions k per filter", |p| f64::from(p.k)),
+        (
+            "fig3-memory",
+            "False positives vs memory (UT1, n = 200,000 entries, slash split)",
+            "memory (bits per entry)",
+            |p| p.bits as f64 / p.n as f64,
+        ),
+        (
+            "fig4-set-size",
+            "False positives vs set size (UT1, m = 1.6 Mbit, slash split)",
+            "entries n (thousands)",
+            |p| p.n as f64 / 1e3,
+        ),
+        (
+            "fig5-hashes",
+            "BBF+ vs CaBF as k grows (UT1, 8 bits per entry, slash split)",
+            "hash functions k per filter",
+            |p| f64::from(p.k),
+        ),
     ]
 }
 
 fn panel(points: &[Measured], figure: &str, query: &str, x_label: &str, x_of: XOf) -> Panel {
-    let rate = |p: &Measured| if query == "member" { p.member_fpp } else { p.foreign_fpp };
+    let rate = |p: &Measured| {
+        if query == "member" {
+            p.member_fpp
+        } else {
+            p.foreign_fpp
+        }
+    };
     let chosen: Vec<&Measured> = points
         .iter()
         .filter(|p| p.figure == figure && p.dataset == "ut1" && p.split == "slash")
@@ -82,25 +107,48 @@ fn panel(points: &[Measured], figure: &str, query: &str, x_label: &str, x_of: XO
     Panel {
         title: title.to_string(),
         x: Axis::linear(x_label, low.min(high), high.max(low + 1.0)),
-        y: Axis::log("false-positive rate per prefix probe", y_low, y_high.max(y_low * 10.0)),
+        y: Axis::log(
+            "false-positive rate per prefix probe",
+            y_low,
+            y_high.max(y_low * 10.0),
+        ),
         series,
         legend: LegendAt::LowerLeft,
     }
 }
 
 fn csv(points: &[Measured]) -> String {
-    let mut out = String::from("figure,dataset,split,structure,n,bits,k,member_fpp,foreign_fpp,foreign_lpm_error,probes\n");
+    let mut out = String::from(
+        "figure,dataset,split,structure,n,bits,k,member_fpp,foreign_fpp,foreign_lpm_error,probes\n",
+    );
     for p in points {
         out.push_str(&format!(
             "{},{},{},{},{},{},{},{:e},{:e},{:e},{}\n",
-            p.figure, p.dataset, p.split, p.structure, p.n, p.bits, p.k, p.member_fpp, p.foreign_fpp, p.foreign_lpm_error, p.probes
+            p.figure,
+            p.dataset,
+            p.split,
+            p.structure,
+            p.n,
+            p.bits,
+            p.k,
+            p.member_fpp,
+            p.foreign_fpp,
+            p.foreign_lpm_error,
+            p.probes
         ));
     }
     out
 }
 
 /// Finds one point.
-fn at<'a>(points: &'a [Measured], figure: &str, dataset: &str, split: &str, structure: &str, bits_per_entry: f64) -> Option<&'a Measured> {
+fn at<'a>(
+    points: &'a [Measured],
+    figure: &str,
+    dataset: &str,
+    split: &str,
+    structure: &str,
+    bits_per_entry: f64,
+) -> Option<&'a Measured> {
     points.iter().find(|p| {
         p.figure == figure
             && p.dataset == dataset
@@ -121,13 +169,27 @@ fn fig3_table(points: &[Measured], dataset: &str, split: &str) -> String {
     sizes.dedup();
     for bpe in sizes {
         for query in ["member", "foreign"] {
-            let rate = |s: &str| at(points, "fig3-memory", dataset, split, s, bpe).map(|p| if query == "member" { p.member_fpp } else { p.foreign_fpp });
-            let cells: Vec<String> = STRUCTURES.iter().map(|(s, _, _)| rate(s).map_or("–".into(), |r| format!("{r:.2e}"))).collect();
+            let rate = |s: &str| {
+                at(points, "fig3-memory", dataset, split, s, bpe).map(|p| {
+                    if query == "member" {
+                        p.member_fpp
+                    } else {
+                        p.foreign_fpp
+                    }
+                })
+            };
+            let cells: Vec<String> = STRUCTURES
+                .iter()
+                .map(|(s, _, _)| rate(s).map_or("–".into(), |r| format!("{r:.2e}")))
+                .collect();
             let ratio = match (rate("BBF+"), rate("CaBF")) {
                 (Some(b), Some(c)) if c > 0.0 => format!("{:.2}×", b / c),
                 _ => "–".into(),
             };
-            out.push_str(&format!("| {bpe} | {query} | {} | {ratio} |\n", cells.join(" | ")));
+            out.push_str(&format!(
+                "| {bpe} | {query} | {} | {ratio} |\n",
+                cells.join(" | ")
+            ));
         }
     }
     out
@@ -200,14 +262,25 @@ fn summary(points: &[Measured], command: &str, seconds: f64) -> String {
 
 /// UT1, slash split, Fig. 3 at 10 bits/entry.
 fn rate(points: &[Measured], structure: &str, member: bool) -> f64 {
-    at(points, "fig3-memory", "ut1", "slash", structure, 10.0).map_or(f64::NAN, |p| if member { p.member_fpp } else { p.foreign_fpp })
+    at(points, "fig3-memory", "ut1", "slash", structure, 10.0).map_or(f64::NAN, |p| {
+        if member {
+            p.member_fpp
+        } else {
+            p.foreign_fpp
+        }
+    })
 }
 
 /// UT1, slash split, Fig. 4 at its smallest set (most bits per entry), foreign queries.
 fn fig4(points: &[Measured], structure: &str) -> f64 {
     points
         .iter()
-        .filter(|p| p.figure == "fig4-set-size" && p.dataset == "ut1" && p.split == "slash" && p.structure == structure)
+        .filter(|p| {
+            p.figure == "fig4-set-size"
+                && p.dataset == "ut1"
+                && p.split == "slash"
+                && p.structure == structure
+        })
         .min_by_key(|p| p.n)
         .map_or(f64::NAN, |p| p.foreign_fpp)
 }

@@ -26,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cabf;
 pub mod context;
 mod error;
 pub mod fmt;
