@@ -142,3 +142,39 @@ fn statistics_track_the_fill() {
     assert!((now - theory).abs() / theory < 0.15, "{now} vs {theory}");
     assert!(f.expected_fpp() <= 0.0105);
 }
+
+#[test]
+fn sharded_parallel_insert_equals_sequential_on_many_keys() {
+    let keys: Vec<String> = (0..200_000)
+        .map(|i| format!("http://k{i}.example/"))
+        .collect();
+    let mut sequential = BlockedBloomFilter::new(200_000, 0.01).unwrap();
+    let mut parallel = sequential.clone();
+    for key in &keys {
+        sequential.insert(key);
+    }
+    parallel.insert_parallel(&keys, 3);
+    assert_eq!(sequential.words(), parallel.words());
+    assert_eq!(Filter::items(&parallel), 200_000);
+}
+
+#[test]
+fn concurrent_inserter_from_two_threads_equals_sequential() {
+    let keys: Vec<String> = (0..50_000).map(|i| format!("key-{i}")).collect();
+    let mut sequential = BloomFilter::new(50_000, 0.01).unwrap();
+    let mut shared = sequential.clone();
+    for key in &keys {
+        sequential.insert(key);
+    }
+    {
+        let inserter = shared.concurrent_inserter();
+        std::thread::scope(|scope| {
+            for part in keys.chunks(25_000) {
+                let inserter = &inserter;
+                scope.spawn(move || inserter.insert_all(part));
+            }
+        });
+    }
+    assert_eq!(sequential.words(), shared.words());
+    assert_eq!(Filter::items(&shared), 50_000);
+}
