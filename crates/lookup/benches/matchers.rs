@@ -1,5 +1,6 @@
 //! Measures URL checks end to end — canonicalize, generate expressions, probe — for the Bloom
-//! matcher (without and with verification) and the exact matcher, on one core and on all cores.
+//! matcher (without and with verification), the CaBF engine and the exact matcher, and the
+//! longest-prefix lookups of BBF−, BBF+, CaBF− and CaBF, on one core and on all cores.
 //!
 //! The stream is the dataset's URLs plus URLs below UT1 entries (read from `../shared/data` when
 //! present, else generated); the lists are UT1 `phishing` and `malware`.
@@ -10,6 +11,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use phishbloom_filter::LayoutKind;
+use phishbloom_lookup::cabf::{
+    entry_components, longest_prefix, url_components, Allocation, Bbf, Cabf, CheckStore,
+    PrefixFilter, Split,
+};
+use phishbloom_lookup::cabf_engine::CabfMatcher;
 use phishbloom_lookup::entries::{read_entries, EntrySource};
 use phishbloom_lookup::list::{read_list, Input, LabelFilter, ListOptions};
 use phishbloom_lookup::matcher::{BloomMatcher, ExactMatcher, Matcher, Scratch};
@@ -104,6 +110,7 @@ fn bench(c: &mut Criterion) {
     let bloom = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, false).expect("bloom");
     let verified = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, true).expect("bloom");
     let exact = ExactMatcher::new(&list);
+    let cabf = CabfMatcher::build(&list, 0.01, 20, false).expect("cabf");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!(
         "{} entries, {} query URLs, {} cores; Bloom filter {} bytes",
@@ -133,6 +140,80 @@ fn bench(c: &mut Criterion) {
                     let started = Instant::now();
                     for _ in 0..iterations {
                         std::hint::black_box(check_all(matcher, &lines, threads));
+                    }
+                    started.elapsed()
+                })
+            });
+        }
+    }
+    group.finish();
+    prefix_structures(c, &list, &lines, cores);
+}
+
+/// Longest-prefix lookups of seed 003's four structures on the same stream (slash split, one
+/// component sequence per URL, 10 bits per entry, no verification), one core and all cores.
+fn prefix_structures(c: &mut Criterion, list: &[Entry], lines: &[Vec<u8>], cores: usize) {
+    let split = Split::Slash;
+    let entries: Vec<Vec<String>> = list.iter().map(|e| entry_components(split, e)).collect();
+    let queries: Vec<Vec<String>> = lines
+        .iter()
+        .filter_map(|l| canonicalize(l).ok())
+        .map(|u| url_components(split, &u, u.host()))
+        .collect();
+    let bits = 10 * entries.len() as u64;
+    let structures: Vec<Box<dyn PrefixFilter>> = vec![
+        Box::new(Bbf::build(&entries, 8, bits, Allocation::Equal, None).expect("bbf-")),
+        Box::new(Bbf::build(&entries, 8, bits, Allocation::Proportional, None).expect("bbf+")),
+        Box::new(
+            Cabf::build(
+                &entries,
+                8,
+                bits,
+                Allocation::Equal,
+                CheckStore::Bloom,
+                None,
+            )
+            .expect("cabf-"),
+        ),
+        Box::new(
+            Cabf::build(
+                &entries,
+                8,
+                bits,
+                Allocation::Proportional,
+                CheckStore::Bloom,
+                None,
+            )
+            .expect("cabf"),
+        ),
+    ];
+    let mut group = c.benchmark_group("longest_prefix");
+    group.throughput(Throughput::Elements(queries.len() as u64));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
+    for structure in &structures {
+        for threads in [1, cores] {
+            group.bench_function(format!("{}/{threads} thread(s)", structure.name()), |b| {
+                b.iter_custom(|iterations| {
+                    let started = Instant::now();
+                    for _ in 0..iterations {
+                        let share = queries.len().div_ceil(threads);
+                        std::thread::scope(|scope| {
+                            for part in queries.chunks(share) {
+                                let structure = &**structure;
+                                scope.spawn(move || {
+                                    let mut candidates = Vec::new();
+                                    let found: usize = part
+                                        .iter()
+                                        .map(|q| {
+                                            longest_prefix(structure, None, q, &mut candidates)
+                                        })
+                                        .sum();
+                                    std::hint::black_box(found)
+                                });
+                            }
+                        });
                     }
                     started.elapsed()
                 })
