@@ -128,9 +128,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("canonicalize+expressions only", |b| {
         b.iter(|| canonicalize_only(&lines))
     });
-    let matchers: [(&str, &dyn Matcher); 3] = [
+    let matchers: [(&str, &dyn Matcher); 4] = [
         ("bloom", &bloom),
         ("bloom+verify", &verified),
+        ("cabf-engine", &cabf),
         ("exact", &exact),
     ];
     for (name, matcher) in matchers {
