@@ -230,7 +230,7 @@ fn summary(points: &[Measured], command: &str, seconds: f64) -> String {
          queries are mostly stopped by the component filters: at 10 bits/entry CaBF and BBF+ are \
          close ({f_cabf:.2e} vs {f_bbf:.2e}) and up to 16 bits/entry BBF+ stays slightly ahead \
          (Fig. 3); only at Fig. 4's smallest set (32 bits/entry, n = 50,000) does CaBF pull ahead, \
-         {f4_cabf:.2e} vs BBF+ {f4_bbf:.2e}, the paper's "gain grows with memory" in one point.\n\
+         {f4_cabf:.2e} vs BBF+ {f4_bbf:.2e}, the paper's 'gain grows with memory' in one point.\n\
          - **Fewer hash functions (Fig. 5):** on foreign queries CaBF with k = 2–3 reaches BBF+'s \
          rate at its best k; on member queries it does not.\n\
          - **Splits.** The reversed-host split (labels `com`, `evil`, `www`) makes domain entries \
