@@ -12,6 +12,7 @@ use clap::Parser;
 use crate::args::{Cli, Command, ExperimentCommand};
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plan(args) => commands::plan::run(&args),
@@ -31,6 +32,18 @@ fn main() -> ExitCode {
             eprintln!("phishbloom: error: {error:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Makes a closed output pipe (`phishbloom plan … | head`) end the process quietly, as it does
+/// for every Unix filter, instead of surfacing as a failed `println!` (a panic). Rust programs
+/// start with SIGPIPE ignored; this puts back the default action.
+fn restore_default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any thread exists; `signal` with SIG_DFL only
+    // changes this process's disposition for SIGPIPE and has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -551,3 +551,30 @@ fn canon_prints_canonical_forms_and_expressions() {
         .code(2)
         .stderr(predicate::str::contains("http://"));
 }
+
+#[test]
+fn a_closed_output_pipe_ends_quietly_without_a_panic() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command as Process, Stdio};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("phishbloom"))
+        .args([
+            "plan",
+            "-n",
+            "1e3,1e4,1e5,1e6,1e7,1e8",
+            "-p",
+            "1e-1,1e-2,1e-3,1e-4,1e-5,1e-6",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: the rest of the table goes to a closed pipe.
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(first.contains("layout"), "{first}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
