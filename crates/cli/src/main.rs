@@ -3,11 +3,12 @@
 
 mod args;
 mod commands;
-mod fmt;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+/// Number formatting shared with the report (thousands separators, binary units, percentages).
+use phishbloom_report::fmt;
 
 use crate::args::{Cli, Command, ExperimentCommand};
 

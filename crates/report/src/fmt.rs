@@ -30,6 +30,18 @@ pub fn bytes(value: u64) -> String {
     }
 }
 
+/// A probability as a percentage with enough digits to see small rates: `0.00934` → `0.934 %`.
+pub fn percent(rate: f64) -> String {
+    let pct = rate * 100.0;
+    if pct == 0.0 {
+        "0 %".to_string()
+    } else if pct >= 0.1 {
+        format!("{pct:.3} %")
+    } else {
+        format!("{pct:.2e} %")
+    }
+}
+
 /// A rate with three significant digits: `0.0081923` → `0.00819`, `9.012e-6` → `9.01e-6`.
 pub fn rate(value: f64) -> String {
     if value == 0.0 {
@@ -65,6 +77,13 @@ pub fn power_of_ten(value: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentages() {
+        assert_eq!(percent(0.00934), "0.934 %");
+        assert_eq!(percent(0.0), "0 %");
+        assert_eq!(percent(1e-6), "1.00e-4 %");
+    }
 
     #[test]
     fn formats() {
