@@ -414,6 +414,23 @@ fn ut1_category(dir: &Path) -> PathBuf {
     category
 }
 
+/// Checks issue 4's examples against a filter built from [`ut1_category`].
+fn check_issue_examples(check: &mut Command) {
+    check
+        .write_stdin(
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\nnotexample-listed-domain.com\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\nsig2fa.wixsite.com/other\n",
+        )
+        .assert()
+        .code(0)
+        .stdout(
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\n\
+             notexample-listed-domain.com\tclean\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\n\
+             sig2fa.wixsite.com/other\tclean\n",
+        );
+}
+
 #[test]
 fn ut1_build_and_the_issue_examples() {
     let dir = tempfile::tempdir().unwrap();
@@ -427,21 +444,7 @@ fn ut1_build_and_the_issue_examples() {
         .assert()
         .success()
         .stdout(predicate::str::contains("2 domain, 1 URL"));
-    phishbloom()
-        .arg("check")
-        .arg(&filter)
-        .write_stdin(
-            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\nnotexample-listed-domain.com\n\
-             sig2fa.wixsite.com/sig2faverify/a?b=1\nsig2fa.wixsite.com/other\n",
-        )
-        .assert()
-        .code(0)
-        .stdout(
-            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\n\
-             notexample-listed-domain.com\tclean\n\
-             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\n\
-             sig2fa.wixsite.com/other\tclean\n",
-        );
+    check_issue_examples(phishbloom().arg("check").arg(&filter));
     assert_error(
         phishbloom()
             .args(["build", "--ut1"])
@@ -465,21 +468,7 @@ fn cabf_engine_has_the_same_semantics() {
         .assert()
         .success()
         .stdout(predicate::str::contains("CaBF engine"));
-    phishbloom()
-        .args(["check", "--verify"])
-        .arg(&filter)
-        .write_stdin(
-            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\nnotexample-listed-domain.com\n\
-             sig2fa.wixsite.com/sig2faverify/a?b=1\nsig2fa.wixsite.com/other\n",
-        )
-        .assert()
-        .code(0)
-        .stdout(
-            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\n\
-             notexample-listed-domain.com\tclean\n\
-             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\n\
-             sig2fa.wixsite.com/other\tclean\n",
-        );
+    check_issue_examples(phishbloom().args(["check", "--verify"]).arg(&filter));
     let mut bytes = std::fs::read(&filter).unwrap();
     let last = bytes.len() - 20;
     bytes[last] ^= 1;
