@@ -313,6 +313,12 @@ impl<L: Layout> Bloom<L> {
         format::write_atomic(path.as_ref(), &self.header(), self.bits.bytes())
     }
 
+    /// The complete file image [`Bloom::save`] writes (header, bit array, checksum), for
+    /// callers that embed a filter in a container of their own.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        format::image(&self.header(), self.bits.bytes())
+    }
+
     /// Maps the filter saved at `path`, after checking its magic, version, sizes, checksum and
     /// fields; fails with [`Error::WrongLayout`] if it holds the other layout.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {

@@ -278,6 +278,18 @@ pub fn map_file(path: &Path) -> Result<(memmap2::MmapMut, Header)> {
 /// Distinguishes concurrent temporary files of one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The file image of `header` and `data`: both, then the xxh3-64 of both (as [`write_atomic`]
+/// writes them).
+pub fn image(header: &Header, data: &[u8]) -> Vec<u8> {
+    let header_bytes = header.encode();
+    let mut out = Vec::with_capacity(HEADER_LEN + data.len() + TRAILER_LEN);
+    out.extend_from_slice(&header_bytes);
+    out.extend_from_slice(data);
+    let checksum = xxh3_64(&out);
+    out.extend_from_slice(&checksum.to_le_bytes());
+    out
+}
+
 /// Writes `header`, `data` and the checksum to `path` atomically (see [`write_atomic_parts`]).
 pub fn write_atomic(path: &Path, header: &Header, data: &[u8]) -> Result<()> {
     write_atomic_parts(path, &[&header.encode(), data])

@@ -323,3 +323,13 @@ proptest! {
         let _ = AnyFilter::from_bytes("fuzz", &image);
     }
 }
+
+#[test]
+fn to_bytes_is_exactly_the_saved_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut filter = BlockedBloomFilter::new(1_000, 0.01).unwrap();
+    filter.insert("x");
+    let path = dir.path().join("f.bloom");
+    filter.save(&path).unwrap();
+    assert_eq!(filter.to_bytes(), std::fs::read(&path).unwrap());
+}

@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use phishbloom_filter::LayoutKind;
 use phishbloom_lookup::cabf::{
-    entry_components, longest_prefix, url_components, Allocation, Bbf, Cabf, CheckStore,
-    PrefixFilter, Split,
+    entry_components, longest_prefix, url_components, PrefixFilter, Split, Structure,
 };
 use phishbloom_lookup::cabf_engine::CabfMatcher;
 use phishbloom_lookup::entries::{read_entries, EntrySource};
@@ -162,32 +161,10 @@ fn prefix_structures(c: &mut Criterion, list: &[Entry], lines: &[Vec<u8>], cores
         .map(|u| url_components(split, &u, u.host()))
         .collect();
     let bits = 10 * entries.len() as u64;
-    let structures: Vec<Box<dyn PrefixFilter>> = vec![
-        Box::new(Bbf::build(&entries, 8, bits, Allocation::Equal, None).expect("bbf-")),
-        Box::new(Bbf::build(&entries, 8, bits, Allocation::Proportional, None).expect("bbf+")),
-        Box::new(
-            Cabf::build(
-                &entries,
-                8,
-                bits,
-                Allocation::Equal,
-                CheckStore::Bloom,
-                None,
-            )
-            .expect("cabf-"),
-        ),
-        Box::new(
-            Cabf::build(
-                &entries,
-                8,
-                bits,
-                Allocation::Proportional,
-                CheckStore::Bloom,
-                None,
-            )
-            .expect("cabf"),
-        ),
-    ];
+    let structures: Vec<Box<dyn PrefixFilter>> = Structure::PAPER
+        .iter()
+        .map(|s| s.build(&entries, 8, bits, None).expect("structure"))
+        .collect();
     let mut group = c.benchmark_group("longest_prefix");
     group.throughput(Throughput::Elements(queries.len() as u64));
     group

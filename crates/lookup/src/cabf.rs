@@ -273,6 +273,17 @@ fn check_hash(value: u128) -> KeyHash {
     KeyHash::of(&value.to_le_bytes())
 }
 
+/// The hash of an element as filter `i` sees it: each filter has its own hash function (the
+/// component's hash combined with the filter's index), as the paper's independent per-filter
+/// hash families. With one shared function, two filters of equal size would map a component to
+/// the same positions, and the check value of `a/b` would equal that of `b/a`.
+fn in_filter(i: usize, hash: KeyHash) -> KeyHash {
+    hash.combine(KeyHash {
+        h1: i as u64,
+        h2: !(i as u64),
+    })
+}
+
 impl Cabf {
     /// The component (or tail) that filter `i` holds for a sequence: component i for i < p − 1;
     /// for the last filter, components p − 1 .. len joined (hash-chained).
@@ -280,9 +291,14 @@ impl Cabf {
         let head = components.len().min(p - 1);
         let mut out: Vec<KeyHash> = components[..head]
             .iter()
-            .map(|c| KeyHash::of(c.as_bytes()))
+            .enumerate()
+            .map(|(i, c)| in_filter(i, KeyHash::of(c.as_bytes())))
             .collect();
-        out.extend(prefix_hashes(&components[head..]).last().copied());
+        out.extend(
+            prefix_hashes(&components[head..])
+                .last()
+                .map(|&t| in_filter(p - 1, t)),
+        );
         out
     }
 
@@ -435,7 +451,8 @@ impl PrefixFilter for Cabf {
         let head = components.len().min(p - 1);
         let head_hashes: Vec<KeyHash> = components[..head]
             .iter()
-            .map(|c| KeyHash::of(c.as_bytes()))
+            .enumerate()
+            .map(|(i, c)| in_filter(i, KeyHash::of(c.as_bytes())))
             .collect();
         let head_values = self.check_values(&head_hashes);
         let mut all_present = true;
@@ -446,11 +463,87 @@ impl PrefixFilter for Cabf {
         // Longer prefixes: the joined tail in the last filter.
         let tails = prefix_hashes(&components[head..]);
         let base = head_values.last().copied().unwrap_or(0);
-        for &tail in &tails {
+        for tail in tails.into_iter().map(|t| in_filter(p - 1, t)) {
             let present = all_present && self.filters[p - 1].contains_hash(tail);
             let value = base.wrapping_add(self.component_value(p - 1, tail));
             candidates.push(present && self.check_passes(value));
         }
+    }
+}
+
+/// The structures of seed 003's comparison, plus CaBF without its correlation check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structure {
+    /// Length-grouped filters, equal memory, one global k.
+    BbfMinus,
+    /// Length-grouped filters, memory in proportion to group size.
+    BbfPlus,
+    /// Component filters, equal memory, one global k, check values in a Bloom filter.
+    CabfMinus,
+    /// Component filters sized by cardinality, check values in a Bloom filter (the paper's CaBF).
+    Cabf,
+    /// CaBF without the correlation check.
+    CabfNoCheck,
+}
+
+impl Structure {
+    /// The four structures the paper compares.
+    pub const PAPER: [Structure; 4] = [
+        Structure::BbfMinus,
+        Structure::BbfPlus,
+        Structure::CabfMinus,
+        Structure::Cabf,
+    ];
+
+    /// The name used in experiment output (the same as its [`PrefixFilter::name`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            Structure::BbfMinus => "BBF-",
+            Structure::BbfPlus => "BBF+",
+            Structure::CabfMinus => "CaBF-",
+            Structure::Cabf => "CaBF",
+            Structure::CabfNoCheck => "CaBF (no check)",
+        }
+    }
+
+    /// Builds this structure over `entries` with `p` filters and `bits` bits in all;
+    /// `fixed_k` forces the hash count of every filter.
+    pub fn build(
+        self,
+        entries: &[Vec<String>],
+        p: usize,
+        bits: u64,
+        fixed_k: Option<u32>,
+    ) -> Result<Box<dyn PrefixFilter>> {
+        use Allocation::{Equal, Proportional};
+        Ok(match self {
+            Structure::BbfMinus => Box::new(Bbf::build(entries, p, bits, Equal, fixed_k)?),
+            Structure::BbfPlus => Box::new(Bbf::build(entries, p, bits, Proportional, fixed_k)?),
+            Structure::CabfMinus => Box::new(Cabf::build(
+                entries,
+                p,
+                bits,
+                Equal,
+                CheckStore::Bloom,
+                fixed_k,
+            )?),
+            Structure::Cabf => Box::new(Cabf::build(
+                entries,
+                p,
+                bits,
+                Proportional,
+                CheckStore::Bloom,
+                fixed_k,
+            )?),
+            Structure::CabfNoCheck => Box::new(Cabf::build(
+                entries,
+                p,
+                bits,
+                Proportional,
+                CheckStore::None,
+                fixed_k,
+            )?),
+        })
     }
 }
 
@@ -545,55 +638,69 @@ mod tests {
     }
 
     #[test]
-    fn fixed_point_check_value_is_exact() {
-        // Two positions of 2^39 at j = 1, 2: 2^39·2^63 + 2^39·2^62, exactly.
-        let expected = (1u128 << 102) + (1u128 << 101);
-        let value =
-            (1u128 << 39 << (CHECK_SCALE_BITS - 1)) + (1u128 << 39 << (CHECK_SCALE_BITS - 2));
-        assert_eq!(value, expected);
+    fn fixed_point_check_value_is_exact_and_order_sensitive() {
+        let entries = vec![vec!["a".to_string(), "b".to_string()]];
+        let cabf = Cabf::build(
+            &entries,
+            8,
+            1 << 12,
+            Allocation::Proportional,
+            CheckStore::Exact,
+            None,
+        )
+        .unwrap();
+        let element = |i: usize, c: &[u8]| in_filter(i, KeyHash::of(c));
+        let hashes = [element(0, b"a"), element(1, b"b")];
+        // v_i = Σ_j H_{i,j} / 2^j, computed here as an exact rational with denominator 2^64.
+        let by_hand = |i: usize, hash: KeyHash| {
+            let filter = &cabf.filters[i];
+            let mut positions = Vec::new();
+            double_hashing(hash, filter.num_bits(), filter.num_hashes(), |p| {
+                positions.push(p)
+            });
+            positions
+                .iter()
+                .enumerate()
+                .map(|(j, &h)| u128::from(h) * (1u128 << (CHECK_SCALE_BITS - 1 - j as u32)))
+                .sum::<u128>()
+        };
+        let values = cabf.check_values(&hashes);
+        assert_eq!(values[0], by_hand(0, hashes[0]));
+        assert_eq!(values[1], by_hand(0, hashes[0]) + by_hand(1, hashes[1]));
+        // The same components in the other order give another value.
+        let swapped = cabf.check_values(&[element(0, b"b"), element(1, b"a")]);
+        assert_ne!(swapped[1], values[1]);
     }
 
     fn structures(entries: &[Vec<String>], bits: u64) -> Vec<Box<dyn PrefixFilter>> {
-        vec![
-            Box::new(Bbf::build(entries, 8, bits, Allocation::Equal, None).unwrap()),
-            Box::new(Bbf::build(entries, 8, bits, Allocation::Proportional, None).unwrap()),
-            Box::new(
-                Cabf::build(entries, 8, bits, Allocation::Equal, CheckStore::Bloom, None).unwrap(),
-            ),
-            Box::new(
-                Cabf::build(
-                    entries,
-                    8,
-                    bits,
-                    Allocation::Proportional,
-                    CheckStore::Bloom,
-                    None,
-                )
-                .unwrap(),
-            ),
-            Box::new(
-                Cabf::build(
-                    entries,
-                    8,
-                    bits,
-                    Allocation::Proportional,
-                    CheckStore::Exact,
-                    None,
-                )
-                .unwrap(),
-            ),
-            Box::new(
-                Cabf::build(
-                    entries,
-                    8,
-                    bits,
-                    Allocation::Proportional,
-                    CheckStore::None,
-                    None,
-                )
-                .unwrap(),
-            ),
-        ]
+        let mut all: Vec<Box<dyn PrefixFilter>> = Structure::PAPER
+            .iter()
+            .chain(&[Structure::CabfNoCheck])
+            .map(|s| s.build(entries, 8, bits, None).unwrap())
+            .collect();
+        all.push(Box::new(
+            Cabf::build(
+                entries,
+                8,
+                bits,
+                Allocation::Proportional,
+                CheckStore::Exact,
+                None,
+            )
+            .unwrap(),
+        ));
+        all
+    }
+
+    #[test]
+    fn structure_names_match_the_built_filters() {
+        let entries = vec![vec!["evil.com".to_string()]];
+        for structure in Structure::PAPER.iter().chain(&[Structure::CabfNoCheck]) {
+            assert_eq!(
+                structure.build(&entries, 8, 1024, None).unwrap().name(),
+                structure.name()
+            );
+        }
     }
 
     #[test]

@@ -123,7 +123,7 @@ impl CabfMatcher {
         header.extend_from_slice(&self.entries.to_le_bytes());
         let mut body = Vec::new();
         for filter in filters.iter().chain(check) {
-            let image = filter_image(filter)?;
+            let image = filter.to_bytes();
             body.extend_from_slice(&(image.len() as u64).to_le_bytes());
             body.extend_from_slice(&image);
         }
@@ -213,17 +213,6 @@ impl CabfMatcher {
             expression_bound,
         })
     }
-}
-
-/// A filter's file image, through a temporary file (the filter crate writes files, atomically).
-fn filter_image(filter: &BloomFilter) -> Result<Vec<u8>> {
-    let dir = std::env::temp_dir().join(format!("phishbloom-cabf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create", e))?;
-    let path = dir.join("filter.bloom");
-    filter.save(&path)?;
-    let image = std::fs::read(&path).map_err(|e| Error::io(&path, "read", e));
-    let _ = std::fs::remove_dir_all(&dir);
-    image
 }
 
 /// Bounds-checked little-endian reading of a byte image.

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use phishbloom_url::{canonicalize, Entry};
 
 use crate::cabf::{
-    entry_components, longest_prefix, url_components, Allocation, Bbf, Cabf, CheckStore,
-    PrefixFilter, PrefixTable, Split,
+    entry_components, longest_prefix, url_components, PrefixFilter, PrefixTable, Split, Structure,
 };
 use crate::entries::{read_entries, EntrySource};
 use crate::error::{Error, Result};
@@ -75,64 +74,13 @@ struct Corpus {
 }
 
 /// The structures compared at one size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    BbfMinus,
-    BbfPlus,
-    CabfMinus,
-    Cabf,
-    CabfNoCheck,
-}
-
-const KINDS: [Kind; 5] = [
-    Kind::BbfMinus,
-    Kind::BbfPlus,
-    Kind::CabfMinus,
-    Kind::Cabf,
-    Kind::CabfNoCheck,
+const KINDS: [Structure; 5] = [
+    Structure::BbfMinus,
+    Structure::BbfPlus,
+    Structure::CabfMinus,
+    Structure::Cabf,
+    Structure::CabfNoCheck,
 ];
-
-fn build(
-    kind: Kind,
-    entries: &[Vec<String>],
-    bits: u64,
-    k: Option<u32>,
-) -> Result<Box<dyn PrefixFilter>> {
-    Ok(match kind {
-        Kind::BbfMinus => Box::new(Bbf::build(entries, FILTERS, bits, Allocation::Equal, k)?),
-        Kind::BbfPlus => Box::new(Bbf::build(
-            entries,
-            FILTERS,
-            bits,
-            Allocation::Proportional,
-            k,
-        )?),
-        Kind::CabfMinus => Box::new(Cabf::build(
-            entries,
-            FILTERS,
-            bits,
-            Allocation::Equal,
-            CheckStore::Bloom,
-            k,
-        )?),
-        Kind::Cabf => Box::new(Cabf::build(
-            entries,
-            FILTERS,
-            bits,
-            Allocation::Proportional,
-            CheckStore::Bloom,
-            k,
-        )?),
-        Kind::CabfNoCheck => Box::new(Cabf::build(
-            entries,
-            FILTERS,
-            bits,
-            Allocation::Proportional,
-            CheckStore::None,
-            k,
-        )?),
-    })
-}
 
 /// Counts from one structure on one subset.
 #[derive(Default, Clone, Copy)]
@@ -270,8 +218,8 @@ fn run_corpus(
         }
     }
     for (figure, n, bits, k) in grid {
-        let kinds: Vec<Kind> = if figure == "fig5-hashes" {
-            vec![Kind::BbfPlus, Kind::Cabf]
+        let kinds: Vec<Structure> = if figure == "fig5-hashes" {
+            vec![Structure::BbfPlus, Structure::Cabf]
         } else {
             KINDS.to_vec()
         };
@@ -283,7 +231,7 @@ fn run_corpus(
             let foreign = subset(&foreign_all, plan.foreign_queries, &mut rng);
             let table = PrefixTable::new(&entries);
             for (slot, &kind) in kinds.iter().enumerate() {
-                let filter = build(kind, &entries, bits, k)?;
+                let filter = kind.build(&entries, FILTERS, bits, k)?;
                 total_bits[slot] = filter.bits();
                 let c = measure(&*filter, &table, &members, &foreign);
                 let s = &mut sums[slot];
@@ -301,7 +249,7 @@ fn run_corpus(
                 figure,
                 dataset: corpus.name,
                 split: split.name(),
-                structure: build(*kind, &all[..1], 1024, None)?.name(),
+                structure: kind.name().to_string(),
                 n: n as u64,
                 bits: *bits,
                 k: k.unwrap_or(0),
