@@ -193,20 +193,22 @@ impl Bbf {
         allocation: Allocation,
         fixed_k: Option<u32>,
     ) -> Result<Self> {
+        let p = p.max(1);
+        // An empty sequence is no prefix of anything: skip it.
+        let entries: Vec<&Vec<String>> = entries.iter().filter(|e| !e.is_empty()).collect();
         let group = |len: usize| len.min(p) - 1;
         let mut counts = vec![0u64; p];
-        for entry in entries {
+        for entry in &entries {
             counts[group(entry.len())] += 1;
         }
         let mut filters = allocate(&counts, total_bits, allocation, fixed_k)
             .into_iter()
             .map(new_filter)
             .collect::<Result<Vec<_>>>()?;
-        for entry in entries {
-            let hash = *prefix_hashes(entry)
-                .last()
-                .expect("entries have at least one component");
-            filters[group(entry.len())].insert_hash(hash);
+        for entry in &entries {
+            if let Some(&hash) = prefix_hashes(entry).last() {
+                filters[group(entry.len())].insert_hash(hash);
+            }
         }
         Ok(Bbf {
             filters,
@@ -304,6 +306,7 @@ impl Cabf {
 
     /// Distinct elements over all `p` filters for these entries (Σ nᵢ).
     pub fn element_count(entries: &[Vec<String>], p: usize) -> u64 {
+        let p = p.max(1);
         let mut distinct: Vec<HashSet<KeyHash>> = vec![HashSet::new(); p];
         for entry in entries {
             for (i, hash) in Self::element_hashes(entry, p).into_iter().enumerate() {
@@ -322,6 +325,8 @@ impl Cabf {
         store: CheckStore,
         fixed_k: Option<u32>,
     ) -> Result<Self> {
+        // At least one filter: p = 0 would leave nowhere to put a component.
+        let p = p.max(1);
         // Distinct elements per filter: what each filter holds (its cardinality n_i).
         let mut distinct: Vec<HashSet<KeyHash>> = vec![HashSet::new(); p];
         for entry in entries {
@@ -355,10 +360,10 @@ impl Cabf {
             allocation,
         };
         for entry in entries {
-            let value = *cabf
-                .check_values(&Self::element_hashes(entry, p))
-                .last()
-                .expect("non-empty entry");
+            // An empty sequence has no check value (and no prefix to match).
+            let Some(&value) = cabf.check_values(&Self::element_hashes(entry, p)).last() else {
+                continue;
+            };
             match cabf.check_filter.as_mut() {
                 Some(filter) => filter.insert_hash(check_hash(value)),
                 None if store == CheckStore::Exact => {
@@ -690,6 +695,19 @@ mod tests {
             .unwrap(),
         ));
         all
+    }
+
+    #[test]
+    fn empty_sequences_are_skipped_not_a_panic() {
+        let entries = vec![Vec::new(), vec!["evil.com".to_string()]];
+        for structure in Structure::PAPER {
+            let filter = structure.build(&entries, 8, 1024, None).unwrap();
+            let mut candidates = Vec::new();
+            assert_eq!(
+                longest_prefix(&*filter, None, &entries[1], &mut candidates),
+                1
+            );
+        }
     }
 
     #[test]
