@@ -235,7 +235,8 @@ fn summary(points: &[Measured], command: &str, seconds: f64) -> String {
          rate at its best k; on member queries it does not.\n\
          - **Splits.** The reversed-host split (labels `com`, `evil`, `www`) makes domain entries \
          prefixes of their subdomains, but doubles the probes per URL and puts few, very common \
-         labels in the first filters; it is worse than the slash split for every structure here. \
+         labels in the first filters; for CaBF it is worse than the slash split at every \
+         memory size, for BBF+ neither split wins at every size. \
          The product's CaBF engine (`build --engine cabf`) uses the slash split and looks a URL up \
          once per host suffix, which gives it the same semantics as the expression matcher.\n\n\
          **Which engine phishbloom uses by default:** the expression-based blocked Bloom matcher. \
