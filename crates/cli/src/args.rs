@@ -166,9 +166,14 @@ pub struct BuildArgs {
     /// UT1 category folders (with `domains` and/or `urls` files) to include; repeatable.
     #[arg(long, value_name = "DIR", num_args = 1..)]
     pub ut1: Vec<PathBuf>,
-    /// Where to write the filter (written atomically).
+    /// Where to write the blocklist file (written atomically: a reader sees the old file or the
+    /// new one; replacing it bumps the list version).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// The list's name, recorded in the file (a server names lists by it). Default: the
+    /// output file's name without its extension.
+    #[arg(long)]
+    pub name: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
     /// Input format.
@@ -193,13 +198,13 @@ pub struct BuildArgs {
     /// Lookup engine for URL entries.
     #[arg(long, value_enum, default_value_t = EngineArg::Bloom, conflicts_with = "exact")]
     pub engine: EngineArg,
-    /// Also write a table of 64-bit fingerprints of the entries (FILE.verify), so that
-    /// `check --verify` confirms every filter hit.
-    #[arg(long, conflicts_with = "exact")]
+    /// Also store the 64-bit fingerprints of the entries in the file, so that every filter hit
+    /// is confirmed exactly (no false positives but 64-bit collisions; 8 bytes per entry).
+    #[arg(long)]
     pub verify: bool,
     /// Expressions per URL the filter is sized for: `--fpp` is the rate per checked URL, so each
     /// probe gets 1 - (1 - fpp)^(1/E).
-    #[arg(long, default_value_t = phishbloom_lookup::matcher::DEFAULT_EXPRESSION_BOUND, value_parser = clap::value_parser!(u32).range(1..=1040))]
+    #[arg(long, default_value_t = phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND, value_parser = clap::value_parser!(u32).range(1..=1040))]
     pub expressions: u32,
     /// Threads for inserting (default: all cores).
     #[arg(long)]
@@ -216,8 +221,8 @@ pub struct CheckArgs {
     /// Write one JSON object per line instead of `KEY<TAB>listed|clean`.
     #[arg(long)]
     pub json: bool,
-    /// Confirm each filter hit against the entry fingerprints (FILE.verify, written by
-    /// `build --verify`): no false positives, at the cost of reading the table.
+    /// Require the file's verification section (written by `build --verify`) and fail if it has
+    /// none. Hits are always confirmed when the section is present.
     #[arg(long)]
     pub verify: bool,
     /// Worker threads for standard input (default: all cores).

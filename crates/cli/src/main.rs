@@ -7,8 +7,6 @@ mod commands;
 use std::process::ExitCode;
 
 use clap::Parser;
-/// Number formatting shared with the report (thousands separators, binary units, percentages).
-use phishbloom_report::fmt;
 
 use crate::args::{Cli, Command, ExperimentCommand};
 
@@ -54,5 +52,8 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
         cause
             .downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<phishbloom_blocklist::Error>()
+                .is_some_and(phishbloom_blocklist::Error::is_broken_pipe)
     })
 }

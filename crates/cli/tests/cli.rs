@@ -91,9 +91,11 @@ fn build_check_info_round_trip_on_a_csv() {
         .arg(&filter)
         .assert()
         .success()
-        .stdout(predicate::str::contains("checksum xxh3-64 verified"))
-        .stdout(predicate::str::contains("items inserted    1,001"))
-        .stdout(predicate::str::contains("blocked"));
+        .stdout(predicate::str::contains("every section verified"))
+        .stdout(predicate::str::contains(
+            "entries           1,001 URL entries",
+        ))
+        .stdout(predicate::str::contains("kind              blocked"));
     let json = phishbloom()
         .arg("info")
         .arg(&filter)
@@ -101,10 +103,13 @@ fn build_check_info_round_trip_on_a_csv() {
         .output()
         .unwrap();
     let info: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(info["items_inserted"], 1001);
-    assert_eq!(info["key_scheme"], "url-expressions");
-    assert_eq!(info["expressions_per_url"], 20);
-    assert_eq!(info["verify_table"], false);
+    assert_eq!(info["meta"]["entries"], 1001);
+    assert_eq!(info["meta"]["scheme"], "expressions");
+    assert_eq!(info["meta"]["probes_per_item"], 20);
+    assert_eq!(info["meta"]["name"], "f");
+    assert_eq!(info["meta"]["version"], 1);
+    assert_eq!(info["verification"], serde_json::Value::Null);
+    assert_eq!(info["filters"][0]["items"], 1001);
 }
 
 #[test]
@@ -370,7 +375,7 @@ fn corrupted_and_truncated_filter_files_exit_2() {
     let not_a_filter = dir.path().join("dataset.csv");
     assert_error(
         phishbloom().arg("info").arg(&not_a_filter),
-        &["not a phishbloom filter file"],
+        &["not a phishbloom blocklist file"],
     );
     assert_error(
         phishbloom()
@@ -477,6 +482,12 @@ fn cabf_engine_has_the_same_semantics() {
         phishbloom().arg("check").arg(&filter).arg("x.com"),
         &["p.cabf", "corrupted"],
     );
+    phishbloom()
+        .arg("info")
+        .arg(&filter)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("corrupted"));
 }
 
 #[test]
@@ -502,14 +513,23 @@ fn verify_confirms_hits_and_needs_its_table() {
         .arg("info")
         .arg(&filter)
         .assert()
-        .stdout(predicate::str::contains("present"));
-    std::fs::remove_file(dir.path().join("v.bloom.verify")).unwrap();
+        .stdout(predicate::str::contains("3 fingerprints"));
+    // No table beside the file: the verification is a section of it.
+    assert!(!dir.path().join("v.bloom.verify").exists());
+    let plain = dir.path().join("plain.bloom");
+    phishbloom()
+        .args(["build", "--ut1"])
+        .arg(&category)
+        .arg("-o")
+        .arg(&plain)
+        .assert()
+        .success();
     assert_error(
         phishbloom()
             .args(["check", "--verify"])
-            .arg(&filter)
+            .arg(&plain)
             .arg("x.com"),
-        &["v.bloom.verify", "--verify"],
+        &["plain.bloom", "no verification section", "--verify"],
     );
 }
 

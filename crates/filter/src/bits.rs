@@ -1,9 +1,10 @@
-//! The bit array behind every filter: 64-byte-aligned blocks, owned in memory or mapped from a file.
+//! The bit array behind every filter: 64-byte-aligned blocks, on the heap or, for large arrays,
+//! in an anonymous mapping that the kernel zeroes lazily.
 //!
 //! Both layouts store their bits in [`Block`]s of 512 bits so that a block never straddles two
-//! cache lines, and so that a saved file's bit region (which starts 64 bytes into a page-aligned
-//! mapping) can be used in place. Words are little-endian `u64`s; bit `i` of the array is bit
-//! `i % 64` of word `i / 64`.
+//! cache lines. Words are little-endian `u64`s; bit `i` of the array is bit `i % 64` of word
+//! `i / 64`. Nothing here maps a file: a filter read from disk is copied into memory, so that a
+//! file replaced or truncated later cannot change or fault a filter in use.
 
 use std::sync::atomic::AtomicU64;
 
@@ -20,17 +21,13 @@ pub const BLOCK_BYTES: usize = 64;
 
 /// The storage of a filter's bits.
 pub(crate) enum Storage {
-    /// Bits allocated by this process.
+    /// Bits on the heap.
     Owned(Vec<Block>),
-    /// Bits in a memory mapping: a private copy-on-write mapping of a saved file (reading touches
-    /// only the pages a query needs, and inserting into a loaded filter copies only the pages it
-    /// changes; the file itself is never written), or an anonymous mapping for a large new filter.
-    Mapped {
-        /// The whole file, mapped copy-on-write.
+    /// Bits in an anonymous private mapping (never file-backed), for large new filters.
+    Anonymous {
+        /// The mapping; its length is `blocks · 64`.
         map: MmapMut,
-        /// Byte offset of the bit region in the mapping (a multiple of 64).
-        offset: usize,
-        /// Number of blocks in the bit region.
+        /// Number of blocks.
         blocks: usize,
     },
 }
@@ -47,11 +44,7 @@ impl Storage {
             // A failed mapping (address space exhausted) falls back to the allocator below,
             // which reports the failure the usual way.
             if let Ok(map) = MmapMut::map_anon(bytes) {
-                return Storage::Mapped {
-                    map,
-                    offset: 0,
-                    blocks,
-                };
+                return Storage::Anonymous { map, blocks };
             }
         }
         Storage::Owned(bytemuck::allocation::zeroed_vec(blocks))
@@ -62,13 +55,11 @@ impl Storage {
     pub(crate) fn blocks(&self) -> &[Block] {
         match self {
             Storage::Owned(blocks) => blocks,
-            // `format::parse` checked that `offset..offset + 64·blocks` lies inside the mapping,
-            // and the mapping is page-aligned with `offset % 64 == 0`, so the cast cannot fail.
-            Storage::Mapped {
-                map,
-                offset,
-                blocks,
-            } => bytemuck::cast_slice(&map[*offset..*offset + blocks * BLOCK_BYTES]),
+            // The mapping is page-aligned and `blocks · 64` bytes long (`zeroed` made it so), so
+            // the cast to 64-byte-aligned blocks cannot fail.
+            Storage::Anonymous { map, blocks } => {
+                bytemuck::cast_slice(&map[..blocks * BLOCK_BYTES])
+            }
         }
     }
 
@@ -78,11 +69,9 @@ impl Storage {
         match self {
             Storage::Owned(blocks) => blocks,
             // Same bounds and alignment argument as in `blocks`.
-            Storage::Mapped {
-                map,
-                offset,
-                blocks,
-            } => bytemuck::cast_slice_mut(&mut map[*offset..*offset + *blocks * BLOCK_BYTES]),
+            Storage::Anonymous { map, blocks } => {
+                bytemuck::cast_slice_mut(&mut map[..*blocks * BLOCK_BYTES])
+            }
         }
     }
 

@@ -7,12 +7,10 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::bits::{Storage, BLOCK_BYTES};
 use crate::error::{Error, Result};
-use crate::format::{self, Header, HEADER_LEN};
 use crate::hash::{HashStrategy, KeyHash};
 use crate::layout::{Blocked, Classic, Layout, LayoutKind};
 use crate::math;
@@ -26,9 +24,39 @@ pub struct Bloom<L: Layout> {
     items: u64,
     expected_items: u64,
     target_fpp: Option<f64>,
-    key_scheme: u8,
-    key_param: u32,
     layout: PhantomData<L>,
+}
+
+/// Everything that describes a filter but its bits: what a file stores beside the bit array
+/// to rebuild it with [`AnyFilter::from_params`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BloomParams {
+    /// Bit layout.
+    pub layout: LayoutKind,
+    /// Hash strategy.
+    pub strategy: HashStrategy,
+    /// m, the number of bits (a multiple of 512 for the blocked layout).
+    pub num_bits: u64,
+    /// k, the bit positions per key.
+    pub num_hashes: u32,
+    /// Keys inserted (insert calls, duplicates included).
+    pub items: u64,
+    /// The item count the filter was sized for (0 when built from explicit m and k).
+    pub expected_items: u64,
+    /// The false-positive rate the filter was sized for, if it was sized from one.
+    pub target_fpp: Option<f64>,
+}
+
+impl BloomParams {
+    /// Bytes of the bit array for these parameters: whole 64-byte blocks.
+    pub fn data_len(&self) -> u64 {
+        data_len(self.num_bits)
+    }
+}
+
+/// Bytes of the bit array of an `num_bits`-bit filter: whole 64-byte blocks.
+pub fn data_len(num_bits: u64) -> u64 {
+    num_bits.div_ceil(math::BLOCK_BITS) * BLOCK_BYTES as u64
 }
 
 /// The textbook Bloom filter: m bits, k positions per key anywhere in the array.
@@ -48,8 +76,9 @@ const BATCH: usize = 16;
 /// prefetching: their lines are likely cached already.
 const PREFETCH_MIN_BYTES: usize = 1 << 20;
 
-/// Below this many keys, threads cost more than they save.
-const PARALLEL_MIN_KEYS: usize = 1 << 16;
+/// Below this many keys, [`Bloom::insert_parallel`] stays on the calling thread: threads cost
+/// more than they save.
+pub const PARALLEL_MIN_KEYS: usize = 1 << 16;
 
 impl<L: Layout> Bloom<L> {
     /// A filter for `expected_items` keys at false-positive rate `fpp`, hashing with xxh3.
@@ -86,7 +115,7 @@ impl<L: Layout> Bloom<L> {
         math::validate_num_hashes(num_hashes)?;
         let num_bits = L::round_num_bits(num_bits);
         math::validate_num_bits(num_bits)?;
-        let blocks = Header::data_len(num_bits) as usize / BLOCK_BYTES;
+        let blocks = data_len(num_bits) as usize / BLOCK_BYTES;
         Ok(Bloom {
             bits: Storage::zeroed(blocks),
             num_bits,
@@ -95,8 +124,6 @@ impl<L: Layout> Bloom<L> {
             items: 0,
             expected_items: 0,
             target_fpp: None,
-            key_scheme: 0,
-            key_param: 0,
             layout: PhantomData,
         })
     }
@@ -243,12 +270,8 @@ impl<L: Layout> Bloom<L> {
         }
     }
 
-    /// Inserts `keys` using `threads` threads: each of `threads − 1` helper threads fills a
-    /// private shard (a zeroed filter of the same parameters) with its share of `keys` while
-    /// the calling thread fills `self`; then the shards are OR-ed in (`union`). No atomics and
-    /// no shared cache lines during insertion, at the cost of `threads − 1` temporary copies of
-    /// the bit array. (Atomic OR on one shared array, [`Bloom::concurrent_inserter`], measured
-    /// slower on two threads than one at 10⁸ keys: every `lock or` waits for its cache miss.)
+    /// Inserts `keys` using `threads` threads (see [`Bloom::insert_sharded`]); fewer than
+    /// [`PARALLEL_MIN_KEYS`] keys are inserted on the calling thread.
     pub fn insert_parallel<K: AsRef<[u8]> + Sync>(&mut self, keys: &[K], threads: usize) {
         let threads = threads.max(1);
         if threads == 1 || keys.len() < PARALLEL_MIN_KEYS {
@@ -258,30 +281,43 @@ impl<L: Layout> Bloom<L> {
             return;
         }
         let share = keys.len().div_ceil(threads);
-        let (mine, theirs) = keys.split_at(share.min(keys.len()));
+        self.insert_sharded(threads, |shard, filter| {
+            let start = (shard * share).min(keys.len());
+            for key in &keys[start..(start + share).min(keys.len())] {
+                filter.insert(key);
+            }
+        });
+    }
+
+    /// The one parallel inserter: `fill(i, shard)` inserts share `i` of `0..threads` into
+    /// `shard`. Share 0 goes straight into `self` on the calling thread; each other share fills
+    /// a private zeroed filter of the same parameters on its own thread, and those are OR-ed in
+    /// (`union`) at the end. No atomics and no shared cache lines during insertion, at the cost
+    /// of `threads − 1` temporary copies of the bit array. (Atomic OR on one shared array,
+    /// [`Bloom::concurrent_inserter`], measured slower on two threads than one at 10⁸ keys:
+    /// every `lock or` waits for its cache miss.) Callers that generate keys (instead of holding
+    /// them) never need them all in memory at once.
+    pub fn insert_sharded(&mut self, threads: usize, fill: impl Fn(usize, &mut Self) + Sync) {
+        let threads = threads.max(1);
         let (num_bits, num_hashes, strategy) = (self.num_bits, self.num_hashes, self.strategy);
+        let fill = &fill;
         let shards: Vec<Self> = std::thread::scope(|scope| {
-            let handles: Vec<_> = theirs
-                .chunks(share)
-                .map(|part| {
+            let handles: Vec<_> = (1..threads)
+                .map(|share| {
                     scope.spawn(move || {
                         // Same parameters as an existing filter, so construction cannot fail.
                         let mut shard =
                             Self::with_num_bits_and_strategy(num_bits, num_hashes, strategy)
                                 .expect("parameters of an existing filter are valid");
-                        for key in part {
-                            shard.insert(key);
-                        }
+                        fill(share, &mut shard);
                         shard
                     })
                 })
                 .collect();
-            for key in mine {
-                self.insert(key);
-            }
+            fill(0, self);
             handles
                 .into_iter()
-                // A panicking shard is a bug in this crate: re-raise it in the caller.
+                // A panicking shard is a bug in the caller's `fill`: re-raise it here.
                 .map(|h| {
                     h.join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -295,106 +331,55 @@ impl<L: Layout> Bloom<L> {
         }
     }
 
-    /// Records how the caller normalized keys before inserting them, and one parameter of that
-    /// scheme (both saved in the file header, opaque to this crate), so that whoever loads the
-    /// file can derive queries the same way.
-    pub fn set_key_scheme(&mut self, scheme: u8, param: u32) {
-        self.key_scheme = scheme;
-        self.key_param = param;
-    }
-
     /// The bit array as little-endian words (for comparisons and diagnostics).
     pub fn words(&self) -> &[u64] {
         self.bits.words()
     }
 
-    /// Writes the filter to `path` atomically (see [`crate::format`]).
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        format::write_atomic(path.as_ref(), &self.header(), self.bits.bytes())
+    /// The bit array in file order (little-endian words, whole 64-byte blocks).
+    pub fn bit_bytes(&self) -> &[u8] {
+        self.bits.bytes()
     }
 
-    /// The complete file image [`Bloom::save`] writes (header, bit array, checksum), for
-    /// callers that embed a filter in a container of their own.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        format::image(&self.header(), self.bits.bytes())
+    /// The bit array, writable: a reader fills a filter made by [`AnyFilter::from_params`]
+    /// straight from a file, without an intermediate copy.
+    pub fn bit_bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(self.bits.blocks_mut())
     }
 
-    /// Maps the filter saved at `path`, after checking its magic, version, sizes, checksum and
-    /// fields; fails with [`Error::WrongLayout`] if it holds the other layout.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        let (map, header) = format::map_file(path)?;
-        Self::from_mapped(path, map, header)
-    }
-
-    /// A filter from a whole file image held in memory (copied), with the checks of
-    /// [`Bloom::load`]. `name` only labels errors.
-    pub fn from_bytes(name: impl AsRef<Path>, bytes: &[u8]) -> Result<Self> {
-        let name = name.as_ref();
-        let header = format::parse(name, bytes)?;
-        Self::check_layout(name, &header)?;
-        let mut filter =
-            Self::with_num_bits_and_strategy(header.num_bits, header.num_hashes, header.strategy)?;
-        let data = &bytes[HEADER_LEN..HEADER_LEN + Header::data_len(header.num_bits) as usize];
-        bytemuck::cast_slice_mut::<_, u8>(filter.bits.blocks_mut()).copy_from_slice(data);
-        filter.restore_counts(&header);
-        Ok(filter)
-    }
-
-    /// Wraps a validated mapping.
-    fn from_mapped(path: &Path, map: memmap2::MmapMut, header: Header) -> Result<Self> {
-        Self::check_layout(path, &header)?;
-        let mut filter = Bloom {
-            bits: Storage::Mapped {
-                map,
-                offset: HEADER_LEN,
-                blocks: Header::data_len(header.num_bits) as usize / BLOCK_BYTES,
-            },
-            num_bits: header.num_bits,
-            num_hashes: header.num_hashes,
-            strategy: header.strategy,
-            items: 0,
-            expected_items: 0,
-            target_fpp: None,
-            key_scheme: 0,
-            key_param: 0,
-            layout: PhantomData,
-        };
-        filter.restore_counts(&header);
-        Ok(filter)
-    }
-
-    fn check_layout(path: &Path, header: &Header) -> Result<()> {
-        if header.layout == L::KIND {
-            return Ok(());
-        }
-        Err(Error::WrongLayout {
-            path: path.to_path_buf(),
-            expected: L::KIND.name(),
-            found: header.layout.name(),
-        })
-    }
-
-    fn restore_counts(&mut self, header: &Header) {
-        self.items = header.items;
-        self.expected_items = header.expected_items;
-        self.target_fpp = header.target_fpp;
-        self.key_scheme = header.key_scheme;
-        self.key_param = header.key_param;
-    }
-
-    fn header(&self) -> Header {
-        Header {
+    /// The filter's parameters.
+    pub fn params(&self) -> BloomParams {
+        BloomParams {
             layout: L::KIND,
             strategy: self.strategy,
             num_bits: self.num_bits,
             num_hashes: self.num_hashes,
             items: self.items,
-            target_fpp: self.target_fpp,
             expected_items: self.expected_items,
-            key_scheme: self.key_scheme,
-            key_param: self.key_param,
+            target_fpp: self.target_fpp,
         }
+    }
+
+    /// An all-zero filter with `params` (its layout must be `L`'s; [`AnyFilter::from_params`]
+    /// dispatches). Fails if m or k is out of range, or m is not whole blocks for the blocked
+    /// layout, so that the bit array has exactly [`BloomParams::data_len`] bytes.
+    fn from_params(params: &BloomParams) -> Result<Self> {
+        if L::round_num_bits(params.num_bits) != params.num_bits {
+            return Err(Error::invalid(
+                "num_bits",
+                params.num_bits,
+                "a blocked filter holds whole 512-bit blocks",
+            ));
+        }
+        if let Some(fpp) = params.target_fpp {
+            math::validate_fpp(fpp)?;
+        }
+        let mut filter =
+            Self::with_num_bits_and_strategy(params.num_bits, params.num_hashes, params.strategy)?;
+        filter.items = params.items;
+        filter.expected_items = params.expected_items;
+        filter.target_fpp = params.target_fpp;
+        Ok(filter)
     }
 }
 
@@ -408,8 +393,6 @@ impl<L: Layout> Clone for Bloom<L> {
             items: self.items,
             expected_items: self.expected_items,
             target_fpp: self.target_fpp,
-            key_scheme: self.key_scheme,
-            key_param: self.key_param,
             layout: PhantomData,
         }
     }
@@ -511,13 +494,12 @@ pub trait Filter: Send + Sync {
     fn expected_items(&self) -> Option<u64>;
     /// The false-positive rate the filter was sized for, if any.
     fn target_fpp(&self) -> Option<f64>;
-    /// The key normalization code recorded with [`Bloom::set_key_scheme`] (0 if none).
-    fn key_scheme(&self) -> u8;
-    /// A parameter of the key scheme recorded with [`Bloom::set_key_scheme`] (0 if none).
-    fn key_param(&self) -> u32;
-    /// Records the caller's key normalization code and its parameter (see
-    /// [`Bloom::set_key_scheme`]).
-    fn set_key_scheme(&mut self, scheme: u8, param: u32);
+    /// Everything but the bits (see [`BloomParams`]).
+    fn params(&self) -> BloomParams;
+    /// The bit array in file order.
+    fn bit_bytes(&self) -> &[u8];
+    /// The bit array, writable (for readers filling a filter from a file).
+    fn bit_bytes_mut(&mut self) -> &mut [u8];
     /// Bytes of the bit array.
     fn size_in_bytes(&self) -> u64;
     /// Number of set bits.
@@ -534,8 +516,6 @@ pub trait Filter: Send + Sync {
     fn expected_fpp(&self) -> f64;
     /// False-positive rate theory predicts for `items` distinct keys at this m and k.
     fn theoretical_fpp(&self, items: f64) -> f64;
-    /// Writes the filter to `path` atomically.
-    fn save(&self, path: &Path) -> Result<()>;
 }
 
 impl<L: Layout> Filter for Bloom<L> {
@@ -581,14 +561,14 @@ impl<L: Layout> Filter for Bloom<L> {
     fn target_fpp(&self) -> Option<f64> {
         self.target_fpp
     }
-    fn key_scheme(&self) -> u8 {
-        self.key_scheme
+    fn params(&self) -> BloomParams {
+        Bloom::params(self)
     }
-    fn key_param(&self) -> u32 {
-        self.key_param
+    fn bit_bytes(&self) -> &[u8] {
+        Bloom::bit_bytes(self)
     }
-    fn set_key_scheme(&mut self, scheme: u8, param: u32) {
-        Bloom::set_key_scheme(self, scheme, param)
+    fn bit_bytes_mut(&mut self) -> &mut [u8] {
+        Bloom::bit_bytes_mut(self)
     }
     fn size_in_bytes(&self) -> u64 {
         self.bits.bytes().len() as u64
@@ -601,9 +581,6 @@ impl<L: Layout> Filter for Bloom<L> {
     }
     fn theoretical_fpp(&self, items: f64) -> f64 {
         L::theoretical_fpp(self.num_bits, items, self.num_hashes)
-    }
-    fn save(&self, path: &Path) -> Result<()> {
-        Bloom::save(self, path)
     }
 }
 
@@ -637,22 +614,12 @@ impl AnyFilter {
         })
     }
 
-    /// Maps and validates the filter at `path`, whichever layout it holds.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        let (map, header) = format::map_file(path)?;
-        Ok(match header.layout {
-            LayoutKind::Classic => AnyFilter::Classic(Bloom::from_mapped(path, map, header)?),
-            LayoutKind::Blocked => AnyFilter::Blocked(Bloom::from_mapped(path, map, header)?),
-        })
-    }
-
-    /// Parses a whole file image held in memory (see [`Bloom::from_bytes`]).
-    pub fn from_bytes(name: impl AsRef<Path>, bytes: &[u8]) -> Result<Self> {
-        let name = name.as_ref();
-        Ok(match format::parse(name, bytes)?.layout {
-            LayoutKind::Classic => AnyFilter::Classic(Bloom::from_bytes(name, bytes)?),
-            LayoutKind::Blocked => AnyFilter::Blocked(Bloom::from_bytes(name, bytes)?),
+    /// An all-zero filter of the layout and size `params` describe, with its counts, to be
+    /// filled through [`Filter::bit_bytes_mut`] (how a file reader rebuilds a saved filter).
+    pub fn from_params(params: &BloomParams) -> Result<Self> {
+        Ok(match params.layout {
+            LayoutKind::Classic => AnyFilter::Classic(Bloom::from_params(params)?),
+            LayoutKind::Blocked => AnyFilter::Blocked(Bloom::from_params(params)?),
         })
     }
 }

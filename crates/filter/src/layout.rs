@@ -199,14 +199,11 @@ const BLOCK_BIT_WIDTH: u32 = 9;
 const POSITIONS_PER_WORD: u32 = 64 / BLOCK_BIT_WIDTH;
 
 /// A fresh word when the seven 9-bit positions of the previous one are used up (k > 7):
-/// SplitMix64's step and finalizer applied to `h2 + round`
-/// (Steele, Lea & Flood 2014), a bijection whose every output bit depends on every input bit.
+/// SplitMix64's output for the state `word` (see [`crate::rng::SplitMix64`]), a bijection whose
+/// every output bit depends on every input bit.
 #[inline(always)]
 fn remix(word: u64) -> u64 {
-    let mut z = word.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    crate::rng::SplitMix64::new(word).next_u64()
 }
 
 impl Blocked {

@@ -82,14 +82,11 @@ pub fn optimal_num_bits(expected_items: u64, fpp: f64) -> Result<u64> {
     // `bits` is finite and positive here (n ≥ 1, 0 < p < 1); the comparison rejects values too
     // large for the cast below to be exact.
     if bits > MAX_NUM_BITS as f64 {
-        return Err(Error::invalid(
-            "expected_items",
-            expected_items,
-            format!(
-                "n = {expected_items} at fpp = {fpp} needs {bits:.0} bits, more than the \
-                 {MAX_NUM_BITS}-bit limit; split the list into shards or raise the fpp"
-            ),
-        ));
+        return Err(Error::TooLarge {
+            items: expected_items,
+            fpp,
+            bits,
+        });
     }
     Ok(bits as u64)
 }
@@ -141,7 +138,30 @@ pub fn blocked_fpp(num_bits: u64, items: f64, num_hashes: u32, block_bits: u64) 
         return 1.0;
     }
     let lambda = items / num_blocks as f64;
+    if !exact_load(lambda) {
+        return heavy_block_fpp(block_bits, lambda, num_hashes);
+    }
     BlockRates::new(block_bits, num_hashes, poisson_last(lambda)).fpp(lambda, num_hashes)
+}
+
+/// The largest mean block load (keys per 512-bit block) whose rate is computed exactly. The
+/// exact computation tabulates the occupancy distribution for every load up to
+/// [`poisson_last`]`(λ)`, so its cost grows with λ; a bound keeps `plan` and `build` in
+/// milliseconds for any n and p. Every target p ≤ 0.98 is met at a load below it (at p = 0.5 the
+/// optimum is ~355 keys per block), so sizing is exact wherever it matters.
+pub const MAX_EXACT_BLOCK_LOAD: f64 = 2048.0;
+
+/// Whether mean block load `lambda` is computed exactly (see [`MAX_EXACT_BLOCK_LOAD`]).
+fn exact_load(lambda: f64) -> bool {
+    lambda <= MAX_EXACT_BLOCK_LOAD
+}
+
+/// A blocked filter's rate at a mean load beyond [`MAX_EXACT_BLOCK_LOAD`]: the classic formula
+/// applied to one block at the mean load, `(1 − (1 − 1/B)^{kλ})^k`. An approximation (it ignores
+/// the spread of loads and of set bits, see [`blocked_fpp`]) for filters so overfull that their
+/// rate is above 98 %; sizing never relies on it.
+fn heavy_block_fpp(block_bits: u64, lambda: f64, num_hashes: u32) -> f64 {
+    classic_fpp(block_bits, lambda, num_hashes)
 }
 
 /// The last block load the Poisson sum needs for mean load `λ`: `λ + 12√λ + 40`, past which the
@@ -290,6 +310,18 @@ pub fn best_blocked_hashes(num_bits: u64, items: f64) -> (u32, f64) {
     let blocks = (num_bits / BLOCK_BITS).max(1);
     let lambda = items / blocks as f64;
     let limit = hash_search_limit(num_bits as f64 / items.max(1.0));
+    if !exact_load(lambda) {
+        // The approximate rate is convex in k too; scan it the same way as `BlockRates::best`.
+        let mut best = (1, heavy_block_fpp(BLOCK_BITS, lambda, 1));
+        for k in 2..=limit {
+            let rate = heavy_block_fpp(BLOCK_BITS, lambda, k);
+            if rate >= best.1 {
+                break;
+            }
+            best = (k, rate);
+        }
+        return best;
+    }
     BlockRates::new(BLOCK_BITS, limit, poisson_last(lambda)).best(lambda)
 }
 
@@ -304,12 +336,17 @@ pub fn blocked_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
     let classic_bits = optimal_num_bits(expected_items, fpp)?;
     let items = expected_items as f64;
     let max_blocks = MAX_NUM_BITS / BLOCK_BITS;
-    let start = classic_bits.div_ceil(BLOCK_BITS).max(1);
-    // The search never visits fewer blocks than half the start; tabulate for that load.
+    // Never fewer blocks than keep the load exact: beyond it the rate is only approximated.
+    let min_blocks = (items / MAX_EXACT_BLOCK_LOAD).ceil() as u64;
+    let start = classic_bits.div_ceil(BLOCK_BITS).max(min_blocks).max(1);
+    // The search never visits fewer blocks than half the start (nor a load beyond the exact
+    // bound); tabulate once for the heaviest load it can visit. Bounded by
+    // `poisson_last(MAX_EXACT_BLOCK_LOAD)` loads whatever n and p are.
+    let heaviest = (items / (start / 2).max(1) as f64).min(MAX_EXACT_BLOCK_LOAD);
     let table = BlockRates::new(
         BLOCK_BITS,
         hash_search_limit(classic_bits as f64 / items),
-        poisson_last(items / (start / 2).max(1) as f64),
+        poisson_last(heaviest),
     );
     let best = |blocks: u64| {
         let lambda = items / blocks as f64;
@@ -319,20 +356,22 @@ pub fn blocked_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
             best_blocked_hashes(blocks * BLOCK_BITS, items)
         }
     };
-    let meets = |blocks: u64| best(blocks).1 <= fpp;
+    // A size meets the target only where its rate is computed exactly, so that a returned size
+    // keeps the promise `rate ≤ p` (the search stays monotone: more blocks, lower load).
+    let meets = |blocks: u64| exact_load(items / blocks as f64) && best(blocks).1 <= fpp;
     let mut high = start;
     while !meets(high) {
         if high >= max_blocks {
-            return Err(Error::invalid(
-                "expected_items",
-                expected_items,
-                format!("a blocked filter for fpp = {fpp} needs more than {MAX_NUM_BITS} bits; split the list or raise the fpp"),
-            ));
+            return Err(Error::TooLarge {
+                items: expected_items,
+                fpp,
+                bits: (max_blocks * BLOCK_BITS) as f64,
+            });
         }
         high = (high * 2).min(max_blocks);
     }
     // Invariant: `meets(high)`, and every count ≤ `low` fails (or `low` is 0).
-    let mut low = high / 2;
+    let mut low = (high / 2).max(min_blocks.saturating_sub(1));
     while high - low > 1 {
         let mid = low + (high - low) / 2;
         if meets(mid) {
@@ -457,6 +496,42 @@ mod tests {
                 let (_, rate) = best_blocked_hashes(bits - BLOCK_BITS, n as f64);
                 assert!(rate > p, "n={n} p={p}");
             }
+        }
+    }
+
+    #[test]
+    fn sizing_answers_for_any_n_and_p_without_large_tables() {
+        // Issue 9: `plan -n 1e8 -p 0.999999` tabulated 10^8 loads (an 800 MB allocation).
+        // Now every (n, p) is sized from bounded tables; each call here takes milliseconds.
+        for (n, p) in [
+            (100_000_000u64, 0.999_999),
+            (1u64 << 40, 0.999_999_999),
+            (1u64 << 40, 0.5),
+            (1_000_000_000, 0.99),
+            (1, 1e-300),
+            (1, 0.999),
+            (7, 0.9),
+        ] {
+            let started = std::time::Instant::now();
+            match blocked_size(n, p) {
+                Ok((bits, k)) => {
+                    assert!(bits % BLOCK_BITS == 0 && (1..=MAX_NUM_HASHES).contains(&k));
+                    // The promise holds wherever the rate is exact.
+                    let rate = blocked_fpp(bits, n as f64, k, BLOCK_BITS);
+                    assert!(rate <= p, "n={n} p={p}: {rate}");
+                }
+                Err(error) => {
+                    assert!(matches!(error, Error::TooLarge { .. }), "{error:?}");
+                    assert!(error.to_string().contains("128 GiB"), "{error}");
+                }
+            }
+            assert!(
+                started.elapsed().as_secs_f64() < 2.0,
+                "n={n} p={p} took {:?}",
+                started.elapsed()
+            );
+            let _ = best_blocked_hashes(BLOCK_BITS, n as f64);
+            let _ = blocked_fpp(BLOCK_BITS, n as f64, 64, BLOCK_BITS);
         }
     }
 

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::SplitMix64;
+use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{BlockedBloomFilter, BloomFilter, Filter};
 
 const MEMBERS: usize = 100_000;
@@ -14,12 +14,12 @@ const QUERIES: usize = 1_000_000;
 
 /// Fills `filter` with members, queries non-members, and checks the measured rate.
 fn check_rate(filter: &mut dyn Filter, fpp: f64, seed: u64) {
-    let mut rng = SplitMix64(seed);
+    let mut rng = SplitMix64::new(seed);
     for _ in 0..MEMBERS {
-        filter.insert(rng.url("member").as_bytes());
+        filter.insert(common::url(&mut rng, "member").as_bytes());
     }
     let false_positives = (0..QUERIES)
-        .filter(|_| filter.contains(rng.url("other").as_bytes()))
+        .filter(|_| filter.contains(common::url(&mut rng, "other").as_bytes()))
         .count();
     let measured = false_positives as f64 / QUERIES as f64;
     let sigma = |rate: f64| (rate * (1.0 - rate) / QUERIES as f64).sqrt();
@@ -82,12 +82,12 @@ fn blocked_at_one_per_mille() {
 fn blocked_at_scale_matches_its_formula() {
     let (members, queries) = (10_000_000usize, 40_000_000usize);
     let mut filter = BlockedBloomFilter::new(members as u64, 0.01).unwrap();
-    let mut rng = SplitMix64(11);
+    let mut rng = SplitMix64::new(11);
     for _ in 0..members {
-        filter.insert(rng.url("member"));
+        filter.insert(common::url(&mut rng, "member"));
     }
     let hits = (0..queries)
-        .filter(|_| filter.contains(rng.url("other")))
+        .filter(|_| filter.contains(common::url(&mut rng, "other")))
         .count();
     let measured = hits as f64 / queries as f64;
     let theory = filter.theoretical_fpp(members as f64);

@@ -1,9 +1,12 @@
-//! Property tests: no false negatives, save → load answers identically, union = build from both.
+//! Property tests: no false negatives, params + bits rebuild an identical filter, union = build
+//! from both, parallel insertion = sequential.
 
 mod common;
 
+use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{
     AnyFilter, BlockedBloomFilter, BloomFilter, Filter, HashStrategy, Layout, LayoutKind,
+    PARALLEL_MIN_KEYS,
 };
 use proptest::prelude::*;
 
@@ -47,28 +50,19 @@ proptest! {
     }
 
     #[test]
-    fn save_then_load_answers_identically(
+    fn params_and_bits_rebuild_an_identical_filter(
         keys in keys(), queries in keys(), layout in layouts(), strategy in strategies()
     ) {
         let mut f = filter(layout, keys.len(), strategy);
         for key in &keys {
             f.insert(key);
         }
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f.bloom");
-        f.save(&path).unwrap();
-        let loaded = AnyFilter::load(&path).unwrap();
-        let from_bytes = AnyFilter::from_bytes(&path, &std::fs::read(&path).unwrap()).unwrap();
-        for g in [&loaded, &from_bytes] {
-            prop_assert_eq!(g.num_bits(), f.num_bits());
-            prop_assert_eq!(g.num_hashes(), f.num_hashes());
-            prop_assert_eq!(g.items(), f.items());
-            prop_assert_eq!(g.hash_strategy(), strategy);
-            prop_assert_eq!(g.layout(), layout);
-            prop_assert_eq!(g.target_fpp(), f.target_fpp());
-            for key in keys.iter().chain(&queries) {
-                prop_assert_eq!(g.contains(key), f.contains(key));
-            }
+        let mut g = AnyFilter::from_params(&f.params()).unwrap();
+        prop_assert_eq!(g.count_ones(), 0);
+        g.bit_bytes_mut().copy_from_slice(f.bit_bytes());
+        prop_assert_eq!(g.params(), f.params());
+        for key in keys.iter().chain(&queries) {
+            prop_assert_eq!(g.contains(key), f.contains(key));
         }
     }
 
@@ -78,16 +72,29 @@ proptest! {
         check_union::<phishbloom_filter::Blocked>(&a, &b, strategy)?;
     }
 
+}
+
+proptest! {
+    // Key counts on both sides of the threshold below which `insert_parallel` stays on one
+    // thread, so that the sharded path is exercised (and the sequential fallback beside it).
+    #![proptest_config(ProptestConfig::with_cases(6))]
     #[test]
-    fn parallel_insert_equals_sequential(keys in keys(), threads in 1usize..4) {
-        let mut sequential = BlockedBloomFilter::new(200, 0.01).unwrap();
+    fn parallel_insert_equals_sequential(
+        seed in any::<u64>(),
+        extra in 0usize..3000,
+        threads in 2usize..4,
+    ) {
+        let mut rng = SplitMix64::new(seed);
+        let count = PARALLEL_MIN_KEYS - 100 + extra;
+        let keys: Vec<String> = (0..count).map(|_| common::url(&mut rng, "p")).collect();
+        let mut sequential = BlockedBloomFilter::new(count as u64, 0.01).unwrap();
         let mut parallel = sequential.clone();
         for key in &keys {
             sequential.insert(key);
         }
         parallel.insert_parallel(&keys, threads);
         prop_assert_eq!(sequential.words(), parallel.words());
-        prop_assert_eq!(Filter::items(&parallel), keys.len() as u64);
+        prop_assert_eq!(Filter::items(&parallel), count as u64);
     }
 }
 
@@ -131,9 +138,9 @@ fn statistics_track_the_fill() {
     let mut f = BlockedBloomFilter::new(10_000, 0.01).unwrap();
     assert_eq!(f.fill_ratio(), 0.0);
     assert_eq!(f.expected_fpp(), 0.0);
-    let mut rng = common::SplitMix64(9);
+    let mut rng = SplitMix64::new(9);
     for _ in 0..10_000 {
-        f.insert(rng.url("x"));
+        f.insert(common::url(&mut rng, "x"));
     }
     let estimate = f.estimated_items();
     assert!((estimate - 10_000.0).abs() < 300.0, "{estimate}");

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use phishbloom_lookup::cabf_experiment::Point as Measured;
+use phishbloom_lab::cabf_experiment::Point as Measured;
 
 use crate::error::Result;
 use crate::output::write_atomic_text;

@@ -24,9 +24,9 @@ pub enum Error {
     Dataset {
         /// The dataset.
         path: PathBuf,
-        /// What the lookup crate reported.
+        /// What the lab reported.
         #[source]
-        source: phishbloom_lookup::Error,
+        source: phishbloom_lab::Error,
     },
 
     /// A filter could not be built with the parameters an experiment asked for.
@@ -59,17 +59,12 @@ pub enum Error {
     },
 
     /// Writing, syncing or renaming an output file failed.
-    #[error(
-        "cannot {action} {path}: {source}; check free disk space and permissions, or pass another --out"
-    )]
+    #[error("cannot write {path}: {source}; check free disk space and permissions")]
     Write {
         /// The file.
         path: PathBuf,
-        /// What was being done (`create`, `write`, `sync`, `rename`).
-        action: &'static str,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+        /// The writer's error (it names the step that failed).
+        source: phishbloom_blocklist::Error,
     },
 
     /// plotters could not draw a figure.

@@ -112,61 +112,22 @@ pub fn split(range: Range<u64>, parts: usize) -> Vec<Range<u64>> {
         .collect()
 }
 
-/// Inserts keys `range` of `space` into `filter` on `threads` threads.
-///
-/// One thread uses the plain `insert`. More threads work as the filter's `insert_parallel`
-/// does: each fills a private shard (a zeroed filter of the same m, k and strategy) with its
-/// share, with no atomics and no shared cache lines, and the shards are OR-ed in with `union`
-/// at the end. Keys are generated one at a time, so 10⁸ keys never have to exist at once.
+/// Inserts keys `range` of `space` into `filter` on `threads` threads, through the filter
+/// crate's one parallel inserter ([`Bloom::insert_sharded`]): each thread generates its share
+/// of the keys one at a time, so 10⁸ keys never have to exist at once.
 pub fn insert_range<L: Layout>(
     filter: &mut Bloom<L>,
     space: KeySpace,
     range: Range<u64>,
     threads: usize,
 ) {
-    let fill = |target: &mut Bloom<L>, part: Range<u64>| {
+    let parts = split(range, threads);
+    filter.insert_sharded(parts.len(), |share, target| {
         let mut key = InlineKey::default();
-        for index in part {
+        for index in parts[share].clone() {
             target.insert(space.write(index, &mut key));
         }
-    };
-    if threads <= 1 {
-        fill(filter, range);
-        return;
-    }
-    let (m, k, strategy) = (
-        filter.num_bits(),
-        filter.num_hashes(),
-        filter.hash_strategy(),
-    );
-    let shards: Vec<Bloom<L>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = split(range, threads)
-            .into_iter()
-            .map(|part| {
-                scope.spawn(move || {
-                    // The parameters of an existing filter are valid by construction.
-                    let mut shard = Bloom::<L>::with_num_bits_and_strategy(m, k, strategy)
-                        .expect("parameters of an existing filter");
-                    fill(&mut shard, part);
-                    shard
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A panicking worker is a bug: re-raise it here.
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
     });
-    for shard in &shards {
-        // Same m, k and strategy by construction.
-        filter
-            .union(shard)
-            .expect("shards share the filter's parameters");
-    }
 }
 
 /// How many keys of `range` in `space` the filter answers "listed", on `threads` threads.

@@ -29,7 +29,6 @@
 pub mod cabf;
 pub mod context;
 mod error;
-pub mod fmt;
 pub mod keys;
 pub mod output;
 pub mod plot;
@@ -44,6 +43,7 @@ pub use error::{Error, Result};
 pub use sizes::Sizes;
 
 use context::Context;
+use phishbloom_blocklist::fmt;
 use sections::{dataset, hashing, memory, scale, sizing, sweeps, validity};
 
 /// What to run and where to write it.

@@ -1,55 +1,19 @@
 //! Output files of the report: an atomic text writer and the small CSV table every figure and
 //! table is backed by.
 
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 
-/// Distinguishes concurrent temporary files of one process.
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename over
-/// `path`, then a best-effort fsync of the directory. On failure the temporary file is removed
-/// and `path` is left as it was, so a reader never sees half a report file.
+/// Writes `text` to `path` atomically (the blocklist crate's writer: a temporary file in the
+/// same directory, fsync, rename), so a reader never sees half a report file.
 pub fn write_atomic_text(path: &Path, text: &str) -> Result<()> {
-    let directory = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "output".to_string());
-    let temp = directory.join(format!(
-        ".{name}.tmp.{}.{}",
-        std::process::id(),
-        TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let fail = |action, source| Error::Write {
-        path: path.to_path_buf(),
-        action,
-        source,
-    };
-    let result = (|| {
-        let mut file = File::create(&temp).map_err(|e| fail("create", e))?;
-        file.write_all(text.as_bytes())
-            .map_err(|e| fail("write", e))?;
-        file.sync_all().map_err(|e| fail("sync", e))?;
-        std::fs::rename(&temp, path).map_err(|e| fail("rename", e))
-    })();
-    if result.is_err() {
-        // Best effort: the temporary file may not exist if creating it was what failed.
-        let _ = std::fs::remove_file(&temp);
-        return result;
-    }
-    // Persist the rename; some file systems cannot fsync a directory, and the data is durable.
-    if let Ok(dir) = File::open(&directory) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+    phishbloom_blocklist::atomic::write_atomic(path, &[], &[text.as_bytes()]).map_err(|source| {
+        Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// A CSV table: a header and rows of already formatted cells.
@@ -137,10 +101,7 @@ mod tests {
         let missing = dir.path().join("no/such/dir/a.md");
         assert!(matches!(
             write_atomic_text(&missing, "x"),
-            Err(Error::Write {
-                action: "create",
-                ..
-            })
+            Err(Error::Write { .. })
         ));
     }
 }

@@ -1,130 +1,101 @@
 //! `phishbloom build`: a list (or UT1 categories) in, a filter file out, and a summary of what
 //! was read.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use phishbloom_filter::{AnyFilter, HashStrategy};
-use phishbloom_lookup::build::{build_filter, BuildOptions};
-use phishbloom_lookup::cabf_engine::CabfMatcher;
-use phishbloom_lookup::entries::{read_entries, EntrySource, EntrySummary};
-use phishbloom_lookup::list::{read_list, Format, LabelFilter, ListOptions};
-use phishbloom_lookup::matcher::{per_probe_fpp, BloomMatcher};
-use phishbloom_lookup::{Input, KeyScheme, ListSummary};
+use phishbloom_blocklist::blocklist::{now, Engine};
+use phishbloom_blocklist::engine::per_probe_fpp;
+use phishbloom_blocklist::entries::{read_entries, EntrySource, EntrySummary};
+use phishbloom_blocklist::fmt;
+use phishbloom_blocklist::source::{read_list, Format, LabelFilter, ListOptions};
+use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
+use phishbloom_filter::{Filter, HashStrategy, LayoutKind};
 
 use crate::args::{BuildArgs, EngineArg, FormatArg};
 use crate::commands::default_threads;
-use crate::fmt;
 
-/// Reads the list, builds and saves the filter, prints the summary.
+/// Reads the list, builds and saves the blocklist, prints the summary.
 pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
-    if args.exact {
-        build_exact(args)
-    } else {
-        build_urls(args)
-    }
-}
-
-/// Whole-key filter: every line is one key, hashed as it is.
-fn build_exact(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    // `--exact` conflicts with `--ut1`, so clap guarantees the positional input.
-    let input = Input::from_arg(args.input.as_deref().unwrap_or("-"));
-    let options = list_options(args, KeyScheme::Exact);
-    let bar = progress_bar(&input);
-    let (keys, summary) = read_list(&input, &options, &mut |read| bar.set_position(read))?;
-    bar.finish_and_clear();
-    let build = BuildOptions {
-        fpp: args.filter.fpp,
-        layout: args.filter.layout.into(),
-        strategy: args.filter.hash.into(),
-        scheme: KeyScheme::Exact,
-        threads: default_threads(args.threads),
+    let kind = match (args.engine, LayoutKind::from(args.filter.layout)) {
+        (EngineArg::Cabf, _) => Kind::Cabf,
+        (EngineArg::Bloom, LayoutKind::Blocked) => Kind::Blocked,
+        (EngineArg::Bloom, LayoutKind::Classic) => Kind::Classic,
     };
-    let filter = build_filter(&keys, &build)?;
-    save(&filter, args)?;
-    print_list_summary(&input.display_path().display().to_string(), &summary);
-    print_filter_summary(args, &filter, "exact keys", started);
-    Ok(ExitCode::SUCCESS)
-}
-
-/// URL-entry filter: lines are domain or URL entries, matched with blocklist semantics.
-fn build_urls(args: &BuildArgs) -> anyhow::Result<ExitCode> {
-    if HashStrategy::from(args.filter.hash) != HashStrategy::Xxh3 {
-        anyhow::bail!(
-            "--hash sha256 is only available with --exact (whole keys); URL entries are hashed \
-             with xxh3, one hash per host suffix and per path prefix"
-        );
-    }
-    let started = Instant::now();
-    let mut sources = Vec::new();
-    if let Some(input) = &args.input {
-        sources.push(EntrySource::List(
-            Input::from_arg(input),
-            list_options(args, KeyScheme::Expressions),
-        ));
-    }
-    sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
-    let (entries, summary) = read_entries(&sources)?;
-    if args.engine == EngineArg::Cabf {
-        let engine = CabfMatcher::build(&entries, args.filter.fpp, args.expressions, args.verify)?;
-        engine.save(&args.output).with_context(|| {
-            format!(
-                "cannot write the filter; nothing was written to {}",
-                args.output.display()
-            )
-        })?;
+    let options = BuildOptions {
+        kind,
+        fpp: args.filter.fpp,
+        expression_bound: args.expressions,
+        strategy: args.filter.hash.into(),
+        verify: args.verify,
+        threads: default_threads(args.threads),
+        name: list_name(args),
+        version: next_version(&args.output),
+        created: now(),
+    };
+    let (blocklist, inputs) = if args.exact {
+        // `--exact` conflicts with `--ut1`, so clap guarantees the positional input.
+        let input = Input::from_arg(args.input.as_deref().unwrap_or("-"));
+        let bar = progress_bar(&input);
+        let (keys, summary) =
+            read_list(&input, &list_options(args, KeyScheme::Exact), &mut |read| {
+                bar.set_position(read)
+            })?;
+        bar.finish_and_clear();
+        print_list_summary(&input.display_path().display().to_string(), &summary);
+        let inputs: Vec<PathBuf> = input.file().map(Path::to_path_buf).into_iter().collect();
+        (
+            Blocklist::from_keys(&keys, KeyScheme::Exact, &options)?,
+            inputs,
+        )
+    } else {
+        if HashStrategy::from(args.filter.hash) != HashStrategy::Xxh3 {
+            anyhow::bail!(
+                "--hash sha256 is only available with --exact (whole keys); URL entries are \
+                 hashed with xxh3, one hash per host suffix and per path prefix"
+            );
+        }
+        let mut sources = Vec::new();
+        if let Some(input) = &args.input {
+            sources.push(EntrySource::List(
+                Input::from_arg(input),
+                list_options(args, KeyScheme::Expressions),
+            ));
+        }
+        sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
+        let (entries, summary) = read_entries(&sources)?;
         print_entry_summary(&summary);
-        println!(
-            "built {}: CaBF engine, {} entries in {} parallel filters + check filter, {} ({} bits){}, built in {:.2} s",
-            args.output.display(),
-            fmt::count(engine.entries()),
-            phishbloom_lookup::cabf_engine::ENGINE_FILTERS,
-            fmt::bytes(engine.bits() / 8),
-            fmt::count(engine.bits()),
-            if args.verify { ", fingerprint table included" } else { "" },
-            started.elapsed().as_secs_f64()
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let matcher = BloomMatcher::build(
-        &entries,
-        args.filter.fpp,
-        args.expressions,
-        args.filter.layout.into(),
-        args.verify,
-    )?;
-    matcher.save(&args.output).with_context(|| {
+        let inputs: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
+        (Blocklist::from_entries(&entries, &options)?, inputs)
+    };
+    blocklist.save(&args.output, &inputs).with_context(|| {
         format!(
-            "cannot write the filter; nothing was written to {}",
+            "cannot write the blocklist; {} was left as it was",
             args.output.display()
         )
     })?;
-    print_entry_summary(&summary);
-    print_filter_summary(args, matcher.filter(), "URL entries", started);
-    println!(
-        "  per checked URL: target {} at up to {} expressions, so {} per probe{}",
-        fmt::percent(args.filter.fpp),
-        args.expressions,
-        fmt::percent(per_probe_fpp(args.filter.fpp, args.expressions)),
-        if args.verify {
-            "; fingerprint table written for --verify"
-        } else {
-            ""
-        }
-    );
+    print_summary(args, &blocklist, started);
     Ok(ExitCode::SUCCESS)
 }
 
-fn save(filter: &AnyFilter, args: &BuildArgs) -> anyhow::Result<()> {
-    filter.save(&args.output).with_context(|| {
-        format!(
-            "cannot write the filter; nothing was written to {}",
-            args.output.display()
-        )
+/// The list's name: `--name`, else the output file's stem.
+fn list_name(args: &BuildArgs) -> String {
+    args.name.clone().unwrap_or_else(|| {
+        args.output
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "list".into())
     })
+}
+
+/// The version of a rebuilt list: one more than the file it replaces (when that is a readable
+/// blocklist), so that clients and servers see the list move forward; 1 for a new list.
+fn next_version(output: &Path) -> u64 {
+    Blocklist::read_meta(output).map_or(1, |(_, meta)| meta.version.saturating_add(1))
 }
 
 fn list_options(args: &BuildArgs, scheme: KeyScheme) -> ListOptions {
@@ -135,7 +106,7 @@ fn list_options(args: &BuildArgs, scheme: KeyScheme) -> ListOptions {
             value: value.clone(),
         },
         (None, Some(value), _) => LabelFilter::Equals {
-            column: phishbloom_lookup::list::DEFAULT_LABEL.0.to_string(),
+            column: phishbloom_blocklist::source::DEFAULT_LABEL.0.to_string(),
             value: value.clone(),
         },
         _ => LabelFilter::Default,
@@ -207,12 +178,51 @@ fn print_entry_summary(summary: &EntrySummary) {
     }
 }
 
-fn print_filter_summary(args: &BuildArgs, filter: &AnyFilter, what: &str, started: Instant) {
-    let n = filter.items();
+fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
+    let meta = blocklist.meta();
+    let what = match meta.scheme {
+        KeyScheme::Expressions => "URL entries",
+        _ => "exact keys",
+    };
+    match blocklist.engine() {
+        Engine::Cabf(engine) => println!(
+            "built {}: CaBF engine, {} {what} in {} parallel filters + check filter, {} ({} bits)",
+            args.output.display(),
+            fmt::count(meta.entries),
+            engine.component_filters(),
+            fmt::bytes(engine.bits() / 8),
+            fmt::count(engine.bits()),
+        ),
+        Engine::Keys(filter) => print_filter(args, &**filter, meta.entries, what),
+        Engine::Urls(urls) => print_filter(args, &**urls.filter(), meta.entries, what),
+    }
+    println!(
+        "  list {:?} version {}, set fingerprint {}, built in {:.2} s{}",
+        meta.name,
+        meta.version,
+        meta.fingerprint,
+        started.elapsed().as_secs_f64(),
+        if blocklist.verification().is_some() {
+            "; verification section included (hits are confirmed exactly)"
+        } else {
+            ""
+        }
+    );
+    if meta.scheme == KeyScheme::Expressions {
+        println!(
+            "  per checked URL: target {} at up to {} expressions, so {} per probe",
+            fmt::percent(args.filter.fpp),
+            args.expressions,
+            fmt::percent(per_probe_fpp(args.filter.fpp, args.expressions)),
+        );
+    }
+}
+
+fn print_filter(args: &BuildArgs, filter: &dyn Filter, entries: u64, what: &str) {
     println!(
         "built {}: n = {} {what}, m = {} bits, k = {}, {} ({} layout, {} hash)",
         args.output.display(),
-        fmt::count(n),
+        fmt::count(entries),
         fmt::count(filter.num_bits()),
         filter.num_hashes(),
         fmt::bytes(filter.size_in_bytes()),
@@ -220,9 +230,8 @@ fn print_filter_summary(args: &BuildArgs, filter: &AnyFilter, what: &str, starte
         filter.hash_strategy(),
     );
     println!(
-        "  expected false-positive rate per probe {}, {:.2} bits/key, built in {:.2} s",
-        fmt::percent(filter.theoretical_fpp(n as f64)),
-        filter.num_bits() as f64 / n.max(1) as f64,
-        started.elapsed().as_secs_f64(),
+        "  expected false-positive rate per probe {}, {:.2} bits/key",
+        fmt::percent(filter.theoretical_fpp(entries as f64)),
+        filter.num_bits() as f64 / entries.max(1) as f64,
     );
 }

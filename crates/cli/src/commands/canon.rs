@@ -4,7 +4,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-use phishbloom_lookup::list::{read_bounded_line, MAX_KEY_BYTES};
+use phishbloom_blocklist::source::{read_bounded_line, MAX_KEY_BYTES};
 use phishbloom_url::{canonicalize, ExpressionKind};
 
 use crate::args::CanonArgs;

@@ -5,44 +5,24 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-use phishbloom_filter::AnyFilter;
-use phishbloom_lookup::cabf_engine::CabfMatcher;
-use phishbloom_lookup::matcher::BloomMatcher;
-use phishbloom_lookup::stream::{answer_lines, check_stream, CheckStats, Checker, Output};
-use phishbloom_lookup::KeyScheme;
+use phishbloom_blocklist::check::{answer_lines, check_stream, CheckStats, StreamOptions};
+use phishbloom_blocklist::printer::Output;
+use phishbloom_blocklist::{Blocklist, Error};
 
 use crate::args::CheckArgs;
 use crate::commands::default_threads;
 
-/// Loads the filter and answers; exit 0 if any key is listed, 1 if none (like grep).
+/// Opens the blocklist and answers; exit 0 if any key is listed, 1 if none (like grep).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let output = if args.json { Output::Json } else { Output::Tsv };
-    if CabfMatcher::is_cabf_file(&args.filter) {
-        let engine = CabfMatcher::load(&args.filter, args.verify)?;
-        let stats = answer(Checker::Urls(&engine), args, output)?;
-        return Ok(exit_code(stats));
+    let blocklist = Blocklist::open(&args.filter)?;
+    if args.verify && blocklist.verification().is_none() {
+        return Err(Error::NoVerification {
+            path: args.filter.clone(),
+        })
+        .map_err(|e| anyhow::anyhow!("{e} (`phishbloom build --verify`)"));
     }
-    let filter = AnyFilter::load(&args.filter)?;
-    let scheme = KeyScheme::from_code(filter.key_scheme(), &args.filter)?;
-    let stats = if scheme == KeyScheme::Expressions {
-        let matcher = BloomMatcher::from_filter(filter, &args.filter, args.verify)?;
-        answer(Checker::Urls(&matcher), args, output)?
-    } else {
-        if args.verify {
-            anyhow::bail!(
-                "{}: --verify needs a filter of URL entries built with `phishbloom build --verify`",
-                args.filter.display()
-            );
-        }
-        answer(
-            Checker::Keys {
-                filter: &*filter,
-                scheme,
-            },
-            args,
-            output,
-        )?
-    };
+    let stats = answer(&blocklist, args, output)?;
     Ok(exit_code(stats))
 }
 
@@ -56,20 +36,19 @@ fn exit_code(stats: CheckStats) -> ExitCode {
 }
 
 /// Answers the keys given on the command line (which may hold any bytes), or standard input.
-fn answer(checker: Checker<'_>, args: &CheckArgs, output: Output) -> anyhow::Result<CheckStats> {
+fn answer(blocklist: &Blocklist, args: &CheckArgs, output: Output) -> anyhow::Result<CheckStats> {
     if args.keys.is_empty() {
         return Ok(check_stream(
-            checker,
+            blocklist,
             std::io::stdin(),
             Path::new("<stdin>"),
             std::io::stdout().lock(),
-            output,
-            default_threads(args.threads),
+            &StreamOptions::new(output, default_threads(args.threads)),
         )?);
     }
     let mut out = Vec::new();
     let keys = args.keys.iter().map(|key| key.as_bytes());
-    let stats = answer_lines(checker, keys, output, &mut out);
+    let stats = answer_lines(blocklist, keys, output, &mut out);
     std::io::stdout().lock().write_all(&out)?;
     Ok(stats)
 }

@@ -3,17 +3,17 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
+use phishbloom_blocklist::check::answer_lines;
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_blocklist::fmt;
+use phishbloom_blocklist::plan::plan;
+use phishbloom_blocklist::printer::Output;
+use phishbloom_blocklist::source::{read_list, ListOptions};
+use phishbloom_blocklist::{Blocklist, BuildOptions, Input};
 use phishbloom_filter::LayoutKind;
-use phishbloom_lookup::entries::{read_entries, EntrySource};
-use phishbloom_lookup::list::{read_list, ListOptions};
-use phishbloom_lookup::matcher::{BloomMatcher, DEFAULT_EXPRESSION_BOUND};
-use phishbloom_lookup::plan::plan;
-use phishbloom_lookup::stream::{answer_lines, Checker, Output};
-use phishbloom_lookup::Input;
 
 use crate::args::{DemoArgs, EvalArgs, FilterArgs, HashArg, LayoutArg};
 use crate::commands::eval;
-use crate::fmt;
 
 /// The target rate of seeds 000/001: "query error under 1 %".
 const SEED_FPP: f64 = 0.01;
@@ -110,24 +110,20 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     );
     let input = Input::Path(args.data.clone());
     let (entries, _) = read_entries(&[EntrySource::List(input, ListOptions::default())])?;
-    let matcher = BloomMatcher::build(
+    let blocklist = Blocklist::from_entries(
         &entries,
-        SEED_FPP,
-        DEFAULT_EXPRESSION_BOUND,
-        LayoutKind::Blocked,
-        true,
+        &BuildOptions {
+            fpp: SEED_FPP,
+            verify: true,
+            ..BuildOptions::default()
+        },
     )?;
     let first = String::from_utf8_lossy(keys.get(0)).into_owned();
     let samples: Vec<&[u8]> = std::iter::once(first.as_bytes())
         .chain(SAMPLE_URLS.iter().map(|u| u.as_bytes()))
         .collect();
     let mut out = Vec::new();
-    answer_lines(
-        Checker::Urls(&matcher),
-        samples.into_iter(),
-        Output::Tsv,
-        &mut out,
-    );
+    answer_lines(&blocklist, samples.into_iter(), Output::Tsv, &mut out);
     for line in String::from_utf8_lossy(&out).lines() {
         println!("   {line}");
     }

@@ -3,12 +3,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use phishbloom_lookup::eval::{self, EvalConfig, EvalReport, UrlEvalReport};
-use phishbloom_lookup::matcher::DEFAULT_EXPRESSION_BOUND;
-use phishbloom_lookup::stats::Measurement;
+use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_lab::eval::{self, EvalConfig, EvalReport, UrlEvalReport};
+use phishbloom_lab::stats::Measurement;
 
 use crate::args::EvalArgs;
-use crate::fmt;
+use phishbloom_blocklist::fmt;
 
 /// Both experiments, for `--json`.
 #[derive(serde::Serialize)]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use phishbloom_lookup::cabf_experiment::{self, Config};
+use phishbloom_lab::cabf_experiment::{self, Config};
 
 use crate::args::CabfArgs;
 

@@ -1,140 +1,116 @@
-//! `phishbloom info`: what a filter file holds, after verifying it.
+//! `phishbloom info`: what a blocklist file holds — kind, format, sections and their checksums,
+//! list name, version and set fingerprint, the filters' parameters and fill — after verifying
+//! every checksum.
 
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use phishbloom_filter::format::FORMAT_VERSION;
-use phishbloom_filter::AnyFilter;
-use phishbloom_lookup::matcher::{per_url_fpp, verify_path};
-use phishbloom_lookup::KeyScheme;
+use phishbloom_blocklist::blocklist::{Description, FilterInfo};
+use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
 
 use crate::args::InfoArgs;
-use crate::fmt;
 
-/// The facts `info` prints.
-#[derive(serde::Serialize)]
-struct Info {
-    file: String,
-    file_bytes: u64,
-    format_version: u32,
-    checksum: &'static str,
-    layout: String,
-    hash: String,
-    key_scheme: String,
-    num_bits: u64,
-    num_hashes: u32,
-    bytes: u64,
-    items_inserted: u64,
-    sized_for_items: Option<u64>,
-    target_fpp: Option<f64>,
-    fill_ratio: f64,
-    estimated_items: f64,
-    expected_fpp_now: f64,
-    theoretical_fpp_at_items: f64,
-    /// For URL-entry filters: expressions per URL the filter was sized for.
-    expressions_per_url: Option<u32>,
-    /// For URL-entry filters: the per-checked-URL rate at that many expressions.
-    per_url_target_fpp: Option<f64>,
-    /// For URL-entry filters: whether a fingerprint table for `check --verify` sits beside it.
-    verify_table: Option<bool>,
-}
-
-/// Loads (which verifies magic, version, sizes and checksum) and describes the filter.
+/// Opens (which verifies every checksum) and describes the blocklist.
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
-    let info = describe(&args.filter)?;
+    let description = Blocklist::open(&args.filter)?.describe();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        println!("{}", serde_json::to_string_pretty(&description)?);
     } else {
-        print_text(&info);
+        print_text(&args.filter.display().to_string(), &description);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn describe(path: &Path) -> anyhow::Result<Info> {
-    let filter = AnyFilter::load(path)?;
-    let scheme = KeyScheme::from_code(filter.key_scheme(), path)?;
-    let urls = scheme == KeyScheme::Expressions;
-    let expressions = filter.key_param().max(1);
-    let file_bytes = std::fs::metadata(path)
-        .with_context(|| format!("{}: stat failed", path.display()))?
-        .len();
-    Ok(Info {
-        file: path.display().to_string(),
-        file_bytes,
-        format_version: FORMAT_VERSION,
-        checksum: "xxh3-64 verified",
-        layout: filter.layout().to_string(),
-        hash: filter.hash_strategy().to_string(),
-        key_scheme: scheme.name().to_string(),
-        num_bits: filter.num_bits(),
-        num_hashes: filter.num_hashes(),
-        bytes: filter.size_in_bytes(),
-        items_inserted: filter.items(),
-        sized_for_items: filter.expected_items(),
-        target_fpp: filter.target_fpp(),
-        fill_ratio: filter.fill_ratio(),
-        estimated_items: filter.estimated_items(),
-        expected_fpp_now: filter.expected_fpp(),
-        theoretical_fpp_at_items: filter.theoretical_fpp(filter.items() as f64),
-        expressions_per_url: urls.then_some(expressions),
-        per_url_target_fpp: filter
-            .target_fpp()
-            .filter(|_| urls)
-            .map(|f| per_url_fpp(f, expressions)),
-        verify_table: urls.then(|| verify_path(path).is_file()),
-    })
+fn print_text(file: &str, d: &Description) {
+    let meta = &d.meta;
+    println!("file              {file} ({})", fmt::bytes(d.file_bytes));
+    println!(
+        "format            version {}, checksum {} (xxh3-64 of the section table; every section verified)",
+        d.format_version, d.checksum
+    );
+    println!("kind              {}", d.kind);
+    println!(
+        "list              {:?}, version {}, created {} (unix time)",
+        meta.name, meta.version, meta.created
+    );
+    let keys = match meta.scheme {
+        KeyScheme::Expressions => "URL entries (domain and URL semantics)",
+        KeyScheme::Exact => "exact keys",
+        KeyScheme::Url => "whole URLs, lightly normalized",
+    };
+    println!("entries           {} {keys}", fmt::count(meta.entries));
+    println!("set fingerprint   {}", meta.fingerprint);
+    if let Some(p) = d.per_item_fpp {
+        let per = if meta.scheme == KeyScheme::Expressions {
+            format!(
+                "per checked URL of up to {} expressions (1 - (1 - f)^E)",
+                meta.probes_per_item
+            )
+        } else {
+            "per checked key".to_string()
+        };
+        println!("target rate       {} {per}", fmt::percent(p));
+    }
+    match d.verification {
+        Some(count) => println!(
+            "verification      {} fingerprints: every hit is confirmed exactly",
+            fmt::count(count)
+        ),
+        None => println!("verification      none (build --verify to confirm hits exactly)"),
+    }
+    if let Some(split) = d.split {
+        println!(
+            "CaBF              {} component filters + check filter, split {split}",
+            d.filters.len().saturating_sub(1)
+        );
+    }
+    for (i, filter) in d.filters.iter().enumerate() {
+        let label = if d.filters.len() == 1 {
+            "filter".to_string()
+        } else if i + 1 == d.filters.len() {
+            "check filter".to_string()
+        } else {
+            format!("filter {i}")
+        };
+        print_filter(&label, filter);
+    }
+    println!("sections");
+    for section in &d.sections {
+        println!(
+            "  {:<22} offset {:>10}  {:>12}  xxh3 {}",
+            section.name,
+            section.offset,
+            fmt::bytes(section.bytes),
+            section.checksum
+        );
+    }
 }
 
-fn print_text(info: &Info) {
+fn print_filter(label: &str, f: &FilterInfo) {
     println!(
-        "file              {} ({})",
-        info.file,
-        fmt::bytes(info.file_bytes)
+        "{label:<17} {} layout, {} hash: m = {} bits, k = {}, {}",
+        f.layout,
+        f.hash,
+        fmt::count(f.num_bits),
+        f.num_hashes,
+        fmt::bytes(f.bytes)
     );
-    println!(
-        "format            version {}, checksum {}",
-        info.format_version, info.checksum
-    );
-    println!(
-        "layout            {} ({} hash, {} keys)",
-        info.layout, info.hash, info.key_scheme
-    );
-    println!(
-        "size              m = {} bits, k = {}, {}",
-        fmt::count(info.num_bits),
-        info.num_hashes,
-        fmt::bytes(info.bytes)
-    );
-    let sized = match (info.sized_for_items, info.target_fpp) {
-        (Some(n), Some(p)) => format!("n = {} at p = {}", fmt::count(n), fmt::percent(p)),
-        _ => "explicit m and k".to_string(),
-    };
-    println!("sized for         {sized}");
-    println!("items inserted    {}", fmt::count(info.items_inserted));
-    println!("fill ratio        {:.4}", info.fill_ratio);
-    println!(
-        "estimated items   {:.0} (Swamidass-Baldi, from the fill)",
-        info.estimated_items
-    );
-    println!(
-        "false positives   {} expected from the bits now; theory at {} items: {}",
-        fmt::percent(info.expected_fpp_now),
-        fmt::count(info.items_inserted),
-        fmt::percent(info.theoretical_fpp_at_items)
-    );
-    if let (Some(e), Some(p)) = (info.expressions_per_url, info.per_url_target_fpp) {
+    if let (Some(n), Some(p)) = (f.sized_for_items, f.target_fpp_per_probe) {
         println!(
-            "per checked URL   {} target for URLs of up to {e} expressions (1 - (1 - f)^E per URL)",
+            "  sized for       n = {} at p = {} per probe",
+            fmt::count(n),
             fmt::percent(p)
         );
     }
-    if let Some(table) = info.verify_table {
-        let state = if table {
-            "present (check --verify)"
-        } else {
-            "absent (build --verify to add one)"
-        };
-        println!("verify table      {state}");
-    }
+    println!(
+        "  fill            {:.4} of bits set, {} keys inserted, ~{:.0} estimated from the fill",
+        f.fill_ratio,
+        fmt::count(f.items),
+        f.estimated_items
+    );
+    println!(
+        "  rate per probe  {} from the bits now; theory at {} keys: {}",
+        fmt::percent(f.expected_fpp_now),
+        fmt::count(f.items),
+        fmt::percent(f.theoretical_fpp_at_items)
+    );
 }

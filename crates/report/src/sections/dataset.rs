@@ -2,17 +2,17 @@
 //! `dataset.csv`, then query every phishing key (false negatives), every benign key and random
 //! `http://xxxxxxxxxx.com` URLs (false positives), for both layouts.
 
+use phishbloom_blocklist::KeyList;
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
-use phishbloom_lookup::eval::{self, EvalConfig, EvalReport};
-use phishbloom_lookup::stats::Measurement;
-use phishbloom_lookup::KeyList;
+use phishbloom_lab::eval::{self, EvalConfig, EvalReport};
+use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::{Error, Result};
-use crate::fmt;
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use crate::sections::sizing::TARGET;
+use phishbloom_blocklist::fmt;
 
 /// Seed of the random URLs (any fixed value; 2026 is the CLI's default for `eval`).
 const RANDOM_SEED: u64 = 2026;

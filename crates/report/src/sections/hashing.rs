@@ -5,20 +5,20 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
+use phishbloom_blocklist::KeyList;
+use phishbloom_blocklist::KeyScheme;
+use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, HashStrategy, Layout, LayoutKind};
-use phishbloom_lookup::list::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
-use phishbloom_lookup::rng::SplitMix64;
-use phishbloom_lookup::stats::Measurement;
-use phishbloom_lookup::KeyList;
-use phishbloom_lookup::KeyScheme;
+use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::{Error, Result};
-use crate::fmt;
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use crate::sections::dataset::agreement;
 use crate::sections::sizing::TARGET;
+use phishbloom_blocklist::fmt;
 
 /// Seed of the random URLs of this section (different from section 2's, so the sets differ).
 const RANDOM_SEED: u64 = 5;
@@ -49,7 +49,7 @@ fn read_dataset_limited(ctx: &Context, limit: usize) -> Result<DatasetKeys> {
             .map(|(keys, _)| keys)
             .map_err(|source| Error::Dataset {
                 path: ctx.data.clone(),
-                source,
+                source: source.into(),
             })
     };
     let all = read(LabelFilter::Default)?;
@@ -59,7 +59,7 @@ fn read_dataset_limited(ctx: &Context, limit: usize) -> Result<DatasetKeys> {
     }
     let benign_all = read(LabelFilter::Equals {
         column: DEFAULT_LABEL.0.to_string(),
-        value: phishbloom_lookup::eval::BENIGN_LABEL.to_string(),
+        value: phishbloom_lab::eval::BENIGN_LABEL.to_string(),
     })?;
     let members: HashSet<&[u8]> = phishing.iter().collect();
     let benign = benign_all
@@ -163,7 +163,7 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
     let mut key = Vec::new();
     let mut random = 0u64;
     while random < ctx.sizes.hash_random {
-        KeyScheme::Url.normalize_into(rng.random_url().as_bytes(), &mut key);
+        KeyScheme::Url.normalize_into(phishbloom_lab::random_url(&mut rng).as_bytes(), &mut key);
         if !members.contains(key.as_slice()) {
             queries.push(key.clone());
             random += 1;

@@ -5,19 +5,19 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use phishbloom_filter::format::Header;
+use phishbloom_blocklist::plan::hashset_bytes;
+use phishbloom_filter::data_len;
 use phishbloom_filter::math::{self, BLOCK_BITS};
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, Layout, LayoutKind};
-use phishbloom_lookup::plan::hashset_bytes;
-use phishbloom_lookup::stats::Measurement;
+use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::{Error, Result};
-use crate::fmt;
 use crate::keys::{count_listed, insert_range, split, InlineKey, OTHER_PHONES, PHONES};
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use crate::theory;
+use phishbloom_blocklist::fmt;
 
 /// Seed 004's target rates.
 const RATES: [f64; 2] = [1e-4, 1e-7];
@@ -212,7 +212,7 @@ pub fn run(ctx: &mut Context) -> Result<String> {
                 (LayoutKind::Classic, classic_m, classic_k),
                 (LayoutKind::Blocked, blocked_m, blocked_k),
             ] {
-                let bytes = Header::data_len(m);
+                let bytes = data_len(m);
                 let built = if n <= sizes.memory_build_max {
                     ctx.progress(&format!("memory table: {layout} filter, n = {n}, p = {p}"));
                     // A fresh block of 2^34 query indices per structure: more than any query
@@ -623,7 +623,7 @@ pub fn run(ctx: &mut Context) -> Result<String> {
     );
     ctx.headlines.push(format!(
         "memory: n = 10^8 at p = 1e-4: classic {}, hash set ≈ {} (estimate)",
-        fmt::bytes(Header::data_len(checked(math::optimal_num_bits(
+        fmt::bytes(data_len(checked(math::optimal_num_bits(
             100_000_000,
             1e-4
         ))?)),

@@ -5,16 +5,16 @@ use std::time::Instant;
 
 use phishbloom_filter::math;
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, Layout};
-use phishbloom_lookup::stats::Measurement;
+use phishbloom_lab::stats::Measurement;
 
 use crate::context::{markdown_table, Context};
 use crate::error::{Error, Result};
-use crate::fmt;
 use crate::keys::{count_listed, insert_range, CLEAN_WORDS, SPAM_KEYWORDS};
 use crate::output::{num, Table};
 use crate::sections::memory::resident_bytes;
 use crate::sections::sizing::TARGET;
 use crate::theory;
+use phishbloom_blocklist::fmt;
 
 /// One build of the seed 002 filter.
 struct Build<L: Layout> {

@@ -5,9 +5,9 @@ use phishbloom_filter::math::{self, BLOCK_BITS};
 
 use crate::context::{markdown_table, Context};
 use crate::error::Result;
-use crate::fmt;
 use crate::output::{num, Table};
 use crate::theory;
+use phishbloom_blocklist::fmt;
 
 /// Seed 000's printed figures: n = 88,647 phishing URLs, m ≈ 849,587 bits, "≈ 106 KB".
 const SEED_000_N: u64 = 88_647;

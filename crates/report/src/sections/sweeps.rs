@@ -4,15 +4,15 @@
 
 use phishbloom_filter::math::{self, BLOCK_BITS};
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, Layout, LayoutKind};
-use phishbloom_lookup::stats::Measurement;
+use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::{Error, Result};
-use crate::fmt;
 use crate::keys::{count_listed, insert_range, MEMBERS, NON_MEMBERS};
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, RGBColor, Series, Style, PALETTE};
 use crate::theory;
+use phishbloom_blocklist::fmt;
 
 /// The bits-per-key ratios of seed 001's table.
 const RATIOS: [u64; 3] = [10, 20, 30];

@@ -4,23 +4,24 @@
 //!
 //! The stream is the dataset's URLs plus URLs below UT1 entries (read from `../shared/data` when
 //! present, else generated); the lists are UT1 `phishing` and `malware`.
-//! Run: `cargo bench -p phishbloom-lookup --bench matchers`.
+//! Run: `cargo bench -p phishbloom-blocklist --bench matchers`.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use phishbloom_filter::LayoutKind;
-use phishbloom_lookup::cabf::{
-    entry_components, longest_prefix, url_components, PrefixFilter, Split, Structure,
-};
-use phishbloom_lookup::cabf_engine::CabfMatcher;
-use phishbloom_lookup::entries::{read_entries, EntrySource};
-use phishbloom_lookup::list::{read_list, Input, LabelFilter, ListOptions};
-use phishbloom_lookup::matcher::{BloomMatcher, ExactMatcher, Matcher, Scratch};
-use phishbloom_lookup::rng::SplitMix64;
-use phishbloom_lookup::KeyScheme;
-use phishbloom_url::{canonicalize, Entry};
+use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
+use phishbloom_blocklist::engine::exact::ExactMatcher;
+use phishbloom_blocklist::engine::{Matcher, Scratch};
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions};
+use phishbloom_blocklist::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, Structure};
+use phishbloom_filter::rng::SplitMix64;
+use phishbloom_url::{canonicalize, CanonicalUrl, Entry};
+
+/// Whether a canonical URL is listed, by one engine.
+type Find<'a> = &'a (dyn Fn(&CanonicalUrl, &mut Scratch) -> bool + Sync);
 
 /// `shared/data` seen from this crate (cargo runs benches in the crate directory).
 fn data_dir() -> PathBuf {
@@ -72,7 +73,7 @@ fn stream(list: &[Entry]) -> Vec<Vec<u8>> {
 
 /// Checks every line on `threads` threads; returns the number listed (kept so nothing is
 /// optimized away).
-fn check_all(matcher: &dyn Matcher, lines: &[Vec<u8>], threads: usize) -> usize {
+fn check_all(find: Find<'_>, lines: &[Vec<u8>], threads: usize) -> usize {
     let share = lines.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = lines
@@ -82,7 +83,7 @@ fn check_all(matcher: &dyn Matcher, lines: &[Vec<u8>], threads: usize) -> usize 
                     let mut scratch = Scratch::default();
                     part.iter()
                         .filter_map(|line| canonicalize(line).ok())
-                        .filter(|url| matcher.find(url, &mut scratch).is_some())
+                        .filter(|url| find(url, &mut scratch))
                         .count()
                 })
             })
@@ -93,6 +94,11 @@ fn check_all(matcher: &dyn Matcher, lines: &[Vec<u8>], threads: usize) -> usize 
             .map(|h| h.join().expect("worker panicked"))
             .sum()
     })
+}
+
+/// A [`Find`] that asks `list`.
+fn in_list(list: &Blocklist) -> impl Fn(&CanonicalUrl, &mut Scratch) -> bool + Sync + '_ {
+    move |url, scratch| list.find_url(url, scratch).is_some()
 }
 
 fn canonicalize_only(lines: &[Vec<u8>]) -> usize {
@@ -106,17 +112,25 @@ fn canonicalize_only(lines: &[Vec<u8>]) -> usize {
 fn bench(c: &mut Criterion) {
     let list = list();
     let lines = stream(&list);
-    let bloom = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, false).expect("bloom");
-    let verified = BloomMatcher::build(&list, 0.01, 20, LayoutKind::Blocked, true).expect("bloom");
+    let build = |kind, verify| {
+        let options = BuildOptions {
+            kind,
+            verify,
+            ..BuildOptions::default()
+        };
+        Blocklist::from_entries(&list, &options).expect("blocklist")
+    };
+    let bloom = build(Kind::Blocked, false);
+    let verified = build(Kind::Blocked, true);
+    let cabf = build(Kind::Cabf, false);
     let exact = ExactMatcher::new(&list);
-    let cabf = CabfMatcher::build(&list, 0.01, 20, false).expect("cabf");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!(
         "{} entries, {} query URLs, {} cores; Bloom filter {} bytes",
         list.len(),
         lines.len(),
         cores,
-        phishbloom_filter::Filter::size_in_bytes(&**bloom.filter())
+        bloom.filter().map_or(0, |f| f.size_in_bytes())
     );
 
     let mut group = c.benchmark_group("url_checks");
@@ -127,7 +141,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("canonicalize+expressions only", |b| {
         b.iter(|| canonicalize_only(&lines))
     });
-    let matchers: [(&str, &dyn Matcher); 4] = [
+    let (bloom, verified, cabf) = (in_list(&bloom), in_list(&verified), in_list(&cabf));
+    let exact =
+        |url: &CanonicalUrl, scratch: &mut Scratch| exact.find(url, scratch, None).is_some();
+    let matchers: [(&str, Find<'_>); 4] = [
         ("bloom", &bloom),
         ("bloom+verify", &verified),
         ("cabf-engine", &cabf),

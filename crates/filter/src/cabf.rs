@@ -1,109 +1,20 @@
-//! Longest-prefix URL lookup with parallel Bloom filters: the length-grouped baselines BBF−/BBF+
-//! and the cardinality-adaptive CaBF−/CaBF of seed 003 (Zhou, Fu, Song & Liu), with its
-//! correlation check.
+//! Longest-prefix lookup with parallel Bloom filters: the length-grouped baselines BBF−/BBF+
+//! and the cardinality-adaptive CaBF−/CaBF of Zhou, Fu, Song & Liu ("CaBF: a cardinality-adaptive
+//! parallel Bloom filter for URL lookup"), with its correlation check.
 //!
-//! A URL is a sequence of components; a list entry is a prefix of the URLs it covers. [`Bbf`]
-//! stores whole prefixes, one filter per component count. [`Cabf`] stores the i-th component of
-//! every entry in the i-th filter (the last filter takes the joined tail beyond p − 1 components)
-//! and a correlation check value `V` per entry, so that components of different entries cannot
-//! combine into a match. "−" variants split memory equally with one global k; the others give
-//! each filter memory in proportion to its element count (`m_i/n_i = m/n`, equal k).
-//!
-//! Components carry markers so that host labels, path segments and the query never collide: a
-//! path segment is `/seg`, the root is `/`, a query is `?q`. A domain entry ends at the host; a
-//! URL entry continues with `/`, its segments and its query — so a domain entry is a prefix of
-//! every URL below it when the host is split into reversed labels ([`Split::ReversedHost`]).
+//! A key is a sequence of components (for URLs: host labels, path segments, the query; the
+//! blocklist crate decides how a URL is cut); a list entry is a prefix of the sequences it covers.
+//! [`Bbf`] stores whole prefixes, one filter per component count. [`Cabf`] stores the i-th
+//! component of every entry in the i-th filter (the last filter takes the joined tail beyond
+//! p − 1 components) and a correlation check value `V` per entry, so that components of different
+//! entries cannot combine into a match. "−" variants split memory equally with one global k; the
+//! others give each filter memory in proportion to its element count (`m_i/n_i = m/n`, equal k).
 
 use std::collections::HashSet;
 
-use phishbloom_filter::{double_hashing, BloomFilter, Filter, KeyHash};
-use phishbloom_url::{CanonicalUrl, Entry};
-
 use crate::error::Result;
-
-/// How a URL is cut into components.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Split {
-    /// The paper's split at `/`: the whole host, then path segments.
-    Slash,
-    /// The host's labels in reverse order (`com`, `evil`, `www`), then path segments: a domain
-    /// entry is a prefix of every URL on its subdomains.
-    ReversedHost,
-}
-
-impl Split {
-    /// The name used in experiment output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Split::Slash => "slash",
-            Split::ReversedHost => "reversed-host",
-        }
-    }
-}
-
-/// Components of a host (as `split` cuts it), then, if `path` is given, `/`, each segment as
-/// `/seg`, and the query as `?q`.
-pub fn components(
-    split: Split,
-    host: &str,
-    is_ip: bool,
-    path: Option<(&str, Option<&str>)>,
-) -> Vec<String> {
-    let mut out: Vec<String> = match split {
-        Split::ReversedHost if !is_ip => host.rsplit('.').map(str::to_string).collect(),
-        _ => vec![host.to_string()],
-    };
-    if let Some((path, query)) = path {
-        out.push("/".to_string());
-        out.extend(
-            path.split('/')
-                .filter(|s| !s.is_empty())
-                .map(|s| format!("/{s}")),
-        );
-        if let Some(query) = query {
-            out.push(format!("?{query}"));
-        }
-    }
-    out
-}
-
-/// An entry's components: a domain entry stops at the host.
-pub fn entry_components(split: Split, entry: &Entry) -> Vec<String> {
-    match entry {
-        Entry::Domain { host } => components(split, host, is_ip(host), None),
-        Entry::Url {
-            host,
-            path_and_query,
-        } => {
-            let (path, query) = match path_and_query.split_once('?') {
-                Some((path, query)) => (path, Some(query)),
-                None => (path_and_query.as_str(), None),
-            };
-            components(split, host, is_ip(host), Some((path, query)))
-        }
-    }
-}
-
-/// Whether a canonical host is an IP address (canonical IPv4 is a dotted quad of digits; IPv6
-/// literals are bracketed).
-fn is_ip(host: &str) -> bool {
-    host.starts_with('[')
-        || (host.split('.').count() == 4
-            && host
-                .split('.')
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
-}
-
-/// A URL's component sequence with `host` (the URL's host or one of its suffixes) as its host.
-pub fn url_components(split: Split, url: &CanonicalUrl, host: &str) -> Vec<String> {
-    components(
-        split,
-        host,
-        url.is_ip_host(),
-        Some((url.path(), url.query())),
-    )
-}
+use crate::filter::{BloomFilter, Filter};
+use crate::hash::{double_hashing, KeyHash};
 
 /// The hash of a component sequence's prefix of length `len + 1`, chained so that every prefix of
 /// a query is hashed once: `h(c₀)`, then `h(prefixᵢ) = h(prefixᵢ₋₁) ⊕ h(cᵢ)` with
@@ -122,8 +33,7 @@ fn prefix_hashes(components: &[String]) -> Vec<KeyHash> {
 }
 
 /// Memory split and hash count of a parallel-filter structure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Allocation {
     /// Every filter gets `m / filters` bits and the global `k = round((m/n)·ln 2)` ("−").
     Equal,
@@ -140,7 +50,7 @@ fn allocate(
     fixed_k: Option<u32>,
 ) -> Vec<(u64, u32)> {
     let n: u64 = counts.iter().sum::<u64>().max(1);
-    let global_k = phishbloom_filter::math::optimal_num_hashes(n, total_bits);
+    let global_k = crate::math::optimal_num_hashes(n, total_bits);
     counts
         .iter()
         .map(|&count| {
@@ -153,9 +63,7 @@ fn allocate(
             .max(64);
             let k = match allocation {
                 Allocation::Equal => global_k,
-                Allocation::Proportional => {
-                    phishbloom_filter::math::optimal_num_hashes(count.max(1), bits)
-                }
+                Allocation::Proportional => crate::math::optimal_num_hashes(count.max(1), bits),
             };
             (bits, fixed_k.unwrap_or(k))
         })
@@ -163,7 +71,7 @@ fn allocate(
 }
 
 fn new_filter((bits, hashes): (u64, u32)) -> Result<BloomFilter> {
-    Ok(BloomFilter::with_num_bits(bits, hashes)?)
+    BloomFilter::with_num_bits(bits, hashes)
 }
 
 /// What a structure answers for one query: `candidates[L − 1]` says whether the prefix of
@@ -242,8 +150,7 @@ impl PrefixFilter for Bbf {
 }
 
 /// Where CaBF keeps the correlation check values of the listed entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckStore {
     /// No correlation check (to measure what it buys).
     None,
@@ -611,40 +518,15 @@ pub fn longest_confirmed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use phishbloom_url::canonicalize;
 
-    fn entry(line: &str) -> Entry {
-        Entry::parse(line.as_bytes()).unwrap()
+    /// A component sequence from `/`-separated text (`"com/evil//a"` → `["com", "evil", "/a"]`).
+    fn seq(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_string).collect()
     }
 
     #[test]
-    fn components_mark_hosts_paths_and_queries() {
-        assert_eq!(
-            entry_components(Split::ReversedHost, &entry("evil.com")),
-            ["com", "evil"]
-        );
-        assert_eq!(
-            entry_components(Split::ReversedHost, &entry("evil.com/a/b?x=1")),
-            ["com", "evil", "/", "/a", "/b", "?x=1"]
-        );
-        assert_eq!(
-            entry_components(Split::Slash, &entry("evil.com/a/")),
-            ["evil.com", "/", "/a"]
-        );
-        assert_eq!(
-            entry_components(Split::ReversedHost, &entry("1.2.3.4/x")),
-            ["1.2.3.4", "/", "/x"]
-        );
-        let url = canonicalize(b"http://www.evil.com/a/b?q").unwrap();
-        assert_eq!(
-            url_components(Split::ReversedHost, &url, url.host()),
-            ["com", "evil", "www", "/", "/a", "/b", "?q"]
-        );
-    }
-
-    #[test]
-    fn fixed_point_check_value_is_exact_and_order_sensitive() {
-        let entries = vec![vec!["a".to_string(), "b".to_string()]];
+    fn check_values_are_fixed_and_order_sensitive() {
+        let entries = vec![seq("a b")];
         let cabf = Cabf::build(
             &entries,
             8,
@@ -655,27 +537,24 @@ mod tests {
         )
         .unwrap();
         let element = |i: usize, c: &[u8]| in_filter(i, KeyHash::of(c));
-        let hashes = [element(0, b"a"), element(1, b"b")];
-        // v_i = Σ_j H_{i,j} / 2^j, computed here as an exact rational with denominator 2^64.
-        let by_hand = |i: usize, hash: KeyHash| {
-            let filter = &cabf.filters[i];
-            let mut positions = Vec::new();
-            double_hashing(hash, filter.num_bits(), filter.num_hashes(), |p| {
-                positions.push(p)
-            });
-            positions
-                .iter()
-                .enumerate()
-                .map(|(j, &h)| u128::from(h) * (1u128 << (CHECK_SCALE_BITS - 1 - j as u32)))
-                .sum::<u128>()
-        };
-        let values = cabf.check_values(&hashes);
-        assert_eq!(values[0], by_hand(0, hashes[0]));
-        assert_eq!(values[1], by_hand(0, hashes[0]) + by_hand(1, hashes[1]));
+        let values = cabf.check_values(&[element(0, b"a"), element(1, b"b")]);
+        // The check filter of a saved CaBF holds hashes of these values, so they are part of the
+        // file format: recorded when the format was specified (docs/FORMAT.md), they must never
+        // change, or every saved CaBF would answer "clean" for its entries.
+        assert_eq!(values.len(), 2);
+        assert_eq!(values, GOLDEN_CHECK_VALUES);
         // The same components in the other order give another value.
         let swapped = cabf.check_values(&[element(0, b"b"), element(1, b"a")]);
         assert_ne!(swapped[1], values[1]);
+        // A running sum: the second value extends the first.
+        assert!(values[1] > values[0]);
     }
+
+    /// See `check_values_are_fixed_and_order_sensitive`.
+    const GOLDEN_CHECK_VALUES: [u128; 2] = [
+        15_733_930_328_825_082_239_332,
+        29_689_631_418_992_290_424_197,
+    ];
 
     fn structures(entries: &[Vec<String>], bits: u64) -> Vec<Box<dyn PrefixFilter>> {
         let mut all: Vec<Box<dyn PrefixFilter>> = Structure::PAPER
@@ -723,57 +602,48 @@ mod tests {
 
     #[test]
     fn every_structure_finds_every_listed_prefix() {
-        let lines = [
-            "evil.com",
-            "a.b.c.d.e.f.g.h.example.org/1/2/3/4/5/6/7/8/9",
-            "x.net/a?q=1",
-            "x.net/a/b",
-        ];
-        for split in [Split::Slash, Split::ReversedHost] {
-            let entries: Vec<Vec<String>> = lines
-                .iter()
-                .map(|l| entry_components(split, &entry(l)))
-                .collect();
-            let table = PrefixTable::new(&entries);
-            for structure in structures(&entries, 4096) {
-                let mut candidates = Vec::new();
-                for (line, components) in lines.iter().zip(&entries) {
-                    let found =
-                        longest_prefix(&*structure, Some(&table), components, &mut candidates);
-                    assert_eq!(
-                        found,
-                        components.len(),
-                        "{} {line} {split:?}",
-                        structure.name()
-                    );
-                }
-                // Below an entry: the entry is the longest listed prefix.
-                let url = canonicalize(b"http://evil.com/deeper/path?z").unwrap();
-                let host = if split == Split::ReversedHost {
-                    url.host()
-                } else {
-                    "evil.com"
-                };
-                let query = url_components(split, &url, host);
+        // Sequences as the blocklist cuts URLs: reversed host labels, `/`, `/segment`s, `?query`.
+        let entries: Vec<Vec<String>> = [
+            "com evil",
+            "org example h g f e d c b a / /1 /2 /3 /4 /5 /6 /7 /8 /9",
+            "net x / /a ?q=1",
+            "net x / /a /b",
+        ]
+        .iter()
+        .map(|s| seq(s))
+        .collect();
+        let table = PrefixTable::new(&entries);
+        for structure in structures(&entries, 4096) {
+            let mut candidates = Vec::new();
+            for components in &entries {
+                let found = longest_prefix(&*structure, Some(&table), components, &mut candidates);
                 assert_eq!(
-                    longest_prefix(&*structure, Some(&table), &query, &mut candidates),
-                    entries[0].len()
+                    found,
+                    components.len(),
+                    "{} {components:?}",
+                    structure.name()
                 );
             }
+            // Below an entry: the entry is the longest listed prefix.
+            let query = seq("com evil www / /deeper /path ?z");
+            assert_eq!(
+                longest_prefix(&*structure, Some(&table), &query, &mut candidates),
+                2,
+                "{}",
+                structure.name()
+            );
+            // Not below any entry.
+            let other = seq("com notevil / /a");
+            assert_eq!(
+                longest_prefix(&*structure, Some(&table), &other, &mut candidates),
+                0
+            );
         }
     }
-}
-
-#[cfg(test)]
-mod check_tests {
-    use super::*;
 
     #[test]
     fn the_correlation_check_rejects_unlisted_prefixes_of_a_member() {
-        let entry: Vec<String> = ["com", "evil", "/", "/a"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let entry = seq("com evil / /a");
         for store in [CheckStore::Exact, CheckStore::Bloom] {
             let cabf = Cabf::build(
                 std::slice::from_ref(&entry),

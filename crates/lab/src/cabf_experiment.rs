@@ -7,19 +7,19 @@
 //! the subset, each of its prefixes probed) and foreign URLs (the dataset's benign rows, or
 //! another list's URLs) that the list should not hold.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use phishbloom_url::{canonicalize, Entry};
 
-use crate::cabf::{
-    entry_components, longest_prefix, url_components, PrefixFilter, PrefixTable, Split, Structure,
-};
-use crate::entries::{read_entries, EntrySource};
-use crate::error::{Error, Result};
+use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
+use phishbloom_blocklist::entries::{read_entries, ut1_categories, EntrySource};
+use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
+use phishbloom_blocklist::KeyScheme;
+use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, PrefixTable, Structure};
+use phishbloom_filter::rng::SplitMix64;
+
+use crate::error::Result;
 use crate::eval::BENIGN_LABEL;
-use crate::keys::KeyScheme;
-use crate::list::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
-use crate::rng::SplitMix64;
 
 /// Parallel filters per structure, as in the paper ("99.8 % of URLs have at most 8 components").
 pub const FILTERS: usize = 8;
@@ -297,22 +297,6 @@ fn corpora(config: &Config) -> Result<Vec<Corpus>> {
             foreign,
         },
     ])
-}
-
-/// Every category folder under the UT1 root that holds a `urls` or `domains` file.
-fn ut1_categories(root: &Path) -> Result<Vec<PathBuf>> {
-    let listing = std::fs::read_dir(root).map_err(|e| Error::io(root, "read directory", e))?;
-    let mut folders: Vec<PathBuf> = listing
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("urls").is_file() || p.join("domains").is_file())
-        .collect();
-    folders.sort();
-    if folders.is_empty() {
-        return Err(Error::NotAUt1Category {
-            path: root.to_path_buf(),
-        });
-    }
-    Ok(folders)
 }
 
 /// Runs every figure: Fig. 3 for both splits on both corpora; Figs. 4 and 5 on UT1 with both

@@ -1,5 +1,7 @@
-//! Reading blocklists: a CSV with a header (the key column found by name, rows selected by a
-//! label) or a plain list, one key per line; malformed rows and duplicates counted, not fatal.
+//! List sources: a CSV with a header (the key column found by name, rows selected by a label)
+//! or a plain list, one key per line, from a file or standard input; malformed rows and
+//! duplicates counted, not fatal. (UT1 category folders are read as two plain lists, see
+//! [`crate::entries`].)
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -35,6 +37,14 @@ impl Input {
             Input::Stdin
         } else {
             Input::Path(PathBuf::from(arg))
+        }
+    }
+
+    /// The file, if the input is one (for checking that an output does not overwrite it).
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Input::Path(path) => Some(path),
+            Input::Stdin => None,
         }
     }
 
@@ -378,20 +388,19 @@ fn read_csv(
         .map(|c| String::from_utf8_lossy(c).trim().to_string())
         .collect();
     let find = |name: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(name));
-    let missing = |column: &str, flag| Error::MissingColumn {
+    let missing = |column: &str, role| Error::MissingColumn {
         path: path.to_path_buf(),
         column: column.to_string(),
-        flag,
+        role,
         found: columns.join(", "),
     };
-    let key_index =
-        find(&options.key_column).ok_or_else(|| missing(&options.key_column, "column"))?;
+    let key_index = find(&options.key_column).ok_or_else(|| missing(&options.key_column, "key"))?;
     let label = match &options.label {
         LabelFilter::All => None,
         LabelFilter::Default => find(DEFAULT_LABEL.0)
             .map(|i| (i, DEFAULT_LABEL.0.to_string(), DEFAULT_LABEL.1.to_string())),
         LabelFilter::Equals { column, value } => {
-            let index = find(column).ok_or_else(|| missing(column, "label-column"))?;
+            let index = find(column).ok_or_else(|| missing(column, "label"))?;
             Some((index, column.clone(), value.clone()))
         }
     };

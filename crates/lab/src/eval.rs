@@ -5,13 +5,18 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use phishbloom_blocklist::engine::exact::ExactMatcher;
+use phishbloom_blocklist::engine::{per_item_fpp, per_probe_fpp, Matcher, Scratch};
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_blocklist::source::{
+    read_list, Input, KeyList, LabelFilter, ListOptions, DEFAULT_LABEL,
+};
+use phishbloom_blocklist::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 
-use crate::build::{build_filter, BuildOptions};
 use crate::error::Result;
-use crate::keys::KeyScheme;
-use crate::list::{read_list, Input, KeyList, LabelFilter, ListOptions};
-use crate::rng::SplitMix64;
+use crate::random_url;
 use crate::stats::Measurement;
 
 /// What to run.
@@ -88,20 +93,14 @@ pub fn run(config: &EvalConfig) -> Result<EvalReport> {
     };
     let phishing = read(LabelFilter::Default)?;
     let benign = read(LabelFilter::Equals {
-        column: crate::list::DEFAULT_LABEL.0.to_string(),
+        column: DEFAULT_LABEL.0.to_string(),
         value: BENIGN_LABEL.to_string(),
     })?;
 
     let n = phishing.len() as u64;
     let started = Instant::now();
-    let options = BuildOptions {
-        fpp: config.fpp,
-        layout: config.layout,
-        strategy: config.strategy,
-        scheme,
-        threads: 1,
-    };
-    let filter = build_filter(&phishing, &options)?;
+    let mut filter = AnyFilter::new(config.layout, n.max(1), config.fpp, config.strategy)?;
+    filter.insert_parallel(&phishing.as_slices(), 1);
     let build_ms = started.elapsed().as_secs_f64() * 1e3;
     let theory = filter.theoretical_fpp(n as f64);
 
@@ -115,7 +114,7 @@ pub fn run(config: &EvalConfig) -> Result<EvalReport> {
     let mut random = KeyList::default();
     let mut scratch = Vec::new();
     for _ in 0..config.random_queries {
-        scheme.normalize_into(rng.random_url().as_bytes(), &mut scratch);
+        scheme.normalize_into(random_url(&mut rng).as_bytes(), &mut scratch);
         if !members.contains(scratch.as_slice()) {
             random.push(&scratch);
         }
@@ -164,7 +163,7 @@ mod tests {
         let mut rng = SplitMix64::new(1);
         for i in 0..2000 {
             let label = if i % 4 == 0 { -1 } else { 1 };
-            writeln!(file, "{}/{i},{label}", &rng.random_url()[7..]).unwrap();
+            writeln!(file, "{}/{i},{label}", &random_url(&mut rng)[7..]).unwrap();
         }
         writeln!(file, "overlap.com,-1\nOVERLAP.com/,1").unwrap();
         drop(file);
@@ -225,17 +224,27 @@ pub struct UrlEvalReport {
 /// Runs the URL-semantics experiment on the dataset with a blocked Bloom matcher sized for a
 /// per-URL rate `config.fpp` at `expression_bound` expressions per URL.
 pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalReport> {
-    use crate::entries::{read_entries, EntrySource};
-    use crate::matcher::{
-        per_probe_fpp, per_url_fpp, BloomMatcher, ExactMatcher, Matcher, Scratch,
-    };
-
     let input = Input::Path(config.data.clone());
     let (entries, summary) =
         read_entries(&[EntrySource::List(input.clone(), ListOptions::default())])?;
-    let bloom = BloomMatcher::build(&entries, config.fpp, expression_bound, config.layout, false)?;
+    let kind = match config.layout {
+        LayoutKind::Classic => Kind::Classic,
+        LayoutKind::Blocked => Kind::Blocked,
+    };
+    let bloom = Blocklist::from_entries(
+        &entries,
+        &BuildOptions {
+            kind,
+            fpp: config.fpp,
+            expression_bound,
+            ..BuildOptions::default()
+        },
+    )?;
     let exact = ExactMatcher::new(&entries);
-    let filter = bloom.filter();
+    // A classic or blocked blocklist has one filter.
+    let Some(filter) = bloom.filter() else {
+        unreachable!("a {kind} blocklist has one filter")
+    };
     let probe_theory = filter.theoretical_fpp(entries.len() as f64);
 
     let mut scratch = Scratch::default();
@@ -251,7 +260,7 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
     let false_negatives = phishing
         .iter()
         .filter_map(|line| phishbloom_url::canonicalize(line).ok())
-        .filter(|url| bloom.find(url, &mut scratch).is_none())
+        .filter(|url| bloom.find_url(url, &mut scratch).is_none())
         .count() as u64;
 
     // Non-member queries: (Bloom-listed-but-not-exact count, queries, summed theoretical rate).
@@ -259,15 +268,15 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
                        counts: &mut Vec<usize>| {
         let (mut hits, mut queries, mut theory, mut exact_listed) = (0u64, 0u64, 0.0f64, 0u64);
         for url in urls {
-            if exact.find(&url, &mut scratch).is_some() {
+            if exact.find(&url, &mut scratch, None).is_some() {
                 exact_listed += 1;
                 continue;
             }
             let count = url.expression_count();
             counts.push(count);
             queries += 1;
-            theory += per_url_fpp(probe_theory, count as u32);
-            hits += u64::from(bloom.find(&url, &mut scratch).is_some());
+            theory += per_item_fpp(probe_theory, count as u32);
+            hits += u64::from(bloom.find_url(&url, &mut scratch).is_some());
         }
         (
             Measurement::new(hits, queries, theory / queries.max(1) as f64),
@@ -279,7 +288,7 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
         &ListOptions {
             scheme: KeyScheme::Exact,
             label: LabelFilter::Equals {
-                column: crate::list::DEFAULT_LABEL.0.to_string(),
+                column: DEFAULT_LABEL.0.to_string(),
                 value: BENIGN_LABEL.to_string(),
             },
             ..ListOptions::default()
@@ -305,7 +314,7 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
     let mut rng = SplitMix64::new(config.seed);
     let (random, _) = measure(
         &mut (0..config.random_queries)
-            .filter_map(|_| phishbloom_url::canonicalize(rng.random_url().as_bytes()).ok()),
+            .filter_map(|_| phishbloom_url::canonicalize(random_url(&mut rng).as_bytes()).ok()),
         &mut Vec::new(),
     );
     Ok(UrlEvalReport {

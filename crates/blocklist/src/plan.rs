@@ -47,7 +47,7 @@ fn row<L: Layout>(expected_items: u64, fpp: f64, key_bytes: u64) -> Result<PlanR
         layout: L::KIND,
         num_bits,
         num_hashes,
-        bytes: phishbloom_filter::format::Header::data_len(num_bits),
+        bytes: phishbloom_filter::data_len(num_bits),
         bits_per_key: num_bits as f64 / items,
         expected_fpp: L::theoretical_fpp(num_bits, items, num_hashes),
         hashset_bytes: hashset_bytes(expected_items, key_bytes),

@@ -1,10 +1,7 @@
 //! Key normalization: the one place where a list line or a query becomes the bytes that are hashed.
 //!
-//! Builders and checkers must agree, so the scheme a filter was built with is recorded in its file
-//! (see [`KeyScheme::code`]) and the checker applies the same one.
-
-use crate::error::{Error, Result};
-use std::path::Path;
+//! Builders and checkers must agree, so the scheme a blocklist was built with is recorded in its
+//! file (see [`KeyScheme::code`]) and the checker applies the same one.
 
 /// How raw lines become keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
@@ -22,12 +19,13 @@ pub enum KeyScheme {
     Url,
     /// URL blocklist semantics: lines are canonicalized (Safe Browsing rules, `phishbloom-url`)
     /// and a URL is listed if any of its lookup expressions (host suffixes × path prefixes) is a
-    /// list entry. Used through [`crate::matcher::BloomMatcher`], not [`KeyScheme::normalize_into`].
+    /// list entry. Used through the URL engines ([`crate::engine`]), not
+    /// [`KeyScheme::normalize_into`].
     Expressions,
 }
 
 impl KeyScheme {
-    /// The code stored in a filter file's header.
+    /// The code stored in a blocklist file's metadata.
     pub fn code(self) -> u8 {
         match self {
             KeyScheme::Exact => 0,
@@ -36,16 +34,13 @@ impl KeyScheme {
         }
     }
 
-    /// The scheme for a stored code; `path` names the filter in the error.
-    pub fn from_code(code: u8, path: &Path) -> Result<Self> {
+    /// The scheme for a stored code, if it is one.
+    pub fn from_code(code: u8) -> Option<Self> {
         match code {
-            0 => Ok(KeyScheme::Exact),
-            1 => Ok(KeyScheme::Url),
-            2 => Ok(KeyScheme::Expressions),
-            _ => Err(Error::UnknownKeyScheme {
-                path: path.to_path_buf(),
-                code,
-            }),
+            0 => Some(KeyScheme::Exact),
+            1 => Some(KeyScheme::Url),
+            2 => Some(KeyScheme::Expressions),
+            _ => None,
         }
     }
 
@@ -139,11 +134,8 @@ mod tests {
     #[test]
     fn codes_round_trip() {
         for scheme in [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions] {
-            assert_eq!(
-                KeyScheme::from_code(scheme.code(), Path::new("f")).unwrap(),
-                scheme
-            );
+            assert_eq!(KeyScheme::from_code(scheme.code()), Some(scheme));
         }
-        assert!(KeyScheme::from_code(99, Path::new("f")).is_err());
+        assert_eq!(KeyScheme::from_code(99), None);
     }
 }

@@ -1,5 +1,5 @@
-//! Numbers as the report prints them: thousands separators, binary byte units, rates with
-//! three significant digits, intervals.
+//! Numbers for people: thousands separators, binary byte units, rates with three significant
+//! digits, intervals. One copy for the command line and the report.
 
 /// `12345678` → `12,345,678`.
 pub fn count(value: u64) -> String {

@@ -8,7 +8,7 @@ use phishbloom_url::{Entry, ExpressionKind};
 
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
-use crate::list::{read_list, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
+use crate::source::{read_list, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
 
 /// Where entries come from.
 #[derive(Clone, Debug)]
@@ -95,6 +95,18 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(Vec<Entry>, EntrySummary
     Ok((entries, summary))
 }
 
+impl EntrySource {
+    /// The files this source reads (none for standard input), for output-path checks.
+    pub fn files(&self) -> Vec<PathBuf> {
+        match self {
+            EntrySource::List(input, _) => {
+                input.file().map(Path::to_path_buf).into_iter().collect()
+            }
+            EntrySource::Ut1(dir) => ["domains", "urls"].iter().map(|f| dir.join(f)).collect(),
+        }
+    }
+}
+
 fn source_path(source: &EntrySource) -> PathBuf {
     match source {
         EntrySource::List(input, _) => input.display_path(),
@@ -123,7 +135,7 @@ fn ut1_files(dir: &Path) -> Result<Vec<(Input, ListOptions)>> {
         .filter(|file| file.is_file())
         .map(|file| {
             let options = ListOptions {
-                format: crate::list::Format::Lines,
+                format: Format::Lines,
                 ..ListOptions::default()
             };
             (Input::Path(file), options)
@@ -135,6 +147,23 @@ fn ut1_files(dir: &Path) -> Result<Vec<(Input, ListOptions)>> {
         });
     }
     Ok(files)
+}
+
+/// Every category folder under a UT1 root (such as `../shared/data/ut1`) that holds a `urls`
+/// or `domains` file, sorted by name.
+pub fn ut1_categories(root: &Path) -> Result<Vec<PathBuf>> {
+    let listing = std::fs::read_dir(root).map_err(|e| Error::io(root, "read the directory", e))?;
+    let mut folders: Vec<PathBuf> = listing
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("urls").is_file() || p.join("domains").is_file())
+        .collect();
+    folders.sort();
+    if folders.is_empty() {
+        return Err(Error::NotAUt1Category {
+            path: root.to_path_buf(),
+        });
+    }
+    Ok(folders)
 }
 
 #[cfg(test)]

@@ -3,11 +3,10 @@
 
 use std::path::PathBuf;
 
-use phishbloom_lookup::cabf::{
-    entry_components, longest_prefix, url_components, PrefixFilter, PrefixTable, Split, Structure,
-};
-use phishbloom_lookup::entries::{read_entries, EntrySource};
-use phishbloom_lookup::rng::SplitMix64;
+use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, PrefixTable, Structure};
+use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::{canonicalize, Entry};
 
 fn ut1() -> Option<PathBuf> {

@@ -1,0 +1,207 @@
+//! The URL filter: every entry key in one Bloom filter, probed with every lookup expression of a
+//! URL. Each host suffix and each path prefix is hashed once and the two hashes combined per
+//! expression, so the cost of a query grows with the URL, not with the number of expressions
+//! times its length; all probes of a URL go to the filter as one prefetched batch.
+
+use phishbloom_filter::{AnyFilter, KeyHash};
+use phishbloom_url::{CanonicalUrl, Expression};
+use xxhash_rust::xxh3::Xxh3;
+
+use super::{fingerprint, Fingerprints, Hit, Matcher, Scratch};
+
+/// The hash of an expression or entry key `(host, path)`: the xxh3-128 of each part, combined.
+pub fn expression_hash(expression: Expression<'_>) -> KeyHash {
+    KeyHash::of(expression.host.as_bytes()).combine(KeyHash::of(expression.path.as_bytes()))
+}
+
+/// Path lengths above which prefix hashes are computed by one streaming pass rather than one
+/// hash per prefix: beyond this, re-hashing 64 prefixes would cost more than the streaming state.
+const STREAMING_PATH_BYTES: usize = 1024;
+
+/// Hashes of `""` followed by every path prefix of `url`, into `out`.
+fn path_prefix_hashes(url: &CanonicalUrl, out: &mut Vec<KeyHash>) {
+    out.clear();
+    out.push(KeyHash::of(b""));
+    let base = url.path_and_query();
+    if base.len() <= STREAMING_PATH_BYTES {
+        out.extend(url.path_prefixes().map(|p| KeyHash::of(p.as_bytes())));
+        return;
+    }
+    // Every prefix is a prefix of `base`: hash `base` once, reading the digest at each length.
+    let lengths: Vec<usize> = url.path_prefixes().map(str::len).collect();
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| lengths[i]);
+    let start = out.len();
+    out.resize(start + lengths.len(), KeyHash::of(b""));
+    let mut hasher = Xxh3::new();
+    let mut fed = 0;
+    for i in order {
+        hasher.update(&base.as_bytes()[fed..lengths[i]]);
+        fed = lengths[i];
+        out[start + i] = KeyHash::from_u128(hasher.digest128());
+    }
+}
+
+/// URL entries in one Bloom filter (classic or blocked).
+#[derive(Clone, Debug)]
+pub struct UrlFilter {
+    filter: AnyFilter,
+}
+
+impl UrlFilter {
+    /// Wraps a filter that holds [`expression_hash`]es of entry keys.
+    pub fn new(filter: AnyFilter) -> Self {
+        UrlFilter { filter }
+    }
+
+    /// The filter.
+    pub fn filter(&self) -> &AnyFilter {
+        &self.filter
+    }
+
+    /// The filter, for inserting.
+    pub fn filter_mut(&mut self) -> &mut AnyFilter {
+        &mut self.filter
+    }
+}
+
+impl Matcher for UrlFilter {
+    fn find(
+        &self,
+        url: &CanonicalUrl,
+        scratch: &mut Scratch,
+        confirm: Option<&Fingerprints>,
+    ) -> Option<Hit> {
+        scratch.suffixes.clear();
+        scratch
+            .suffixes
+            .extend(url.host_suffixes().map(|s| KeyHash::of(s.as_bytes())));
+        path_prefix_hashes(url, &mut scratch.paths);
+        scratch.probes.clear();
+        for &host in &scratch.suffixes {
+            scratch
+                .probes
+                .extend(scratch.paths.iter().map(|&path| host.combine(path)));
+        }
+        scratch.answers.clear();
+        self.filter
+            .contains_hash_batch(&scratch.probes, &mut scratch.answers);
+        let per_host = scratch.paths.len();
+        let index = (0..scratch.probes.len()).find(|&i| {
+            scratch.answers[i] && confirm.is_none_or(|t| t.contains(fingerprint(scratch.probes[i])))
+        })?;
+        // Rebuild the matched expression's text only on a hit (rare for clean traffic).
+        let host = url.host_suffixes().nth(index / per_host)?;
+        let path = match index % per_host {
+            0 => "",
+            prefix => url.path_prefixes().nth(prefix - 1)?,
+        };
+        Some(Hit::of(Expression { host, path }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::exact::ExactMatcher;
+    use phishbloom_filter::{HashStrategy, LayoutKind};
+    use phishbloom_url::{canonicalize, Entry};
+
+    fn entries(lines: &[&str]) -> Vec<Entry> {
+        lines
+            .iter()
+            .map(|l| Entry::parse(l.as_bytes()).unwrap())
+            .collect()
+    }
+
+    fn url_filter(list: &[Entry], fpp: f64) -> UrlFilter {
+        let mut filter = AnyFilter::new(
+            LayoutKind::Blocked,
+            list.len() as u64,
+            fpp,
+            HashStrategy::Xxh3,
+        )
+        .unwrap();
+        for entry in list {
+            filter.insert_hash(expression_hash(entry.key()));
+        }
+        UrlFilter::new(filter)
+    }
+
+    fn find(matcher: &dyn Matcher, url: &str) -> Option<Hit> {
+        matcher.find(
+            &canonicalize(url.as_bytes()).unwrap(),
+            &mut Scratch::default(),
+            None,
+        )
+    }
+
+    #[test]
+    fn list_semantics_in_both_engines() {
+        let list = entries(&["evil.com", "sig2fa.wixsite.com/sig2faverify"]);
+        let exact = ExactMatcher::new(&list);
+        let bloom = url_filter(&list, 1e-9);
+        for matcher in [&exact as &dyn Matcher, &bloom] {
+            for url in [
+                "HTTP://Evil.COM:80/login/../a/./b#x",
+                "evil.com/a/b",
+                "http://www.evil.com/a/b/c?x=1",
+            ] {
+                let hit = find(matcher, url).unwrap_or_else(|| panic!("{url}"));
+                assert_eq!(
+                    hit,
+                    Hit {
+                        expression: "evil.com".into(),
+                        kind: "domain"
+                    }
+                );
+            }
+            let hit = find(matcher, "sig2fa.wixsite.com/sig2faverify/step?id=1").unwrap();
+            assert_eq!(hit.kind, "url");
+            assert_eq!(hit.expression, "sig2fa.wixsite.com/sig2faverify");
+            for clean in [
+                "sig2fa.wixsite.com/other",
+                "notevil.com",
+                "sig2fa.wixsite.com/sig2faverifyX",
+            ] {
+                assert_eq!(find(matcher, clean), None, "{clean}");
+            }
+        }
+    }
+
+    #[test]
+    fn confirmation_rejects_hits_without_a_fingerprint() {
+        let list = entries(&["evil.com"]);
+        // A filter whose every bit is set: every probe is a hit.
+        let mut full = url_filter(&list, 0.5);
+        full.filter_mut().bit_bytes_mut().fill(0xff);
+        let url = canonicalize(b"http://clean.example/").unwrap();
+        let mut scratch = Scratch::default();
+        assert!(full.find(&url, &mut scratch, None).is_some());
+        let table = Fingerprints::new(
+            list.iter()
+                .map(|e| fingerprint(expression_hash(e.key())))
+                .collect(),
+        );
+        assert!(full.find(&url, &mut scratch, Some(&table)).is_none());
+        let listed = canonicalize(b"http://a.evil.com/x").unwrap();
+        assert_eq!(
+            full.find(&listed, &mut scratch, Some(&table))
+                .unwrap()
+                .expression,
+            "evil.com"
+        );
+    }
+
+    #[test]
+    fn streaming_prefix_hashes_equal_one_shot_hashes() {
+        let long = format!("http://a.com/{}/x/y?q=1", "s".repeat(3000));
+        let url = canonicalize(long.as_bytes()).unwrap();
+        let mut streamed = Vec::new();
+        path_prefix_hashes(&url, &mut streamed);
+        let one_shot: Vec<KeyHash> = std::iter::once(KeyHash::of(b""))
+            .chain(url.path_prefixes().map(|p| KeyHash::of(p.as_bytes())))
+            .collect();
+        assert_eq!(streamed, one_shot);
+    }
+}

@@ -1,0 +1,336 @@
+//! The error type of the blocklist crate: bad list inputs, output paths that must not be
+//! written, blocklist files that are damaged or not blocklist files at all, and filter errors.
+//!
+//! Every message names the file and says what to do about it; none names a command-line flag
+//! (the binary adds those). An I/O error names the path once and carries the operating
+//! system's message in its text, not as a separate `source`, so a chain printer does not
+//! repeat it.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong reading lists, writing and opening blocklist files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Opening, reading, writing, syncing or renaming a file failed.
+    #[error("{path}: cannot {action}: {error}")]
+    Io {
+        /// The file (`<stdin>` or `<stdout>` for the standard streams).
+        path: PathBuf,
+        /// What was being done (`open`, `read`, `write`, ...).
+        action: &'static str,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+
+    /// An input is a directory, not a file.
+    #[error("{path}: is a directory; pass a list file (or `-` for standard input)")]
+    IsADirectory {
+        /// The directory.
+        path: PathBuf,
+    },
+
+    /// An output path names something that is not a regular file.
+    #[error(
+        "{path}: refusing to write a blocklist over {what}; choose a path that is a regular file \
+         or does not exist yet"
+    )]
+    OutputNotAFile {
+        /// The output path.
+        path: PathBuf,
+        /// What is there (`a directory`, `a character device`, `a FIFO`, ...).
+        what: &'static str,
+    },
+
+    /// An output path is a symbolic link.
+    #[error(
+        "{path}: refusing to replace a symbolic link (it points to {target}); write to the file \
+         itself, or remove the link first"
+    )]
+    OutputIsSymlink {
+        /// The output path.
+        path: PathBuf,
+        /// Where the link points.
+        target: PathBuf,
+    },
+
+    /// An output path is one of the inputs of the same command.
+    #[error(
+        "{path}: refusing to write the blocklist over one of its own inputs ({input}); choose \
+         another output path"
+    )]
+    OutputIsInput {
+        /// The output path.
+        path: PathBuf,
+        /// The input it is (the same file, possibly by another name or a hard link).
+        input: PathBuf,
+    },
+
+    /// A CSV input has no column of the required name.
+    #[error("{path}: no `{column}` column in the CSV header (columns: {found})")]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column looked for.
+        column: String,
+        /// What the column is for (`key`, `label`).
+        role: &'static str,
+        /// The header's columns, comma-separated.
+        found: String,
+    },
+
+    /// The label filter selects no row.
+    #[error("{path}: no row has {column} = {value} (values seen: {seen})")]
+    NoMatchingRows {
+        /// The file.
+        path: PathBuf,
+        /// The label column.
+        column: String,
+        /// The value asked for.
+        value: String,
+        /// Distinct values present (at most a few).
+        seen: String,
+    },
+
+    /// The input holds no usable key.
+    #[error("{path}: no keys to build from ({detail})")]
+    EmptyInput {
+        /// The file.
+        path: PathBuf,
+        /// What was read (rows, blank and malformed lines).
+        detail: String,
+    },
+
+    /// The CSV reader failed on the header row.
+    #[error(
+        "{path}: cannot read the CSV header: {message}; is this a CSV file with a header row?"
+    )]
+    CsvHeader {
+        /// The file.
+        path: PathBuf,
+        /// The CSV reader's message.
+        message: String,
+    },
+
+    /// A line of a streamed input is longer than the limit.
+    #[error(
+        "{path}: line {line} is longer than {limit} bytes; split the input or remove that line"
+    )]
+    LineTooLong {
+        /// The input.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// The limit in bytes.
+        limit: usize,
+    },
+
+    /// A UT1 path is not a UT1 category folder.
+    #[error(
+        "{path}: not a UT1 category folder (expected a directory with a `domains` or `urls` \
+         file, e.g. ../shared/data/ut1/phishing)"
+    )]
+    NotAUt1Category {
+        /// The path given.
+        path: PathBuf,
+    },
+
+    /// The file does not start with the blocklist magic bytes.
+    #[error(
+        "{path}: not a phishbloom blocklist file (it starts with {found}); pass a file written \
+         by `phishbloom build`"
+    )]
+    NotABlocklist {
+        /// The file.
+        path: PathBuf,
+        /// Its first bytes, escaped.
+        found: String,
+    },
+
+    /// The file is one of the format-1 files of phishbloom 0.1, which this version does not read.
+    #[error(
+        "{path}: this is {what} of phishbloom's first file format, which this version no longer \
+         reads; rebuild the blocklist from its list with `phishbloom build` (a verification table \
+         is now a section of the .bloom file)"
+    )]
+    OldFormat {
+        /// The file.
+        path: PathBuf,
+        /// What kind of old file it is.
+        what: &'static str,
+    },
+
+    /// The file's format version is newer than this build reads.
+    #[error(
+        "{path}: blocklist format version {found} is newer than this phishbloom reads (up to \
+         {supported}); upgrade phishbloom, or rebuild the list with this version"
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version recorded in the file.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+
+    /// The file is shorter than its header or section table says.
+    #[error(
+        "{path}: truncated: {got} bytes, but {expected} are needed; the copy is incomplete, copy \
+         it again or rebuild it"
+    )]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// The length the header implies (at least), in bytes.
+        expected: u64,
+        /// The length found.
+        got: u64,
+    },
+
+    /// The file is longer than its header says.
+    #[error(
+        "{path}: {got} bytes, but its header says {expected}; something was appended or the \
+         copy is damaged, copy it again or rebuild it"
+    )]
+    TrailingBytes {
+        /// The file.
+        path: PathBuf,
+        /// The length the header records.
+        expected: u64,
+        /// The length found.
+        got: u64,
+    },
+
+    /// A checksum does not match the bytes it covers.
+    #[error(
+        "{path}: checksum mismatch in the {section} (stored {stored:#018x}, computed \
+         {computed:#018x}): the file is corrupted, copy it again or rebuild it"
+    )]
+    ChecksumMismatch {
+        /// The file.
+        path: PathBuf,
+        /// What the checksum covers (`header`, `section table`, `filter section`, ...).
+        section: String,
+        /// The checksum stored in the file.
+        stored: u64,
+        /// The checksum of the bytes read.
+        computed: u64,
+    },
+
+    /// Bytes that must be zero (padding between sections) are not.
+    #[error(
+        "{path}: the file is corrupted (non-zero padding at offset {offset}); copy it again or \
+         rebuild it"
+    )]
+    BadPadding {
+        /// The file.
+        path: PathBuf,
+        /// Where the padding starts.
+        offset: u64,
+    },
+
+    /// The header records a kind this build does not know.
+    #[error(
+        "{path}: unknown blocklist kind {code}; the file was written by a newer phishbloom, \
+         upgrade to read it"
+    )]
+    UnknownKind {
+        /// The file.
+        path: PathBuf,
+        /// The kind code.
+        code: u16,
+    },
+
+    /// A section this build does not know, and that readers must understand.
+    #[error(
+        "{path}: unknown required section {tag:#06x}; the file was written by a newer \
+         phishbloom, upgrade to read it"
+    )]
+    UnknownSection {
+        /// The file.
+        path: PathBuf,
+        /// The section tag.
+        tag: u16,
+    },
+
+    /// A section the kind needs is absent.
+    #[error("{path}: the {section} section is missing; the file is damaged, rebuild it")]
+    MissingSection {
+        /// The file.
+        path: PathBuf,
+        /// The section's name.
+        section: &'static str,
+    },
+
+    /// A field holds a value no writer produces, or the structure is inconsistent.
+    #[error("{path}: invalid {field} ({value}); the file is damaged, rebuild it")]
+    InvalidField {
+        /// The file.
+        path: PathBuf,
+        /// The field, named as docs/FORMAT.md names it.
+        field: &'static str,
+        /// Its value, or what is wrong with it.
+        value: String,
+    },
+
+    /// Verification was required but the file has no verification section.
+    #[error(
+        "{path}: the blocklist has no verification section (it was built without \
+         verification); rebuild it with verification to confirm hits"
+    )]
+    NoVerification {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The blocklist holds keys of a scheme the operation cannot use.
+    #[error("{path}: {problem}")]
+    WrongScheme {
+        /// The file.
+        path: PathBuf,
+        /// What does not fit.
+        problem: String,
+    },
+
+    /// An error from the filter crate (sizing, parameters).
+    #[error(transparent)]
+    Filter(#[from] phishbloom_filter::Error),
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Builds an [`Error::Io`].
+    pub(crate) fn io(
+        path: impl Into<PathBuf>,
+        action: &'static str,
+        error: std::io::Error,
+    ) -> Self {
+        Error::Io {
+            path: path.into(),
+            action,
+            error,
+        }
+    }
+
+    /// Builds an [`Error::InvalidField`].
+    pub(crate) fn invalid(
+        path: impl Into<PathBuf>,
+        field: &'static str,
+        value: impl ToString,
+    ) -> Self {
+        Error::InvalidField {
+            path: path.into(),
+            field,
+            value: value.to_string(),
+        }
+    }
+
+    /// Whether this is a write to a closed pipe (`phishbloom check … | head`): a normal way for
+    /// a filter's output to end, not worth a message.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io { error, .. } if error.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}

@@ -1,0 +1,400 @@
+//! The contents of each section of a blocklist file, encoded and decoded: metadata, Bloom
+//! filters, the verification table and CaBF's parameters (docs/FORMAT.md, "Sections").
+//! Decoding checks every field's range, so that a file which passed its checksums but was not
+//! written by phishbloom is still refused with a named error.
+
+use std::path::Path;
+
+use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
+
+use crate::bytes::{ByteReader, PutLe};
+use crate::engine::Fingerprints;
+use crate::error::{Error, Result};
+use crate::format::{self, SectionEntry, Source};
+use crate::keys::KeyScheme;
+
+/// The set fingerprint of a list: `Σ xxh3-128(entry key) mod 2^128` over its distinct entries
+/// (seed 001's order-free set fingerprint `FP(S) = FP(e₁) + … + FP(eₙ)`). Adding or removing
+/// an entry adds or subtracts its term, so it is maintained in O(changes); two lists with the
+/// same fingerprint are the same set but for a 2^-128-scale coincidence. It detects divergence,
+/// not tampering: anyone can compute it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SetFingerprint(pub u128);
+
+impl SetFingerprint {
+    /// The term of one entry key.
+    pub fn term(key: &[u8]) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(key)
+    }
+
+    /// The fingerprint of a set of distinct keys.
+    pub fn of<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> Self {
+        let mut fingerprint = SetFingerprint::default();
+        for key in keys {
+            fingerprint.add(key);
+        }
+        fingerprint
+    }
+
+    /// Adds a key (that was not in the set).
+    pub fn add(&mut self, key: &[u8]) {
+        self.0 = self.0.wrapping_add(Self::term(key));
+    }
+
+    /// Removes a key (that was in the set).
+    pub fn remove(&mut self, key: &[u8]) {
+        self.0 = self.0.wrapping_sub(Self::term(key));
+    }
+}
+
+impl std::fmt::Display for SetFingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+impl serde::Serialize for SetFingerprint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// What a blocklist is, beyond its structure: the metadata section.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Meta {
+    /// The list's name (a server names lists by it; by default the output file's stem).
+    pub name: String,
+    /// The list version: 1 for a new list, one more at every rebuild, add, remove or delta.
+    pub version: u64,
+    /// When the file was written, in seconds since the Unix epoch.
+    pub created: u64,
+    /// How items become keys.
+    pub scheme: KeyScheme,
+    /// Probes per checked item the filter was sized for (E: expressions per URL; 1 for keys).
+    pub probes_per_item: u32,
+    /// Distinct entries in the list.
+    pub entries: u64,
+    /// The list's set fingerprint.
+    pub fingerprint: SetFingerprint,
+    /// The false-positive rate per checked item the list was built for.
+    pub target_fpp: Option<f64>,
+}
+
+/// Length of the metadata section's fixed part (the name follows).
+const META_FIXED: usize = 64;
+
+/// The longest list name (bytes of UTF-8).
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// Encodes the metadata section.
+pub fn encode_meta(meta: &Meta) -> Vec<u8> {
+    let name = &meta.name.as_bytes()[..meta.name.len().min(MAX_NAME_BYTES)];
+    let mut out = Vec::with_capacity(META_FIXED + name.len());
+    out.put_u64(meta.version);
+    out.put_u64(meta.created);
+    out.put_u128(meta.fingerprint.0);
+    out.put_u64(meta.entries);
+    out.put_f64(meta.target_fpp.unwrap_or(f64::NAN));
+    out.put_u32(meta.probes_per_item);
+    out.push(meta.scheme.code());
+    out.push(0);
+    out.put_u16(name.len() as u16);
+    out.put_u64(0);
+    out.extend_from_slice(name);
+    out
+}
+
+/// Decodes the metadata section.
+pub fn decode_meta(path: &Path, bytes: &[u8]) -> Result<Meta> {
+    let short = || Error::invalid(path, "metadata section", "shorter than 64 bytes");
+    let mut reader = ByteReader::new(bytes);
+    let version = reader.u64().ok_or_else(short)?;
+    let created = reader.u64().ok_or_else(short)?;
+    let fingerprint = SetFingerprint(reader.u128().ok_or_else(short)?);
+    let entries = reader.u64().ok_or_else(short)?;
+    let target_fpp = reader.f64().ok_or_else(short)?;
+    let probes_per_item = reader.u32().ok_or_else(short)?;
+    let scheme_code = reader.u8().ok_or_else(short)?;
+    let flags = reader.u8().ok_or_else(short)?;
+    let name_len = reader.u16().ok_or_else(short)? as usize;
+    let reserved = reader.u64().ok_or_else(short)?;
+    let scheme = KeyScheme::from_code(scheme_code)
+        .ok_or_else(|| Error::invalid(path, "metadata key scheme", scheme_code))?;
+    if flags != 0 || reserved != 0 {
+        return Err(Error::invalid(path, "metadata reserved bytes", "not zero"));
+    }
+    if version == 0 {
+        return Err(Error::invalid(path, "metadata list version", 0));
+    }
+    if probes_per_item == 0 {
+        return Err(Error::invalid(path, "metadata probes per item", 0));
+    }
+    let target_fpp = decode_fpp(path, "metadata target rate", target_fpp)?;
+    if name_len > MAX_NAME_BYTES || reader.rest().len() != name_len {
+        return Err(Error::invalid(
+            path,
+            "metadata name length",
+            format!(
+                "{name_len}, with {} bytes after the fixed fields",
+                reader.rest().len()
+            ),
+        ));
+    }
+    let name = std::str::from_utf8(reader.rest())
+        .map_err(|_| Error::invalid(path, "metadata name", "not UTF-8"))?
+        .to_string();
+    Ok(Meta {
+        name,
+        version,
+        created,
+        scheme,
+        probes_per_item,
+        entries,
+        fingerprint,
+        target_fpp,
+    })
+}
+
+/// A stored rate: NaN for none, else strictly inside (0, 1).
+fn decode_fpp(path: &Path, field: &'static str, value: f64) -> Result<Option<f64>> {
+    if value.is_nan() {
+        Ok(None)
+    } else if value > 0.0 && value < 1.0 {
+        Ok(Some(value))
+    } else {
+        Err(Error::invalid(path, field, value))
+    }
+}
+
+/// Length of a filter section's parameter block (the bits follow, 64-byte aligned).
+pub const FILTER_PARAMS: usize = 64;
+
+/// Encodes a filter section's parameter block.
+pub fn encode_filter_params(params: &BloomParams) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FILTER_PARAMS);
+    out.push(params.layout.code());
+    out.push(params.strategy.code());
+    out.put_u16(0);
+    out.put_u32(params.num_hashes);
+    out.put_u64(params.num_bits);
+    out.put_u64(params.items);
+    out.put_u64(params.expected_items);
+    out.put_f64(params.target_fpp.unwrap_or(f64::NAN));
+    out.resize(FILTER_PARAMS, 0);
+    out
+}
+
+/// Decodes a filter section's parameter block.
+fn decode_filter_params(path: &Path, block: &[u8; FILTER_PARAMS]) -> Result<BloomParams> {
+    let mut reader = ByteReader::new(block);
+    // The block has 64 bytes: every read below succeeds.
+    let layout_code = reader.u8().unwrap_or(u8::MAX);
+    let strategy_code = reader.u8().unwrap_or(u8::MAX);
+    let reserved = reader.u16().unwrap_or(1);
+    let num_hashes = reader.u32().unwrap_or_default();
+    let num_bits = reader.u64().unwrap_or_default();
+    let items = reader.u64().unwrap_or_default();
+    let expected_items = reader.u64().unwrap_or_default();
+    let target_fpp = reader.f64().unwrap_or_default();
+    let layout = LayoutKind::from_code(layout_code)
+        .ok_or_else(|| Error::invalid(path, "filter layout", layout_code))?;
+    let strategy = HashStrategy::from_code(strategy_code)
+        .ok_or_else(|| Error::invalid(path, "filter hash strategy", strategy_code))?;
+    if reserved != 0 || reader.rest().iter().any(|&b| b != 0) {
+        return Err(Error::invalid(path, "filter reserved bytes", "not zero"));
+    }
+    Ok(BloomParams {
+        layout,
+        strategy,
+        num_bits,
+        num_hashes,
+        items,
+        expected_items,
+        target_fpp: decode_fpp(path, "filter target rate", target_fpp)?,
+    })
+}
+
+/// Whether the section's bytes match its checksum, read in 64 KiB pieces (used to tell a
+/// corrupted section from one that is intact but holds values no writer produces).
+fn section_intact(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<bool> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut offset = entry.offset;
+    let end = entry.offset + entry.len;
+    while offset < end {
+        let len = (end - offset).min(buffer.len() as u64) as usize;
+        source
+            .read_exact_at(&mut buffer[..len], offset)
+            .map_err(|e| Error::io(path, "read", e))?;
+        hasher.update(&buffer[..len]);
+        offset += len as u64;
+    }
+    Ok(hasher.digest() == entry.checksum)
+}
+
+/// The error for a field that failed to decode: a checksum mismatch if the section is damaged
+/// (the likelier cause), else the field's own error.
+fn field_or_checksum(
+    path: &Path,
+    source: &dyn Source,
+    entry: &SectionEntry,
+    error: Error,
+) -> Error {
+    match section_intact(path, source, entry) {
+        Ok(true) => error,
+        Ok(false) => Error::ChecksumMismatch {
+            path: path.to_path_buf(),
+            section: entry.describe(),
+            stored: entry.checksum,
+            computed: 0,
+        },
+        Err(io) => io,
+    }
+}
+
+/// Reads a filter section straight into a new filter (no intermediate copy of the bits).
+pub fn read_filter(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<AnyFilter> {
+    let mut block = [0u8; FILTER_PARAMS];
+    if entry.len < FILTER_PARAMS as u64 {
+        return Err(Error::invalid(path, "filter section length", entry.len));
+    }
+    source
+        .read_exact_at(&mut block, entry.offset)
+        .map_err(|e| Error::io(path, "read", e))?;
+    let decoded = decode_filter_params(path, &block).and_then(|params| {
+        let expected = FILTER_PARAMS as u64 + params.data_len();
+        if entry.len != expected {
+            return Err(Error::invalid(
+                path,
+                "filter size",
+                format!(
+                    "m = {} bits needs a {expected}-byte section, found {}",
+                    params.num_bits, entry.len
+                ),
+            ));
+        }
+        // The section is as long as m says and lies inside the file, so this allocates no more
+        // than the file's own length.
+        AnyFilter::from_params(&params).map_err(|e| Error::invalid(path, "filter parameters", e))
+    });
+    let mut filter = decoded.map_err(|error| field_or_checksum(path, source, entry, error))?;
+    format::read_section(
+        path,
+        source,
+        entry,
+        &mut [&mut block, filter.bit_bytes_mut()],
+    )?;
+    Ok(filter)
+}
+
+/// Encodes the verification section: the fingerprints, little-endian, ascending.
+pub fn encode_verify(table: &Fingerprints) -> &[u8] {
+    // Little-endian targets only (the filter crate refuses big-endian ones), so the in-memory
+    // words are their own encoding.
+    bytemuck::cast_slice(table.as_slice())
+}
+
+/// Reads the verification section.
+pub fn read_verify(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<Fingerprints> {
+    if entry.len % 8 != 0 {
+        return Err(Error::invalid(
+            path,
+            "verification section length",
+            entry.len,
+        ));
+    }
+    let bytes = format::read_section_vec(path, source, entry)?;
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    Fingerprints::from_sorted(words).ok_or_else(|| {
+        Error::invalid(
+            path,
+            "verification section",
+            "fingerprints not strictly ascending",
+        )
+    })
+}
+
+/// CaBF's parameters: the split code and the number of component filters.
+pub fn encode_cabf(split: u8, filters: u32) -> Vec<u8> {
+    let mut out = vec![split, 0, 0, 0];
+    out.put_u32(filters);
+    out.resize(64, 0);
+    out
+}
+
+/// Decodes CaBF's parameters (split code, component filters).
+pub fn decode_cabf(path: &Path, bytes: &[u8]) -> Result<(u8, u32)> {
+    if bytes.len() != 64 {
+        return Err(Error::invalid(path, "CaBF section length", bytes.len()));
+    }
+    let mut reader = ByteReader::new(bytes);
+    let split = reader.u8().unwrap_or(u8::MAX);
+    let reserved = reader.take(3).unwrap_or_default();
+    let filters = reader.u32().unwrap_or_default();
+    if reserved.iter().chain(reader.rest()).any(|&b| b != 0) {
+        return Err(Error::invalid(path, "CaBF reserved bytes", "not zero"));
+    }
+    Ok((split, filters))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_fingerprint_is_order_free_and_updatable() {
+        let keys: [&[u8]; 3] = [b"evil.com", b"bad.org/x", b"a.net"];
+        let forward = SetFingerprint::of(keys);
+        let backward = SetFingerprint::of(keys.iter().rev().copied());
+        assert_eq!(forward, backward);
+        let mut edited = SetFingerprint::of(keys[..2].iter().copied());
+        edited.add(b"a.net");
+        assert_eq!(edited, forward);
+        edited.remove(b"evil.com");
+        assert_eq!(edited, SetFingerprint::of(keys[1..].iter().copied()));
+        assert_eq!(forward.to_string().len(), 32);
+    }
+
+    #[test]
+    fn meta_round_trips_and_checks_its_fields() {
+        let meta = Meta {
+            name: "phishing-ü".into(),
+            version: 7,
+            created: 1_790_000_000,
+            scheme: KeyScheme::Expressions,
+            probes_per_item: 20,
+            entries: 10_317,
+            fingerprint: SetFingerprint(u128::MAX - 5),
+            target_fpp: Some(0.01),
+        };
+        let bytes = encode_meta(&meta);
+        assert_eq!(bytes.len(), 64 + "phishing-ü".len());
+        assert_eq!(decode_meta(Path::new("m"), &bytes).unwrap(), meta);
+        let mut bad = bytes.clone();
+        bad[52] = 99;
+        assert!(decode_meta(Path::new("m"), &bad).is_err());
+        assert!(decode_meta(Path::new("m"), &bytes[..63]).is_err());
+        assert!(decode_meta(Path::new("m"), &bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn filter_params_round_trip() {
+        let params = BloomParams {
+            layout: LayoutKind::Blocked,
+            strategy: HashStrategy::Sha256,
+            num_bits: 1024,
+            num_hashes: 6,
+            items: 3,
+            expected_items: 100,
+            target_fpp: None,
+        };
+        let block: [u8; FILTER_PARAMS] = encode_filter_params(&params).try_into().unwrap();
+        assert_eq!(
+            decode_filter_params(Path::new("f"), &block).unwrap(),
+            params
+        );
+    }
+}
