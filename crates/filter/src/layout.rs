@@ -207,10 +207,26 @@ fn remix(word: u64) -> u64 {
 }
 
 impl Blocked {
-    /// The block a hash selects.
+    /// The block (0-based, of `num_bits / 512`) that a key hash selects: its k bits all lie in
+    /// bytes `64·i .. 64·i + 64` of the bit array. A remote store of the bits (Redis) fetches
+    /// that one block and probes it with [`Blocked::probe_block`].
     #[inline(always)]
-    fn block_index(num_bits: u64, hash: KeyHash) -> usize {
+    pub fn block_index(num_bits: u64, hash: KeyHash) -> usize {
         fast_range(hash.h1, num_bits / BLOCK_BITS) as usize
+    }
+
+    /// Whether all k bits of `hash` are set in `block` (the block [`Blocked::block_index`]
+    /// selects for it): the membership test of one fetched block.
+    #[inline(always)]
+    pub fn probe_block(block: &Block, num_hashes: u32, hash: KeyHash) -> bool {
+        Self::probe(&block.0, num_hashes, hash.h2)
+    }
+
+    /// Calls `visit(bit)` with the k bit offsets (0..512) inside its block that `hash` sets:
+    /// what an insert into a remote copy of the block (Redis `BITFIELD … SET u1`) writes.
+    /// Bit `b` of a block is bit `b % 64` of its little-endian word `b / 64`.
+    pub fn block_bits(num_hashes: u32, hash: KeyHash, visit: impl FnMut(u64)) {
+        Self::in_block_bits(hash.h2, num_hashes, visit)
     }
 
     /// Calls `visit(bit)` with the k in-block bit offsets (0..512) of `h2`: consecutive 9-bit
@@ -248,6 +264,28 @@ impl Blocked {
             missing |= !block[word] & mask;
         }
         missing == 0
+    }
+}
+
+impl Blocked {
+    /// The probe of one block. The common hash counts get a fully unrolled probe (constant
+    /// shifts, no loop counter); the answer is the same as the general loop's.
+    #[inline(always)]
+    fn probe(block: &[u64; 8], num_hashes: u32, h2: u64) -> bool {
+        match num_hashes {
+            4 => Self::probe_unrolled::<4>(block, h2),
+            5 => Self::probe_unrolled::<5>(block, h2),
+            6 => Self::probe_unrolled::<6>(block, h2),
+            7 => Self::probe_unrolled::<7>(block, h2),
+            _ => {
+                let mut missing = 0u64;
+                Self::in_block_bits(h2, num_hashes, |bit| {
+                    let (word, mask) = word_and_mask(bit);
+                    missing |= !block[word] & mask;
+                });
+                missing == 0
+            }
+        }
     }
 }
 
@@ -302,23 +340,11 @@ impl Layout for Blocked {
 
     #[inline(always)]
     fn contains_hash(blocks: &[Block], num_bits: u64, num_hashes: u32, hash: KeyHash) -> bool {
-        let block = &blocks[Self::block_index(num_bits, hash)].0;
-        // The common hash counts get a fully unrolled probe (constant shifts, no loop counter);
-        // the answer is the same as the general loop's.
-        match num_hashes {
-            4 => Self::probe_unrolled::<4>(block, hash.h2),
-            5 => Self::probe_unrolled::<5>(block, hash.h2),
-            6 => Self::probe_unrolled::<6>(block, hash.h2),
-            7 => Self::probe_unrolled::<7>(block, hash.h2),
-            _ => {
-                let mut missing = 0u64;
-                Self::in_block_bits(hash.h2, num_hashes, |bit| {
-                    let (word, mask) = word_and_mask(bit);
-                    missing |= !block[word] & mask;
-                });
-                missing == 0
-            }
-        }
+        Self::probe(
+            &blocks[Self::block_index(num_bits, hash)].0,
+            num_hashes,
+            hash.h2,
+        )
     }
 
     #[inline(always)]
@@ -406,6 +432,29 @@ mod tests {
             assert_eq!(Blocked::probe_unrolled::<5>(&block, h2), general(h2, 5));
             assert_eq!(Blocked::probe_unrolled::<6>(&block, h2), general(h2, 6));
             assert_eq!(Blocked::probe_unrolled::<7>(&block, h2), general(h2, 7));
+        }
+    }
+
+    #[test]
+    fn one_block_answers_for_the_whole_filter() {
+        use crate::{BlockedBloomFilter, Filter};
+        let mut filter = BlockedBloomFilter::new(1000, 0.01).unwrap();
+        for key in 0..1000u32 {
+            filter.insert(key.to_le_bytes());
+        }
+        let blocks: &[Block] = bytemuck::cast_slice(filter.bit_bytes());
+        for key in 0..3000u32 {
+            let hash = KeyHash::of(&key.to_le_bytes());
+            let block = &blocks[Blocked::block_index(filter.num_bits(), hash)];
+            assert_eq!(
+                Blocked::probe_block(block, filter.num_hashes(), hash),
+                filter.contains(key.to_le_bytes())
+            );
+            let mut set = true;
+            Blocked::block_bits(filter.num_hashes(), hash, |bit| {
+                set &= block.0[bit as usize / 64] & (1 << (bit % 64)) != 0
+            });
+            assert_eq!(set, filter.contains(key.to_le_bytes()));
         }
     }
 

@@ -52,9 +52,7 @@ impl Hit {
 #[derive(Default)]
 pub struct Scratch {
     pub(crate) key: Vec<u8>,
-    pub(crate) suffixes: Vec<KeyHash>,
-    pub(crate) paths: Vec<KeyHash>,
-    pub(crate) probes: Vec<KeyHash>,
+    pub(crate) url: urls::UrlProbes,
     pub(crate) answers: Vec<bool>,
     pub(crate) candidates: Vec<bool>,
 }

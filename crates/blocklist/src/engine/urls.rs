@@ -18,6 +18,48 @@ pub fn expression_hash(expression: Expression<'_>) -> KeyHash {
 /// hash per prefix: beyond this, re-hashing 64 prefixes would cost more than the streaming state.
 const STREAMING_PATH_BYTES: usize = 1024;
 
+/// The probes of one URL: the combined hash of every (host suffix, path prefix) pair, host
+/// suffixes in [`CanonicalUrl::host_suffixes`] order, each with `""` (the domain key) first and
+/// then every [`CanonicalUrl::path_prefixes`] item. A store of the filter elsewhere (Redis)
+/// computes them here and probes its own bits.
+#[derive(Clone, Debug, Default)]
+pub struct UrlProbes {
+    suffixes: Vec<KeyHash>,
+    paths: Vec<KeyHash>,
+    probes: Vec<KeyHash>,
+}
+
+impl UrlProbes {
+    /// Computes the probes of `url` (replacing the previous ones).
+    pub fn compute(&mut self, url: &CanonicalUrl) {
+        self.suffixes.clear();
+        self.suffixes
+            .extend(url.host_suffixes().map(|s| KeyHash::of(s.as_bytes())));
+        path_prefix_hashes(url, &mut self.paths);
+        self.probes.clear();
+        for &host in &self.suffixes {
+            self.probes
+                .extend(self.paths.iter().map(|&path| host.combine(path)));
+        }
+    }
+
+    /// The probe hashes, in the order above.
+    pub fn hashes(&self) -> &[KeyHash] {
+        &self.probes
+    }
+
+    /// The expression probe `index` stands for (rebuilt from the URL: call only on a hit).
+    pub fn expression<'u>(&self, url: &'u CanonicalUrl, index: usize) -> Option<Expression<'u>> {
+        let per_host = self.paths.len().max(1);
+        let host = url.host_suffixes().nth(index / per_host)?;
+        let path = match index % per_host {
+            0 => "",
+            prefix => url.path_prefixes().nth(prefix - 1)?,
+        };
+        Some(Expression { host, path })
+    }
+}
+
 /// Hashes of `""` followed by every path prefix of `url`, into `out`.
 fn path_prefix_hashes(url: &CanonicalUrl, out: &mut Vec<KeyHash>) {
     out.clear();
@@ -72,31 +114,16 @@ impl Matcher for UrlFilter {
         scratch: &mut Scratch,
         confirm: Option<&Fingerprints>,
     ) -> Option<Hit> {
-        scratch.suffixes.clear();
-        scratch
-            .suffixes
-            .extend(url.host_suffixes().map(|s| KeyHash::of(s.as_bytes())));
-        path_prefix_hashes(url, &mut scratch.paths);
-        scratch.probes.clear();
-        for &host in &scratch.suffixes {
-            scratch
-                .probes
-                .extend(scratch.paths.iter().map(|&path| host.combine(path)));
-        }
+        scratch.url.compute(url);
+        let probes = scratch.url.hashes();
         scratch.answers.clear();
         self.filter
-            .contains_hash_batch(&scratch.probes, &mut scratch.answers);
-        let per_host = scratch.paths.len();
-        let index = (0..scratch.probes.len()).find(|&i| {
-            scratch.answers[i] && confirm.is_none_or(|t| t.contains(fingerprint(scratch.probes[i])))
+            .contains_hash_batch(probes, &mut scratch.answers);
+        let index = (0..probes.len()).find(|&i| {
+            scratch.answers[i] && confirm.is_none_or(|t| t.contains(fingerprint(probes[i])))
         })?;
         // Rebuild the matched expression's text only on a hit (rare for clean traffic).
-        let host = url.host_suffixes().nth(index / per_host)?;
-        let path = match index % per_host {
-            0 => "",
-            prefix => url.path_prefixes().nth(prefix - 1)?,
-        };
-        Some(Hit::of(Expression { host, path }))
+        scratch.url.expression(url, index).map(Hit::of)
     }
 }
 
