@@ -254,22 +254,36 @@ impl Blocklist {
 
     /// Opens the blocklist file at `path`, whichever kind it holds, reading it whole into
     /// memory and checking every checksum and field.
+    ///
+    /// A regular file is read with positioned reads; anything else that can be opened (a pipe
+    /// such as `<(curl …)`, a character device) is read to its end first.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let mut file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
         let metadata = file.metadata().map_err(|e| Error::io(path, "open", e))?;
         if metadata.is_dir() {
             return Err(Error::IsADirectory {
                 path: path.to_path_buf(),
             });
         }
-        Self::read(path, &file)
+        if metadata.is_file() {
+            return Self::read(path, &file);
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes)
+            .map_err(|e| Error::io(path, "read", e))?;
+        Self::read(path, &bytes.as_slice())
     }
 
     /// Reads only the metadata of the blocklist file at `path` (header, table and metadata
-    /// section, checksums verified): cheap even for a large file.
+    /// section, checksums verified): cheap even for a large file. Only for regular files (a FIFO
+    /// would block the open).
     pub fn read_meta(path: impl AsRef<Path>) -> Result<(Kind, Meta)> {
         let path = path.as_ref();
+        let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, "open", e))?;
+        if !metadata.is_file() {
+            return Err(Error::invalid(path, "file type", "not a regular file"));
+        }
         let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
         let directory = format::read_directory(path, &file)?;
         let kind = kind_of(path, &directory)?;

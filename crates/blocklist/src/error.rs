@@ -293,6 +293,10 @@ pub enum Error {
         problem: String,
     },
 
+    /// A line is not a blocklist entry (no host, too deep, …).
+    #[error(transparent)]
+    Entry(#[from] phishbloom_url::Error),
+
     /// An error from the filter crate (sizing, parameters).
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),

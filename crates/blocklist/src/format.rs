@@ -583,6 +583,41 @@ pub fn read_section_vec(path: &Path, source: &dyn Source, entry: &SectionEntry) 
     Ok(bytes)
 }
 
+/// Recomputes every checksum of a file image in place — each section's (where the table's
+/// offset and length lie inside the image), the table's and the header's — so that an edited
+/// image reaches the field checks instead of stopping at a checksum. For tests and fuzzing: it
+/// makes deliberately damaged files that only the field checks can catch. Never panics.
+pub fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < HEADER_LEN {
+        return;
+    }
+    let count =
+        u32::from_le_bytes(bytes[16..20].try_into().unwrap_or_default()).min(MAX_SECTIONS) as usize;
+    let table_end = (HEADER_LEN + count * ENTRY_LEN).min(bytes.len());
+    let entries = (table_end - HEADER_LEN) / ENTRY_LEN;
+    for i in 0..entries {
+        let at = HEADER_LEN + i * ENTRY_LEN;
+        let mut reader = ByteReader::new(&bytes[at + 8..at + 24]);
+        let (offset, len) = (
+            reader.u64().unwrap_or(u64::MAX),
+            reader.u64().unwrap_or(u64::MAX),
+        );
+        let range = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?))
+            .filter(|r| r.end <= bytes.len());
+        if let Some(range) = range {
+            let checksum = xxh3_64(&bytes[range]);
+            bytes[at + 24..at + 32].copy_from_slice(&checksum.to_le_bytes());
+        }
+    }
+    let table = xxh3_64(&bytes[HEADER_LEN..HEADER_LEN + entries * ENTRY_LEN]);
+    bytes[32..40].copy_from_slice(&table.to_le_bytes());
+    let header = xxh3_64(&bytes[..HEADER_LEN - 8]);
+    bytes[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&header.to_le_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use phishbloom_blocklist::atomic::check_output;
 use phishbloom_blocklist::blocklist::{now, Engine};
 use phishbloom_blocklist::engine::per_probe_fpp;
 use phishbloom_blocklist::entries::{read_entries, EntrySource, EntrySummary};
@@ -21,6 +22,9 @@ use crate::commands::default_threads;
 /// Reads the list, builds and saves the blocklist, prints the summary.
 pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
+    // Refuse an output that must not be replaced before spending time on the input (the
+    // inputs are compared again when the file is written).
+    check_output(&args.output, &[])?;
     let kind = match (args.engine, LayoutKind::from(args.filter.layout)) {
         (EngineArg::Cabf, _) => Kind::Cabf,
         (EngineArg::Bloom, LayoutKind::Blocked) => Kind::Blocked,
@@ -94,6 +98,7 @@ fn list_name(args: &BuildArgs) -> String {
 
 /// The version of a rebuilt list: one more than the file it replaces (when that is a readable
 /// blocklist), so that clients and servers see the list move forward; 1 for a new list.
+/// (`run` checked that the output is a regular file or absent, so reading it cannot block.)
 fn next_version(output: &Path) -> u64 {
     Blocklist::read_meta(output).map_or(1, |(_, meta)| meta.version.saturating_add(1))
 }
