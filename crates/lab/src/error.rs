@@ -12,6 +12,24 @@ pub enum Error {
     /// Sizing or building a filter failed.
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),
+
+    /// A measurement asked for a filter its parameters cannot describe.
+    #[error(
+        "{experiment}: cannot build the filter (m = {num_bits}, k = {num_hashes}; 0 = sized from \
+         n and p): {source}; this is a bug in the measurement sizes — lower them in \
+         crates/lab/src/measure/sizes.rs"
+    )]
+    Sizing {
+        /// The experiment that asked for it.
+        experiment: &'static str,
+        /// m (0 when the filter was sized from n and p).
+        num_bits: u64,
+        /// k (0 when the filter was sized from n and p).
+        num_hashes: u32,
+        /// The filter crate's error.
+        #[source]
+        source: phishbloom_filter::Error,
+    },
 }
 
 /// The result type of the lab.

@@ -1,33 +1,23 @@
 //! The state shared by the report's sections: where files go, which files were written, the
-//! sizes in force, and the Markdown helpers every section uses.
+//! settings the lab measured with, and the Markdown helpers every section uses.
 
 use std::path::PathBuf;
-use std::time::Instant;
+
+use phishbloom_lab::measure::Settings;
 
 use crate::error::Result;
 use crate::output::{write_atomic_text, Table};
 use crate::plot::{self, Panel};
-use crate::sizes::Sizes;
 
-/// What every section gets.
+/// What every section's renderer gets.
 #[derive(Debug)]
 pub struct Context {
     /// The output directory.
     pub out: PathBuf,
-    /// The labelled dataset.
-    pub data: PathBuf,
-    /// Quick or full.
-    pub quick: bool,
-    /// The sizes in force.
-    pub sizes: Sizes,
-    /// Threads for inserting and querying.
-    pub threads: usize,
-    /// Print progress lines to standard error.
-    pub verbose: bool,
+    /// What the lab measured with: the dataset, quick or full sizes, threads, the run's clock.
+    pub settings: Settings,
     /// Files written so far, in order.
     pub files: Vec<PathBuf>,
-    /// When the run started.
-    pub started: Instant,
     /// One line per headline result, for the command's summary.
     pub headlines: Vec<String>,
 }
@@ -59,16 +49,6 @@ impl Context {
         write_atomic_text(&path, text)?;
         self.files.push(path);
         Ok(())
-    }
-
-    /// A progress line on standard error, with the time since the start.
-    pub fn progress(&self, message: &str) {
-        if self.verbose {
-            eprintln!(
-                "report [{:6.1} s] {message}",
-                self.started.elapsed().as_secs_f64()
-            );
-        }
     }
 
     /// The path of a file in the output directory.

@@ -24,26 +24,20 @@ pub enum Error {
     Dataset {
         /// The dataset.
         path: PathBuf,
-        /// What the lab reported.
+        /// What the lab reported (boxed: it is large, and this path is cold).
         #[source]
-        source: phishbloom_lab::Error,
+        source: Box<phishbloom_lab::Error>,
     },
 
-    /// A filter could not be built with the parameters an experiment asked for.
-    #[error(
-        "{experiment}: cannot build the filter (m = {num_bits}, k = {num_hashes}): {source}; \
-         this is a bug in the report's sizes — lower them in sizes.rs"
-    )]
-    Filter {
-        /// The experiment that asked for it.
-        experiment: &'static str,
-        /// m.
-        num_bits: u64,
-        /// k.
-        num_hashes: u32,
-        /// The filter crate's error.
+    /// A measurement of the lab failed.
+    #[error("the {section} measurement failed: {source}")]
+    Measurement {
+        /// The report section it was for.
+        section: &'static str,
+        /// What the lab reported (its message says how to fix it; boxed: it is large, and
+        /// this path is cold).
         #[source]
-        source: phishbloom_filter::Error,
+        source: Box<phishbloom_lab::Error>,
     },
 
     /// Creating the output directory failed.

@@ -1,5 +1,14 @@
-//! The phishbloom report: runs every experiment of issue 6 and writes a Markdown report with
-//! SVG plots and the CSV behind each figure and table — theory printed beside every measurement.
+//! The phishbloom report: runs every measurement of issue 6 (in `phishbloom_lab::measure`) and
+//! renders what they return as a Markdown report with SVG plots and the CSV behind each figure
+//! and table — theory printed beside every measurement. Nothing here measures: this crate turns
+//! the lab's typed results into text, tables and figures and writes them.
+//!
+//! # Modules
+//! - [`sections`] — one renderer per section of the report.
+//! - [`context`] — the output directory, the files written, the Markdown helpers.
+//! - [`output`] — CSV tables and the atomic text writer.
+//! - [`plot`] — SVG panels with error bars on linear and log axes.
+//! - [`cabf`] — the write-up of the CaBF experiment (`phishbloom experiment cabf`).
 //!
 //! # Sections
 //! 1. Sizing — the formulas and the dataset's n, m, k, bytes; seed 000's and 002's figures.
@@ -29,21 +38,17 @@
 pub mod cabf;
 pub mod context;
 mod error;
-pub mod keys;
 pub mod output;
 pub mod plot;
 pub mod sections;
-pub mod sizes;
-pub mod theory;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub use error::{Error, Result};
-pub use sizes::Sizes;
 
 use context::Context;
-use phishbloom_blocklist::fmt;
+use phishbloom_lab::measure::{self, machine, timed, Settings};
 use sections::{dataset, hashing, memory, scale, sizing, sweeps, validity};
 
 /// What to run and where to write it.
@@ -55,7 +60,7 @@ pub struct ReportOptions {
     pub quick: bool,
     /// The labelled dataset (`url,isMalicious`).
     pub data: PathBuf,
-    /// Threads for inserting and querying; 0 means every core the OS reports.
+    /// Threads for the lab to insert and query with; 0 means every core the OS reports.
     pub threads: usize,
     /// Print a progress line per step to standard error.
     pub verbose: bool,
@@ -107,76 +112,81 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         path: options.out.clone(),
         source,
     })?;
-    let threads = if options.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        options.threads
-    };
-    let load_at_start = validity::load_average();
+    let load_at_start = machine::load_average();
     let mut ctx = Context {
         out: options.out.clone(),
-        data: options.data.clone(),
-        quick: options.quick,
-        sizes: if options.quick {
-            Sizes::quick()
-        } else {
-            Sizes::full()
-        },
-        threads,
-        verbose: options.verbose,
+        settings: Settings::new(
+            options.data.clone(),
+            options.quick,
+            options.threads,
+            options.verbose,
+        ),
         files: Vec::new(),
-        started: Instant::now(),
         headlines: Vec::new(),
     };
-
     let mut timings = Vec::new();
     let mut body = Vec::new();
-    let mut timed = |title: &str, started: Instant, md: String| {
-        timings.push((title.to_string(), started.elapsed()));
-        body.push(md);
+    let dataset_error = |source| Error::Dataset {
+        path: options.data.clone(),
+        source: Box::new(source),
+    };
+    let lab = |section| {
+        move |source| Error::Measurement {
+            section,
+            source: Box::new(source),
+        }
     };
 
-    let t = Instant::now();
-    let keys = hashing::read_dataset(&ctx)?;
-    let md = sizing::run(&mut ctx, keys.phishing.len() as u64)?;
-    timed("1. Sizing", t, md);
-    let t = Instant::now();
-    let (md, data) = dataset::run(&mut ctx, &keys.phishing)?;
-    let classic = &data.reports[0];
-    ctx.headlines.push(format!(
-        "dataset: n = {}, m = {}, k = {}; {} false negatives; benign rate {} {}, random rate {} {} (theory {})",
-        fmt::count(classic.n),
-        fmt::count(classic.m),
-        classic.k,
-        classic.false_negatives,
-        fmt::rate(classic.benign.rate),
-        fmt::interval(classic.benign.ci_low, classic.benign.ci_high),
-        fmt::rate(classic.random.rate),
-        fmt::interval(classic.random.ci_low, classic.random.ci_high),
-        fmt::rate(classic.random.theoretical),
-    ));
-    timed("2. The dataset experiment", t, md);
-    let t = Instant::now();
-    let md = sweeps::rate_vs_k(&mut ctx)?;
-    timed("3. Rate vs k", t, md);
-    let t = Instant::now();
-    let md = sweeps::rate_vs_bits(&mut ctx)?;
-    timed("4. Rate vs bits per key", t, md);
-    let t = Instant::now();
-    let md = hashing::run(&mut ctx, &keys)?;
-    timed("5. Hash strategies", t, md);
+    // Each section: the lab measures, the section renders; the time covers both.
+    let (keys, md) = section(&mut timings, "1. Sizing", || {
+        let keys = measure::dataset::read_keys(&options.data, usize::MAX).map_err(dataset_error)?;
+        let sized = measure::sizing::run(keys.phishing.len() as u64).map_err(lab("sizing"))?;
+        Ok((keys, sizing::render(&mut ctx, &sized)?))
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "2. The dataset experiment", || {
+        let data = measure::dataset::run(&ctx.settings, &keys.phishing).map_err(dataset_error)?;
+        dataset::render(&mut ctx, &data)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "3. Rate vs k", || {
+        let points = measure::sweeps::rate_vs_k(&ctx.settings).map_err(lab("rate vs k"))?;
+        sweeps::rate_vs_k(&mut ctx, &points)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "4. Rate vs bits per key", || {
+        let points =
+            measure::sweeps::rate_vs_bits(&ctx.settings).map_err(lab("rate vs bits per key"))?;
+        sweeps::rate_vs_bits(&mut ctx, &points)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "5. Hash strategies", || {
+        let result = measure::hashing::run(&ctx.settings, &keys).map_err(lab("hash strategies"))?;
+        hashing::render(&mut ctx, &result)
+    })?;
+    body.push(md);
     drop(keys);
-    let t = Instant::now();
-    let md = memory::run(&mut ctx)?;
-    timed("6. Memory", t, md);
-    let t = Instant::now();
-    let md = scale::run(&mut ctx)?;
-    timed("7. Seed 002 at full scale", t, md);
-    let t = Instant::now();
-    let md = validity::run(&ctx, load_at_start.as_deref());
-    timed("8. Threats to validity", t, md);
+    let md = section(&mut timings, "6. Memory", || {
+        let result = measure::memory::run(&ctx.settings).map_err(lab("memory"))?;
+        memory::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "7. Seed 002 at full scale", || {
+        let result = measure::scale::run(&ctx.settings).map_err(lab("seed 002 at scale"))?;
+        scale::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "8. Threats to validity", || {
+        let load_now = machine::load_average();
+        Ok(validity::render(
+            &ctx,
+            load_at_start.as_deref(),
+            load_now.as_deref(),
+        ))
+    })?;
+    body.push(md);
 
-    let elapsed = ctx.started.elapsed();
+    let elapsed = ctx.settings.progress.elapsed();
     let readme = readme(&ctx, &body, &timings, elapsed);
     ctx.write("README.md", &readme)?;
     Ok(ReportSummary {
@@ -185,6 +195,17 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         sections: timings,
         headlines: ctx.headlines,
     })
+}
+
+/// Runs one section's `work` (measure, then render), recording its wall time under `title`.
+fn section<T>(
+    timings: &mut Vec<(String, Duration)>,
+    title: &str,
+    work: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let (result, took) = timed(work);
+    timings.push((title.to_string(), took));
+    result
 }
 
 /// Assembles README.md from the sections.
@@ -200,15 +221,15 @@ fn readme(
          beside it; every figure and table links the CSV it was drawn from. Regenerate it with \
          `{}` from the repository root ({}; this run took {:.0} s on {} thread{}). Seeds 000–004 \
          are the project's source documents; issue 6 specifies this report.\n\n",
-        command_line(ctx.quick),
-        if ctx.quick {
+        command_line(ctx.settings.quick),
+        if ctx.settings.quick {
             "**this is a `--quick` run: small sizes, wide intervals — not the committed report**"
         } else {
             "`--quick` shrinks every experiment to run in seconds"
         },
         elapsed.as_secs_f64(),
-        ctx.threads,
-        if ctx.threads == 1 { "" } else { "s" },
+        ctx.settings.threads,
+        if ctx.settings.threads == 1 { "" } else { "s" },
     ));
     md.push_str("## Contents\n\n");
     for (title, time) in timings {

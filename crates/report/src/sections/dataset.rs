@@ -1,62 +1,28 @@
 //! Section 2, the dataset experiment of seeds 000/001: build from the phishing rows of
 //! `dataset.csv`, then query every phishing key (false negatives), every benign key and random
 //! `http://xxxxxxxxxx.com` URLs (false positives), for both layouts.
+//!
+//! Rendered here from [`phishbloom_lab::measure::dataset`]'s results, which this module only
+//! formats (CSV, Markdown, SVG).
 
-use phishbloom_blocklist::KeyList;
-use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
-use phishbloom_lab::eval::{self, EvalConfig, EvalReport};
+use phishbloom_lab::eval::EvalReport;
+use phishbloom_lab::measure::dataset::DatasetResult;
 use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
-use crate::sections::sizing::TARGET;
 use phishbloom_blocklist::fmt;
 
-/// Seed of the random URLs (any fixed value; 2026 is the CLI's default for `eval`).
-const RANDOM_SEED: u64 = 2026;
-
-/// What the section measured, for the summary and the tests.
-#[derive(Clone, Debug)]
-pub struct DatasetResult {
-    /// One report per layout (classic, blocked).
-    pub reports: Vec<EvalReport>,
-}
-
-/// Runs the experiment for both layouts and writes the section.
-pub fn run(ctx: &mut Context, phishing: &KeyList) -> Result<(String, DatasetResult)> {
-    let mut reports = Vec::new();
-    let mut given_bits = Vec::new();
-    for layout in [LayoutKind::Classic, LayoutKind::Blocked] {
-        ctx.progress(&format!("dataset experiment, {layout} layout"));
-        let config = EvalConfig {
-            data: ctx.data.clone(),
-            fpp: TARGET,
-            layout,
-            strategy: HashStrategy::Xxh3,
-            random_queries: ctx.sizes.dataset_random,
-            seed: RANDOM_SEED,
-        };
-        reports.push(eval::run(&config).map_err(|source| Error::Dataset {
-            path: ctx.data.clone(),
-            source,
-        })?);
-        // The same filter again (same keys, sizing and hash: the same bits), to read the exact
-        // false-positive probability its bits imply; `eval::run` does not return its filter.
-        let mut filter = AnyFilter::new(layout, phishing.len() as u64, TARGET, HashStrategy::Xxh3)
-            .map_err(|source| Error::Filter {
-                experiment: "dataset experiment",
-                num_bits: 0,
-                num_hashes: 0,
-                source,
-            })?;
-        for key in phishing.iter() {
-            filter.insert(key);
-        }
-        given_bits.push(filter.expected_fpp());
-    }
-
+/// Writes the section from [`phishbloom_lab::measure::dataset::run`]'s results.
+pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
+    let reports: Vec<&EvalReport> = result.runs.iter().map(|r| &r.report).collect();
+    let given_bits: Vec<f64> = result
+        .runs
+        .iter()
+        .map(|r| r.filter_rate_given_bits)
+        .collect();
     let mut table = Table::new(&[
         "layout",
         "n",
@@ -195,12 +161,24 @@ pub fn run(ctx: &mut Context, phishing: &KeyList) -> Result<(String, DatasetResu
     )?;
 
     let classic = &reports[0];
+    ctx.headlines.push(format!(
+        "dataset: n = {}, m = {}, k = {}; {} false negatives; benign rate {} {}, random rate {} {} (theory {})",
+        fmt::count(classic.n),
+        fmt::count(classic.m),
+        classic.k,
+        classic.false_negatives,
+        fmt::rate(classic.benign.rate),
+        fmt::interval(classic.benign.ci_low, classic.benign.ci_high),
+        fmt::rate(classic.random.rate),
+        fmt::interval(classic.random.ci_low, classic.random.ci_high),
+        fmt::rate(classic.random.theoretical),
+    ));
     let mut md = String::from("## 2. The dataset experiment\n\n");
     md.push_str(&format!(
         "Seed 000's experiment on the real data: insert the {} phishing keys of `dataset.csv` \
          (p = 1 %), query every one of them, every benign URL (benign rows whose key equals a \
          phishing key — {} of them — are not non-members and are left out) and {} random \
-         URLs of seed 000's form (`http://` + 10 random letters + `.com`, fixed seed {RANDOM_SEED}). \
+         URLs of seed 000's form (`http://` + 10 random letters + `.com`, fixed seed {}). \
          The interval is the 95 % Wilson score interval; \"theory\" is the rate for this m, k and \
          n ((1 − (1 − 1/m)^{{kn}})^k for classic, the exact per-block formula for blocked), the \
          average over all filters of this size; \"given its bits\" is the exact probability for \
@@ -208,7 +186,8 @@ pub fn run(ctx: &mut Context, phishing: &KeyList) -> Result<(String, DatasetResu
          blocked), around which the measured count is binomial.\n\n",
         fmt::count(classic.n),
         fmt::count(classic.benign_overlapping_phishing),
-        fmt::count(ctx.sizes.dataset_random),
+        fmt::count(result.random_queries),
+        classic.seed,
     ));
     md.push_str(&markdown_table(
         &[
@@ -243,7 +222,7 @@ pub fn run(ctx: &mut Context, phishing: &KeyList) -> Result<(String, DatasetResu
         fmt::count(classic.random.queries),
         (classic.random.queries as f64 / 10_000.0).sqrt(),
     ));
-    Ok((md, DatasetResult { reports }))
+    Ok(md)
 }
 
 /// "yes" if theory lies inside the 95 % interval, else how many σ away it is.
@@ -251,7 +230,7 @@ pub fn agreement(m: &Measurement) -> String {
     if m.agrees_with_theory() {
         "yes".to_string()
     } else {
-        let sigma = crate::theory::binomial_sigma(m.theoretical, m.queries);
+        let sigma = phishbloom_lab::theory::binomial_sigma(m.theoretical, m.queries);
         format!("no ({:+.1} σ)", (m.rate - m.theoretical) / sigma)
     }
 }

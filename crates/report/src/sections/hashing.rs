@@ -1,178 +1,34 @@
 //! Section 5, hash strategies: seed 000's SHA-256-per-index positions against one xxh3-128 with
 //! double hashing, on the same keys and the same m and k — rates with intervals, and build and
 //! query speed as ratios measured side by side in this run.
+//!
+//! Rendered here from [`phishbloom_lab::measure::hashing`]'s results, which this module only
+//! formats (CSV, Markdown, SVG).
 
-use std::collections::HashSet;
-use std::time::Instant;
-
-use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
-use phishbloom_blocklist::KeyList;
-use phishbloom_blocklist::KeyScheme;
-use phishbloom_filter::rng::SplitMix64;
-use phishbloom_filter::{Blocked, Bloom, Classic, Filter, HashStrategy, Layout, LayoutKind};
+use phishbloom_lab::measure::hashing::{HashStrategies, StrategyRun};
 use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use crate::sections::dataset::agreement;
-use crate::sections::sizing::TARGET;
 use phishbloom_blocklist::fmt;
 
-/// Seed of the random URLs of this section (different from section 2's, so the sets differ).
-const RANDOM_SEED: u64 = 5;
-
-/// The dataset's keys as `phishbloom build` normalizes them.
-pub struct DatasetKeys {
-    /// Distinct phishing keys.
-    pub phishing: KeyList,
-    /// Distinct benign keys that are not also phishing keys.
-    pub benign: Vec<Vec<u8>>,
-}
-
-/// Reads the phishing and benign keys of the dataset.
-pub fn read_dataset(ctx: &Context) -> Result<DatasetKeys> {
-    read_dataset_limited(ctx, usize::MAX)
-}
-
-/// Reads at most `limit` phishing and `limit` benign keys of the dataset.
-fn read_dataset_limited(ctx: &Context, limit: usize) -> Result<DatasetKeys> {
-    let input = Input::Path(ctx.data.clone());
-    let read = |label| {
-        let options = ListOptions {
-            label,
-            scheme: KeyScheme::Url,
-            ..ListOptions::default()
-        };
-        read_list(&input, &options, &mut |_| {})
-            .map(|(keys, _)| keys)
-            .map_err(|source| Error::Dataset {
-                path: ctx.data.clone(),
-                source: source.into(),
-            })
-    };
-    let all = read(LabelFilter::Default)?;
-    let mut phishing = KeyList::default();
-    for key in all.iter().take(limit) {
-        phishing.push(key);
-    }
-    let benign_all = read(LabelFilter::Equals {
-        column: DEFAULT_LABEL.0.to_string(),
-        value: phishbloom_lab::eval::BENIGN_LABEL.to_string(),
-    })?;
-    let members: HashSet<&[u8]> = phishing.iter().collect();
-    let benign = benign_all
+/// Writes the section from [`phishbloom_lab::measure::hashing::run`]'s results.
+pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
+    // Classic xxh3, classic SHA-256, blocked xxh3, blocked SHA-256.
+    let runs: Vec<&StrategyRun> = result
+        .comparisons
         .iter()
-        .filter(|k| !members.contains(k))
-        .take(limit)
-        .map(|k| k.to_vec())
+        .flat_map(|c| [&c.xxh3, &c.sha256])
         .collect();
-    Ok(DatasetKeys { phishing, benign })
-}
-
-/// One strategy on one layout.
-#[derive(Clone, Debug)]
-struct Run {
-    layout: LayoutKind,
-    strategy: HashStrategy,
-    m: u64,
-    k: u32,
-    false_negatives: u64,
-    measured: Measurement,
-    /// Median seconds to insert all members.
-    build_seconds: f64,
-    /// Seconds to answer every non-member once (one thread).
-    query_seconds: f64,
-}
-
-/// Builds `L` filters with both strategies `repetitions` times, interleaved, and measures them.
-fn compare<L: Layout>(
-    keys: &DatasetKeys,
-    queries: &[Vec<u8>],
-    repetitions: usize,
-) -> Result<[Run; 2]> {
-    let n = keys.phishing.len() as u64;
-    let strategies = [HashStrategy::Xxh3, HashStrategy::Sha256];
-    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    let mut built: [Option<Bloom<L>>; 2] = [None, None];
-    for _ in 0..repetitions.max(1) {
-        for (slot, &strategy) in strategies.iter().enumerate() {
-            let mut filter =
-                Bloom::<L>::with_strategy(n, TARGET, strategy).map_err(|source| Error::Filter {
-                    experiment: "hash strategies",
-                    num_bits: 0,
-                    num_hashes: 0,
-                    source,
-                })?;
-            let started = Instant::now();
-            for key in keys.phishing.iter() {
-                filter.insert(key);
-            }
-            times[slot].push(started.elapsed().as_secs_f64());
-            built[slot] = Some(filter);
-        }
-    }
-    let mut runs = Vec::new();
-    for (slot, strategy) in strategies.into_iter().enumerate() {
-        // Set in the loop above, which runs at least once.
-        let filter = built[slot].take().expect("built at least once");
-        let false_negatives = keys
-            .phishing
-            .iter()
-            .filter(|key| !filter.contains(key))
-            .count() as u64;
-        let started = Instant::now();
-        let hits = queries.iter().filter(|key| filter.contains(key)).count() as u64;
-        let query_seconds = started.elapsed().as_secs_f64();
-        times[slot].sort_by(f64::total_cmp);
-        runs.push(Run {
-            layout: L::KIND,
-            strategy,
-            m: filter.num_bits(),
-            k: filter.num_hashes(),
-            false_negatives,
-            measured: Measurement::new(
-                hits,
-                queries.len() as u64,
-                filter.theoretical_fpp(n as f64),
-            ),
-            build_seconds: times[slot][times[slot].len() / 2],
-            query_seconds,
-        });
-    }
-    // Two strategies were pushed.
-    let second = runs.pop().expect("two runs");
-    let first = runs.pop().expect("two runs");
-    Ok([first, second])
-}
-
-/// Runs the comparison and writes the section.
-pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
-    ctx.progress("hash strategies: xxh3 vs SHA-256");
-    let limited;
-    let keys = if ctx.sizes.hash_key_limit < all_keys.phishing.len() {
-        limited = read_dataset_limited(ctx, ctx.sizes.hash_key_limit)?;
-        &limited
-    } else {
-        all_keys
-    };
-    let mut queries = keys.benign.clone();
-    let members: HashSet<&[u8]> = keys.phishing.iter().collect();
-    let mut rng = SplitMix64::new(RANDOM_SEED);
-    let mut key = Vec::new();
-    let mut random = 0u64;
-    while random < ctx.sizes.hash_random {
-        KeyScheme::Url.normalize_into(phishbloom_lab::random_url(&mut rng).as_bytes(), &mut key);
-        if !members.contains(key.as_slice()) {
-            queries.push(key.clone());
-            random += 1;
-        }
-    }
-    let reps = ctx.sizes.hash_repetitions;
-    let mut runs = compare::<Classic>(keys, &queries, reps)?.to_vec();
-    runs.extend(compare::<Blocked>(keys, &queries, reps)?);
-
+    // (build, query) time ratios SHA-256 ÷ xxh3, classic then blocked.
+    let ratios: Vec<(f64, f64)> = result
+        .comparisons
+        .iter()
+        .map(|c| (c.build_ratio(), c.query_ratio()))
+        .collect();
     let mut table = Table::new(&[
         "layout",
         "strategy",
@@ -190,18 +46,13 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
         "query_time_ratio_vs_xxh3",
     ]);
     let mut rows = Vec::new();
-    let mut ratios = Vec::new();
-    for pair in runs.chunks(2) {
-        let (fast, slow) = (&pair[0], &pair[1]);
-        let build_ratio = slow.build_seconds / fast.build_seconds;
-        let query_ratio = slow.query_seconds / fast.query_seconds;
-        ratios.push((fast.layout, build_ratio, query_ratio));
-        for (r, b, q) in [(fast, 1.0, 1.0), (slow, build_ratio, query_ratio)] {
+    for (c, &(build_ratio, query_ratio)) in result.comparisons.iter().zip(&ratios) {
+        for (r, b, q) in [(&c.xxh3, 1.0, 1.0), (&c.sha256, build_ratio, query_ratio)] {
             let m = &r.measured;
             table.push(vec![
-                r.layout.to_string(),
+                c.layout.to_string(),
                 r.strategy.to_string(),
-                keys.phishing.len().to_string(),
+                result.n.to_string(),
                 r.m.to_string(),
                 r.k.to_string(),
                 r.false_negatives.to_string(),
@@ -215,7 +66,7 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
                 format!("{q:.2}"),
             ]);
             rows.push(vec![
-                r.layout.to_string(),
+                c.layout.to_string(),
                 r.strategy.to_string(),
                 format!("{} / k = {}", fmt::count(r.m), r.k),
                 r.false_negatives.to_string(),
@@ -276,7 +127,7 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
         ],
         legend: LegendAt::UpperRight,
     };
-    let max_ratio = ratios.iter().map(|&(_, b, q)| b.max(q)).fold(1.0, f64::max);
+    let max_ratio = ratios.iter().map(|&(b, q)| b.max(q)).fold(1.0, f64::max);
     let speed_panel = Panel {
         title: "SHA-256 time ÷ xxh3 time (same keys, same run)".to_string(),
         x: Axis::categories("layout", &["classic", "blocked"]),
@@ -289,7 +140,7 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
                 ratios
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| Point::at(i as f64 - 0.1, r.1))
+                    .map(|(i, r)| Point::at(i as f64 - 0.1, r.0))
                     .collect(),
             ),
             Series::new(
@@ -299,7 +150,7 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
                 ratios
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| Point::at(i as f64 + 0.1, r.2))
+                    .map(|(i, r)| Point::at(i as f64 + 0.1, r.1))
                     .collect(),
             ),
         ],
@@ -315,7 +166,7 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
     let classic = ratios[0];
     ctx.headlines.push(format!(
         "hash strategies: SHA-256 / xxh3 time, classic: build {:.0}×, query {:.0}×",
-        classic.1, classic.2
+        classic.0, classic.1
     ));
     let mut md = String::from("## 5. Hash strategies\n\n");
     md.push_str(&format!(
@@ -329,11 +180,11 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
          alternating the two strategies; query times are one pass over all non-members on one \
          thread, also back to back. Only the ratios are reported: absolute times depend on the \
          machine and its load.\n\n",
-        fmt::count(keys.phishing.len() as u64),
-        fmt::count(queries.len() as u64),
-        fmt::count(keys.benign.len() as u64),
-        fmt::count(ctx.sizes.hash_random),
-        reps
+        fmt::count(result.n),
+        fmt::count(result.benign + result.random),
+        fmt::count(result.benign),
+        fmt::count(result.random),
+        result.repetitions
     ));
     md.push_str(&markdown_table(
         &[
@@ -375,14 +226,14 @@ pub fn run(ctx: &mut Context, all_keys: &DatasetKeys) -> Result<String> {
         } else {
             "the intervals of the two strategies do NOT overlap on every layout (see the table)"
         },
+        classic.0,
         classic.1,
-        classic.2,
+        ratios[1].0,
         ratios[1].1,
-        ratios[1].2,
     ));
     md.push_str(&format!(
         "Command: `{}` (this report's own run).\n\n",
-        crate::command_line(ctx.quick)
+        crate::command_line(ctx.settings.quick)
     ));
     Ok(md)
 }

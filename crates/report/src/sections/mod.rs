@@ -1,5 +1,5 @@
-//! The report's sections, one module each; every section runs its experiments, writes its CSV
-//! files and plots, and returns its Markdown.
+//! The report's sections, one module each: every section renders what the lab measured for it
+//! (`phishbloom_lab::measure`) into its CSV files, plots and Markdown.
 
 pub mod dataset;
 pub mod hashing;

@@ -1,71 +1,20 @@
 //! Section 7, seed 002 at full scale: 10⁸ synthetic spam keywords at p = 0.01 — build time on
 //! both cores and on one, memory, and the rate measured over 10⁷ non-members.
+//!
+//! Rendered here from [`phishbloom_lab::measure::scale`]'s results, which this module only
+//! formats (CSV, Markdown, SVG).
 
-use std::time::Instant;
-
-use phishbloom_filter::math;
-use phishbloom_filter::{Blocked, Bloom, Classic, Filter, Layout};
+use phishbloom_lab::measure::scale::Scale;
 use phishbloom_lab::stats::Measurement;
+use phishbloom_lab::theory;
 
 use crate::context::{markdown_table, Context};
-use crate::error::{Error, Result};
-use crate::keys::{count_listed, insert_range, CLEAN_WORDS, SPAM_KEYWORDS};
+use crate::error::Result;
 use crate::output::{num, Table};
-use crate::sections::memory::resident_bytes;
-use crate::sections::sizing::TARGET;
-use crate::theory;
 use phishbloom_blocklist::fmt;
 
-/// One build of the seed 002 filter.
-struct Build<L: Layout> {
-    filter: Bloom<L>,
-    seconds: f64,
-    rss_growth: Option<u64>,
-}
-
-/// Builds a filter of `m` bits and `k` hashes from the keywords on `threads` threads.
-fn build<L: Layout>(ctx: &Context, m: u64, k: u32, threads: usize) -> Result<Build<L>> {
-    let before = resident_bytes();
-    let mut filter = Bloom::<L>::with_num_bits(m, k).map_err(|source| Error::Filter {
-        experiment: "seed 002 at scale",
-        num_bits: m,
-        num_hashes: k,
-        source,
-    })?;
-    let started = Instant::now();
-    insert_range(&mut filter, SPAM_KEYWORDS, 0..ctx.sizes.scale_keys, threads);
-    let seconds = started.elapsed().as_secs_f64();
-    let rss_growth = before
-        .zip(resident_bytes())
-        .map(|(b, a)| a.saturating_sub(b));
-    Ok(Build {
-        filter,
-        seconds,
-        rss_growth,
-    })
-}
-
-/// Measures a built filter: a sample of members, then the non-members.
-fn measure(ctx: &Context, filter: &dyn Filter, offset: u64) -> (u64, Measurement) {
-    let sizes = &ctx.sizes;
-    let checks = sizes.scale_member_checks.min(sizes.scale_keys);
-    // The first `checks` keywords: inserted in chunks like all others, so a fair sample.
-    let false_negatives = checks - count_listed(filter, SPAM_KEYWORDS, 0..checks, ctx.threads);
-    let hits = count_listed(
-        filter,
-        CLEAN_WORDS,
-        offset..offset + sizes.scale_queries,
-        ctx.threads,
-    );
-    (
-        false_negatives,
-        Measurement::new(
-            hits,
-            sizes.scale_queries,
-            filter.theoretical_fpp(sizes.scale_keys as f64),
-        ),
-    )
-}
+/// The rate seed 002 prints for its filter (from rounding m to 9.58·10⁸ inside the exponent).
+const SEED_002_RATE: &str = "0.0103";
 
 /// One row of the section's table: layout, (m, k, bytes), (threads, build seconds, RSS growth),
 /// and (false negatives, measurement) for the builds that were queried.
@@ -106,44 +55,16 @@ fn build_time_text(
     )
 }
 
-/// Runs the section.
-pub fn run(ctx: &mut Context) -> Result<String> {
-    let n = ctx.sizes.scale_keys;
-    let m = math::optimal_num_bits(n, TARGET).map_err(|source| Error::Filter {
-        experiment: "seed 002 at scale",
-        num_bits: 0,
-        num_hashes: 0,
-        source,
-    })?;
-    let k = math::optimal_num_hashes(n, m);
-    let (blocked_m, blocked_k) = math::blocked_size(n, TARGET).map_err(|source| Error::Filter {
-        experiment: "seed 002 at scale",
-        num_bits: 0,
-        num_hashes: 0,
-        source,
-    })?;
-    let threads = ctx.threads;
-
-    ctx.progress(&format!(
-        "seed 002: classic filter, {n} keys, {threads} threads"
-    ));
-    let parallel = build::<Classic>(ctx, m, k, threads)?;
-    ctx.progress(&format!("  built in {:.1} s; measuring", parallel.seconds));
-    let (classic_fn, classic_rate) = measure(ctx, &parallel.filter, 0);
-    ctx.progress("seed 002: classic filter, 1 thread");
-    let single = build::<Classic>(ctx, m, k, 1)?;
-    let identical = single.filter.words() == parallel.filter.words();
-    let classic_bytes = parallel.filter.size_in_bytes();
-    let parallel_seconds = parallel.seconds;
-    let parallel_rss = parallel.rss_growth;
-    drop(parallel);
-    drop(single.filter);
-    ctx.progress(&format!("seed 002: blocked filter, {threads} threads"));
-    let blocked = build::<Blocked>(ctx, blocked_m, blocked_k, threads)?;
-    // Non-members from index 2^40 on: disjoint from the classic filter's queries.
-    let (blocked_fn, blocked_rate) = measure(ctx, &blocked.filter, 1 << 40);
-    let blocked_bytes = blocked.filter.size_in_bytes();
-
+/// Writes the section from [`phishbloom_lab::measure::scale::run`]'s results.
+pub fn render(ctx: &mut Context, scale: &Scale) -> Result<String> {
+    let n = scale.n;
+    let (m, k) = (scale.parallel.m, scale.parallel.k);
+    let threads = scale.parallel.threads;
+    let classic_bytes = scale.parallel.bytes;
+    let blocked_bytes = scale.blocked.bytes;
+    let classic_rate = &scale.parallel_check.measured;
+    let parallel_rss = scale.parallel.rss_growth;
+    let parallel_seconds = scale.parallel.seconds;
     let mut table = Table::new(&[
         "layout",
         "n",
@@ -163,25 +84,29 @@ pub fn run(ctx: &mut Context) -> Result<String> {
         "theory_rate",
         "seed_002_printed_rate",
     ]);
-    let checks = ctx.sizes.scale_member_checks.min(n);
+    let checks = scale.parallel_check.member_checks;
+    let (single, blocked) = (&scale.single, &scale.blocked);
     let rows_data: [Row; 3] = [
         (
             "classic",
             (m, k, classic_bytes),
             (threads, parallel_seconds, parallel_rss),
-            Some((classic_fn, &classic_rate)),
+            Some((scale.parallel_check.false_negatives, classic_rate)),
         ),
         (
             "classic",
-            (m, k, classic_bytes),
-            (1, single.seconds, single.rss_growth),
+            (single.m, single.k, single.bytes),
+            (single.threads, single.seconds, single.rss_growth),
             None,
         ),
         (
             "blocked",
-            (blocked.filter.num_bits(), blocked_k, blocked_bytes),
-            (threads, blocked.seconds, blocked.rss_growth),
-            Some((blocked_fn, &blocked_rate)),
+            (blocked.m, blocked.k, blocked_bytes),
+            (blocked.threads, blocked.seconds, blocked.rss_growth),
+            Some((
+                scale.blocked_check.false_negatives,
+                &scale.blocked_check.measured,
+            )),
         ),
     ];
     let mut rows = Vec::new();
@@ -208,7 +133,7 @@ pub fn run(ctx: &mut Context) -> Result<String> {
                     num(r.ci_high),
                     num(r.theoretical),
                     if layout == "classic" {
-                        "0.0103".to_string()
+                        SEED_002_RATE.to_string()
                     } else {
                         String::new()
                     },
@@ -248,7 +173,7 @@ pub fn run(ctx: &mut Context) -> Result<String> {
                     rss.map(fmt::bytes).unwrap_or_else(|| "—".into()),
                     threads.to_string(),
                     format!("{seconds:.1} s"),
-                    if identical {
+                    if scale.single_bits_identical {
                         "bits identical to the parallel build".into()
                     } else {
                         "BITS DIFFER from the parallel build".into()
@@ -263,7 +188,7 @@ pub fn run(ctx: &mut Context) -> Result<String> {
         table.push(cells);
     }
     let csv = ctx.write_csv("seed002_scale.csv", &table)?;
-    let speedup = single.seconds / parallel_seconds;
+    let speedup = scale.speedup();
     ctx.headlines.push(format!(
         "seed 002: n = {}, m = {}, {:.1} MiB, rate {} (theory {}), 1-thread/{}-thread build time = {:.2}",
         fmt::count(n),
@@ -284,7 +209,7 @@ pub fn run(ctx: &mut Context) -> Result<String> {
         fmt::count(n),
         fmt::count(m),
         k,
-        fmt::count(ctx.sizes.scale_queries),
+        fmt::count(classic_rate.queries),
         fmt::count(checks),
     ));
     md.push_str(&markdown_table(
@@ -319,12 +244,12 @@ pub fn run(ctx: &mut Context) -> Result<String> {
         fmt::rate(classic_rate.rate),
         fmt::interval(classic_rate.ci_low, classic_rate.ci_high),
         fmt::rate(classic_rate.theoretical),
-        0.0103,
+        SEED_002_RATE,
         build_time_text(speedup, single.seconds, parallel_seconds, blocked.seconds, threads),
     ));
     md.push_str(&format!(
         "Command: `{}`.\n\n",
-        crate::command_line(ctx.quick)
+        crate::command_line(ctx.settings.quick)
     ));
     Ok(md)
 }

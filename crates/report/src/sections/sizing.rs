@@ -1,78 +1,50 @@
 //! Section 1, sizing: the formulas in brief and the dataset's n, m, k and bytes for both
 //! layouts, beside seed 000's and seed 002's printed figures.
+//!
+//! Rendered here from [`phishbloom_lab::measure::sizing`]'s results, which this module only
+//! formats (CSV, Markdown, SVG).
 
-use phishbloom_filter::math::{self, BLOCK_BITS};
+use phishbloom_filter::LayoutKind;
+use phishbloom_lab::measure::sizing::{Case, SizedFilter, SEED_000_N, SEED_002_N, TARGET};
+use phishbloom_lab::theory;
 
 use crate::context::{markdown_table, Context};
 use crate::error::Result;
 use crate::output::{num, Table};
-use crate::theory;
 use phishbloom_blocklist::fmt;
 
-/// Seed 000's printed figures: n = 88,647 phishing URLs, m ≈ 849,587 bits, "≈ 106 KB".
-const SEED_000_N: u64 = 88_647;
+/// Seed 000's printed m for its n = 88,647 phishing URLs ("≈ 106 KB").
 const SEED_000_M: u64 = 849_587;
 /// Seed 002's printed m for n = 10⁸ at p = 0.01 ("≈ 958,505,832 (约958MB)") and rate (0.0103).
 const SEED_002_M: u64 = 958_505_832;
 const SEED_002_RATE: f64 = 0.0103;
-/// Seed 002's n: "亿级规模", 10⁸ keywords.
-pub const SEED_002_N: u64 = 100_000_000;
-/// The target rate of seeds 000 and 002: 1 %.
-pub const TARGET: f64 = 0.01;
 
-/// One sized filter.
-struct Sized {
-    case: &'static str,
-    n: u64,
-    layout: &'static str,
-    m: u64,
-    k: u32,
-    theory: f64,
-    printed: String,
+/// The label of a case, as the CSV and the table print it.
+fn case_label(case: Case) -> &'static str {
+    match case {
+        Case::Dataset => "dataset.csv phishing rows",
+        Case::Seed000 => "seed 000's n",
+        Case::Seed002 => "seed 002's n",
+    }
 }
 
-/// Writes the section; `dataset_n` is the number of distinct phishing keys read from the data.
-pub fn run(ctx: &mut Context, dataset_n: u64) -> Result<String> {
-    let mut sized = Vec::new();
-    for (case, n, printed) in [
-        ("dataset.csv phishing rows", dataset_n, "—".to_string()),
-        (
-            "seed 000's n",
-            SEED_000_N,
-            format!("m ≈ {}, k ≈ 7, ≈ 106 KB", fmt::count(SEED_000_M)),
+/// What the seed printed for a case's classic filter ("—" where it printed nothing).
+fn printed(s: &SizedFilter) -> String {
+    match (s.case, s.layout) {
+        (Case::Seed000, LayoutKind::Classic) => {
+            format!("m ≈ {}, k ≈ 7, ≈ 106 KB", fmt::count(SEED_000_M))
+        }
+        (Case::Seed002, LayoutKind::Classic) => format!(
+            "m ≈ {}, k = 7, rate ≈ {SEED_002_RATE} (\"约958MB\")",
+            fmt::count(SEED_002_M)
         ),
-        (
-            "seed 002's n",
-            SEED_002_N,
-            format!(
-                "m ≈ {}, k = 7, rate ≈ {SEED_002_RATE} (\"约958MB\")",
-                fmt::count(SEED_002_M)
-            ),
-        ),
-    ] {
-        let m = checked(math::optimal_num_bits(n, TARGET))?;
-        let k = math::optimal_num_hashes(n, m);
-        sized.push(Sized {
-            case,
-            n,
-            layout: "classic",
-            m,
-            k,
-            theory: math::classic_fpp(m, n as f64, k),
-            printed,
-        });
-        let (m, k) = checked(math::blocked_size(n, TARGET))?;
-        sized.push(Sized {
-            case,
-            n,
-            layout: "blocked",
-            m,
-            k,
-            theory: math::blocked_fpp(m, n as f64, k, BLOCK_BITS),
-            printed: "—".to_string(),
-        });
+        _ => "—".to_string(),
     }
+}
 
+/// Writes the section from the sized filters of [`phishbloom_lab::measure::sizing::run`]
+/// (dataset, seed 000, seed 002; classic then blocked for each).
+pub fn render(ctx: &mut Context, sized: &[SizedFilter]) -> Result<String> {
     let mut table = Table::new(&[
         "case",
         "n",
@@ -87,35 +59,36 @@ pub fn run(ctx: &mut Context, dataset_n: u64) -> Result<String> {
         "seed_printed",
     ]);
     let mut rows = Vec::new();
-    for s in &sized {
-        let bytes = s.m.div_ceil(8);
+    for s in sized {
+        let bytes = s.bytes();
         table.push(vec![
-            s.case.to_string(),
+            case_label(s.case).to_string(),
             s.n.to_string(),
-            num(TARGET),
+            num(s.p),
             s.layout.to_string(),
             s.m.to_string(),
             s.k.to_string(),
             bytes.to_string(),
             num(theory::bits_to_mib(s.m)),
-            num(s.m as f64 / s.n as f64),
-            num(s.theory),
-            s.printed.clone(),
+            num(s.bits_per_key()),
+            num(s.theory_rate),
+            printed(s),
         ]);
         rows.push(vec![
-            s.case.to_string(),
+            case_label(s.case).to_string(),
             fmt::count(s.n),
             s.layout.to_string(),
             fmt::count(s.m),
             s.k.to_string(),
             format!("{} ({})", fmt::count(bytes), fmt::bytes(bytes)),
-            fmt::real(s.m as f64 / s.n as f64, 2),
-            fmt::rate(s.theory),
-            s.printed.clone(),
+            fmt::real(s.bits_per_key(), 2),
+            fmt::rate(s.theory_rate),
+            printed(s),
         ]);
     }
     let csv = ctx.write_csv("sizing.csv", &table)?;
 
+    // `sizing::run` returns dataset, seed 000, seed 002 in this order, classic before blocked.
     let seed0 = &sized[2];
     let seed2 = &sized[4];
     let dataset = &sized[0];
@@ -186,17 +159,7 @@ pub fn run(ctx: &mut Context, dataset_n: u64) -> Result<String> {
         fmt::count(seed2.m.div_ceil(8)),
         theory::bits_to_mib(seed2.m),
         seed2.k,
-        fmt::rate(seed2.theory),
+        fmt::rate(seed2.theory_rate),
     ));
     Ok(md)
-}
-
-/// Maps a sizing failure; the sizes here are fixed and valid, so a failure is a bug.
-fn checked<T>(result: phishbloom_filter::Result<T>) -> Result<T> {
-    result.map_err(|source| crate::error::Error::Filter {
-        experiment: "sizing",
-        num_bits: 0,
-        num_hashes: 0,
-        source,
-    })
 }

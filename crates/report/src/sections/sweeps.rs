@@ -1,90 +1,29 @@
 //! Sections 3 and 4: the false-positive rate against k at m/n = 10, 20, 30 (with seed 001's
 //! table), and against bits per key from 4 to 24 beside the information-theoretic bound —
 //! measured on both layouts, with the theory curves.
+//!
+//! Rendered here from [`phishbloom_lab::measure::sweeps`]'s results, which this module only
+//! formats (CSV, Markdown, SVG).
 
 use phishbloom_filter::math::{self, BLOCK_BITS};
-use phishbloom_filter::{Blocked, Bloom, Classic, Filter, Layout, LayoutKind};
-use phishbloom_lab::stats::Measurement;
+use phishbloom_filter::LayoutKind;
+use phishbloom_lab::measure::sweeps::{SweepPoint, BITS_PER_KEY, MEASURED_K, RATIOS};
+use phishbloom_lab::theory;
 
 use crate::context::{figure, markdown_table, Context};
-use crate::error::{Error, Result};
-use crate::keys::{count_listed, insert_range, MEMBERS, NON_MEMBERS};
+use crate::error::Result;
 use crate::output::{num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, RGBColor, Series, Style, PALETTE};
-use crate::theory;
 use phishbloom_blocklist::fmt;
 
-/// The bits-per-key ratios of seed 001's table.
-const RATIOS: [u64; 3] = [10, 20, 30];
-/// k measured in section 3 (the issue's 1…12).
-const MEASURED_K: std::ops::RangeInclusive<u32> = 1..=12;
 /// k drawn for the theory curves: far enough to show the minimum at m/n = 30 (k* ≈ 20.8).
 const THEORY_K: std::ops::RangeInclusive<u32> = 1..=26;
-/// Bits per key of section 4.
-const BITS_PER_KEY: std::ops::RangeInclusive<u64> = 4..=24;
 /// Seed 001's printed table: m/n → rates at k = 5, 6, 7, 8.
 const SEED_001: [(u64, [f64; 4]); 3] = [
     (10, [0.00943, 0.00844, 0.00819, 0.00846]),
     (20, [0.00053, 0.000303, 0.000196, 0.00014]),
     (30, [8.53e-05, 3.55e-05, 1.69e-05, 9.01e-06]),
 ];
-/// Query-index blocks per sweep point: 2^36 indices each, far more than any point queries,
-/// so every point draws fresh, independent non-members.
-const POINT_STRIDE_BITS: u32 = 36;
-
-/// One measured filter of a sweep.
-#[derive(Clone, Debug)]
-pub struct SweepPoint {
-    /// Layout.
-    pub layout: LayoutKind,
-    /// m (after the blocked layout's rounding to whole blocks).
-    pub m: u64,
-    /// k.
-    pub k: u32,
-    /// n.
-    pub n: u64,
-    /// Members the filter answered "not listed" (must be 0).
-    pub false_negatives: u64,
-    /// The rate on fresh non-members, with the exact theory for this m, k, n.
-    pub measured: Measurement,
-    /// This filter's exact false-positive probability given the bits it actually set (the
-    /// mean over blocks of (ones/512)^k; (ones/m)^k for classic): the measured count is
-    /// binomial around this, while theory is its expectation over all filters.
-    pub given_bits: f64,
-}
-
-/// Builds a filter of layout `L` with `m` bits and `k` hashes, inserts `n` members, checks them,
-/// and measures its rate on as many non-members as the sizes ask for.
-fn measure<L: Layout>(ctx: &Context, m: u64, k: u32, point: u64) -> Result<SweepPoint> {
-    let sizes = &ctx.sizes;
-    let n = sizes.sweep_keys;
-    let mut filter = Bloom::<L>::with_num_bits(m, k).map_err(|source| Error::Filter {
-        experiment: "rate sweep",
-        num_bits: m,
-        num_hashes: k,
-        source,
-    })?;
-    insert_range(&mut filter, MEMBERS, 0..n, 1);
-    let false_negatives = n - count_listed(&filter, MEMBERS, 0..n, ctx.threads);
-    let theory = filter.theoretical_fpp(n as f64);
-    let queries = theory::queries_for(
-        theory,
-        sizes.sweep_target_false_positives,
-        sizes.sweep_min_queries,
-        sizes.sweep_max_queries,
-    );
-    let start = point << POINT_STRIDE_BITS;
-    let hits = count_listed(&filter, NON_MEMBERS, start..start + queries, ctx.threads);
-    Ok(SweepPoint {
-        layout: L::KIND,
-        m: filter.num_bits(),
-        k,
-        n,
-        false_negatives,
-        measured: Measurement::new(hits, queries, theory),
-        given_bits: filter.expected_fpp(),
-    })
-}
 
 /// Columns of the measured-points CSV files.
 const POINT_COLUMNS: [&str; 14] = [
@@ -173,22 +112,12 @@ fn measured_series(
     )
 }
 
-/// Section 3: rate against k.
-pub fn rate_vs_k(ctx: &mut Context) -> Result<String> {
-    let n = ctx.sizes.sweep_keys;
-    let mut measured: Vec<(u64, SweepPoint)> = Vec::new();
-    let mut point = 0u64;
-    for ratio in RATIOS {
-        ctx.progress(&format!("rate vs k at m/n = {ratio}"));
-        for k in MEASURED_K {
-            measured.push((ratio, measure::<Classic>(ctx, ratio * n, k, point)?));
-            measured.push((ratio, measure::<Blocked>(ctx, ratio * n, k, point + 1)?));
-            point += 2;
-        }
-    }
+/// Section 3: rate against k, from [`phishbloom_lab::measure::sweeps::rate_vs_k`]'s points.
+pub fn rate_vs_k(ctx: &mut Context, measured: &[SweepPoint]) -> Result<String> {
+    let n = ctx.settings.sizes.sweep_keys;
     let mut table = Table::new(&[&["bits_per_key"][..], &POINT_COLUMNS[..]].concat());
-    for (ratio, p) in &measured {
-        table.push(point_cells(vec![ratio.to_string()], p));
+    for p in measured {
+        table.push(point_cells(vec![p.bits_per_key.to_string()], p));
     }
     let csv = ctx.write_csv("rate_vs_k.csv", &table)?;
 
@@ -233,8 +162,7 @@ pub fn rate_vs_k(ctx: &mut Context) -> Result<String> {
         optimum_notes.push((ratio, "blocked", blocked_k));
         let mine: Vec<&SweepPoint> = measured
             .iter()
-            .filter(|(r, _)| *r == ratio)
-            .map(|(_, p)| p)
+            .filter(|p| p.bits_per_key == ratio)
             .collect();
         let measured_best = |layout| {
             mine.iter()
@@ -353,8 +281,7 @@ pub fn rate_vs_k(ctx: &mut Context) -> Result<String> {
             let find = |layout| {
                 measured
                     .iter()
-                    .find(|(r, p)| *r == ratio && p.k == k && p.layout == layout)
-                    .map(|(_, p)| p)
+                    .find(|p| p.bits_per_key == ratio && p.k == k && p.layout == layout)
             };
             let (Some(c), Some(b)) = (find(LayoutKind::Classic), find(LayoutKind::Blocked)) else {
                 continue;
@@ -394,7 +321,7 @@ pub fn rate_vs_k(ctx: &mut Context) -> Result<String> {
     }
     let seed_csv = ctx.write_csv("seed001_table.csv", &seed_table)?;
 
-    let points: Vec<&SweepPoint> = measured.iter().map(|(_, p)| p).collect();
+    let points: Vec<&SweepPoint> = measured.iter().collect();
     let fns: u64 = points.iter().map(|p| p.false_negatives).sum();
     let far = outliers(&points);
     let min_fp = points
@@ -418,9 +345,9 @@ pub fn rate_vs_k(ctx: &mut Context) -> Result<String> {
          positives are expected ({}–{} queries per point, {} in all). Every member was \
          re-queried: **{} false negatives**.\n\n",
         fmt::count(n),
-        ctx.sizes.sweep_target_false_positives,
-        fmt::count(ctx.sizes.sweep_min_queries),
-        fmt::count(ctx.sizes.sweep_max_queries),
+        ctx.settings.sizes.sweep_target_false_positives,
+        fmt::count(ctx.settings.sizes.sweep_min_queries),
+        fmt::count(ctx.settings.sizes.sweep_max_queries),
         fmt::count(total_queries),
         fns
     ));
@@ -526,22 +453,10 @@ fn agreement_text(far: &[String], total: usize) -> String {
     }
 }
 
-/// Section 4: rate against bits per key, beside the information-theoretic bound.
-pub fn rate_vs_bits(ctx: &mut Context) -> Result<String> {
-    let n = ctx.sizes.sweep_keys;
-    let mut measured = Vec::new();
-    // Query blocks after section 3's (3 ratios × 12 k × 2 layouts = 72 points).
-    let mut point = 1_000u64;
-    ctx.progress("rate vs bits per key");
-    for bits in BITS_PER_KEY {
-        let m = bits * n;
-        let classic_k = math::optimal_num_hashes(n, m);
-        let blocked_m = m.div_ceil(BLOCK_BITS) * BLOCK_BITS;
-        let (blocked_k, _) = math::best_blocked_hashes(blocked_m, n as f64);
-        measured.push((bits, measure::<Classic>(ctx, m, classic_k, point)?));
-        measured.push((bits, measure::<Blocked>(ctx, m, blocked_k, point + 1)?));
-        point += 2;
-    }
+/// Section 4: rate against bits per key, beside the information-theoretic bound, from
+/// [`phishbloom_lab::measure::sweeps::rate_vs_bits`]'s points.
+pub fn rate_vs_bits(ctx: &mut Context, measured: &[SweepPoint]) -> Result<String> {
+    let n = ctx.settings.sizes.sweep_keys;
     let mut table = Table::new(
         &[
             &["bits_per_key"][..],
@@ -555,9 +470,9 @@ pub fn rate_vs_bits(ctx: &mut Context) -> Result<String> {
         ]
         .concat(),
     );
-    for (bits, p) in &measured {
+    for p in measured {
         let m = &p.measured;
-        let mut cells = point_cells(vec![bits.to_string()], p);
+        let mut cells = point_cells(vec![p.bits_per_key.to_string()], p);
         let actual_bits = p.m as f64 / p.n as f64;
         let (over, ratio) = if m.false_positives > 0 {
             (
@@ -569,7 +484,7 @@ pub fn rate_vs_bits(ctx: &mut Context) -> Result<String> {
         };
         cells.extend([
             num(math::classic_fpp(p.m, n as f64, p.k)),
-            num(0.5f64.powf(*bits as f64)),
+            num(0.5f64.powf(p.bits_per_key as f64)),
             over,
             ratio,
         ]);
@@ -607,10 +522,10 @@ pub fn rate_vs_bits(ctx: &mut Context) -> Result<String> {
     let pick = |layout| {
         measured
             .iter()
-            .filter(|(_, p)| p.layout == layout)
-            .map(|(b, p)| {
+            .filter(|p| p.layout == layout)
+            .map(|p| {
                 (
-                    *b as f64
+                    p.bits_per_key as f64
                         + if layout == LayoutKind::Classic {
                             -0.12
                         } else {
@@ -719,8 +634,7 @@ pub fn rate_vs_bits(ctx: &mut Context) -> Result<String> {
         let get = |layout| {
             measured
                 .iter()
-                .find(|(b, p)| *b == bits && p.layout == layout)
-                .map(|(_, p)| p)
+                .find(|p| p.bits_per_key == bits && p.layout == layout)
         };
         let (Some(c), Some(b)) = (get(LayoutKind::Classic), get(LayoutKind::Blocked)) else {
             continue;
@@ -747,14 +661,14 @@ pub fn rate_vs_bits(ctx: &mut Context) -> Result<String> {
             over(b),
         ]);
     }
-    let points: Vec<&SweepPoint> = measured.iter().map(|(_, p)| p).collect();
+    let points: Vec<&SweepPoint> = measured.iter().collect();
     let far = outliers(&points);
     let fns: u64 = points.iter().map(|p| p.false_negatives).sum();
     let at = |bits: u64, layout| {
         measured
             .iter()
-            .find(|(b, p)| *b == bits && p.layout == layout)
-            .map(|(_, p)| p.measured.theoretical)
+            .find(|p| p.bits_per_key == bits && p.layout == layout)
+            .map(|p| p.measured.theoretical)
             .unwrap_or(f64::NAN)
     };
     let gap24 = at(24, LayoutKind::Blocked) / at(24, LayoutKind::Classic);

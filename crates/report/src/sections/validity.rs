@@ -2,20 +2,9 @@
 
 use crate::context::Context;
 
-/// The machine's load averages (1, 5, 15 minutes) from `/proc/loadavg`, if readable.
-pub fn load_average() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
-    Some(
-        text.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(", "),
-    )
-}
-
-/// Writes section 8; `load_at_start` is the load average when the run began.
-pub fn run(ctx: &Context, load_at_start: Option<&str>) -> String {
-    let load_now = load_average();
+/// Writes section 8; `load_at_start` and `load_now` are the machine's load averages when the run
+/// began and now (`phishbloom_lab::measure::machine::load_average`).
+pub fn render(ctx: &Context, load_at_start: Option<&str>, load_now: Option<&str>) -> String {
     let mut md = String::from("## 8. Threats to validity\n\n");
     md.push_str(
         "- **Synthetic keys.** Sections 3, 4, 6 and 7 use generated keys (`kw-<hex>`, phone \
@@ -40,14 +29,15 @@ pub fn run(ctx: &Context, load_at_start: Option<&str>) -> String {
          shift with the load: the 1-thread/2-thread build ratio in section 7 in particular \
          depends on whether the second core was free.\n",
         load_at_start.unwrap_or("unknown"),
-        load_now.as_deref().unwrap_or("unknown"),
+        load_now.unwrap_or("unknown"),
     ));
     md.push_str(&format!(
-        "- **Not measured.** The hash set at 10⁸ keys (≈ 6 GiB; estimated from its layout, the \
-         estimate checked against resident memory at smaller n), false-positive rates below \
+        "- **Not measured.** The hash set at 10⁸ keys (≈ 6 GiB by the layout formula; the formula \
+         is checked against the sets built at smaller n, whose heap bytes are computed from their \
+         real capacities, with the resident-memory growth beside them), false-positive rates below \
          about 10⁻⁶ (they would need 10⁹+ queries), the URL-semantics matcher (`phishbloom eval` \
          reports it), adversarial keys chosen to collide, and any machine but this one.{}\n\n",
-        if ctx.quick {
+        if ctx.settings.quick {
             " This is a `--quick` run: sizes are shrunk for speed, and the intervals are wide."
         } else {
             ""

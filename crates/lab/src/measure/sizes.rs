@@ -1,4 +1,4 @@
-//! How big each experiment is, for the full report and for `--quick`.
+//! How big each of the report's measurements is, for the full report and for `--quick`.
 //!
 //! Full sizes were chosen to finish in under 15 minutes on the project's 2-core machine with
 //! another process busy on one core; quick sizes run the whole report in seconds (also in a

@@ -1,6 +1,10 @@
 //! Synthetic keys and the parallel loops that insert and query them: members and non-members
 //! are disjoint by construction (different prefixes), so every "listed" answer to a non-member
 //! is a false positive, and no key list has to be held in memory.
+//!
+//! Inserting goes through the filter crate's one parallel inserter
+//! ([`Bloom::insert_sharded`]); every parallel query loop of the lab goes through
+//! [`sum_parallel`].
 
 use std::ops::Range;
 
@@ -140,10 +144,20 @@ pub fn count_listed(
     range: Range<u64>,
     threads: usize,
 ) -> u64 {
+    sum_parallel(range, threads, |part| count_part(filter, space, part))
+}
+
+/// Splits `range` into `threads` contiguous parts, runs `count` on each part on its own thread
+/// and returns the sum: the lab's one parallel query loop.
+pub fn sum_parallel<F>(range: Range<u64>, threads: usize, count: F) -> u64
+where
+    F: Fn(Range<u64>) -> u64 + Sync,
+{
+    let count = &count;
     std::thread::scope(|scope| {
         let workers: Vec<_> = split(range, threads)
             .into_iter()
-            .map(|part| scope.spawn(move || count_part(filter, space, part)))
+            .map(|part| scope.spawn(move || count(part)))
             .collect();
         workers
             .into_iter()
@@ -215,5 +229,15 @@ mod tests {
             BloomFilter::with_num_bits_and_strategy(100_000, 7, HashStrategy::Sha256).unwrap();
         insert_range(&mut sha, MEMBERS, 0..1_000, 2);
         assert_eq!(count_listed(&sha, MEMBERS, 0..1_000, 1), 1_000);
+    }
+
+    #[test]
+    fn sum_parallel_visits_every_index_once() {
+        // Σ i over 0..1000 = 499,500, whatever the number of threads.
+        for threads in [1, 2, 7] {
+            let total = sum_parallel(0..1_000, threads, |part| part.sum());
+            assert_eq!(total, 499_500, "{threads} threads");
+        }
+        assert_eq!(sum_parallel(5..5, 3, |part| part.count() as u64), 0);
     }
 }

@@ -1,5 +1,5 @@
-//! The formulas the report prints beside its measurements that the filter crate does not
-//! already provide: each is one small function with its source.
+//! The formulas the lab's measurements are sized by and the report prints beside them, where the
+//! filter crate does not already provide them: each is one small function with its source.
 //!
 //! The filter's own rates come from `phishbloom_filter::math` (`classic_fpp`, the exact
 //! per-block `blocked_fpp`, `optimal_num_bits`, `information_bound_bits_per_key`).
