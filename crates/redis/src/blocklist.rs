@@ -204,11 +204,23 @@ impl RedisBlocklist {
             let bytes: Vec<u8> = self.store.convert(answer, key, "GETRANGE")?;
             if bytes.len() as u64 != BLOCK_BYTES {
                 // A version that expired under us shows as missing chunks: is a newer one live?
-                let live = self.read_pointer()?;
-                if live != version {
+                let mut answers = self
+                    .store
+                    .run(
+                        vec![
+                            cmd("GET").arg(self.keys.current()).clone(),
+                            cmd("STRLEN").arg(key).clone(),
+                        ],
+                        "look at a chunk that did not answer a whole block",
+                    )?
+                    .into_iter();
+                if let Some(live) = self.pointer(answers.next())? {
                     return Ok(Attempt::Switched(live));
                 }
-                return Err(self.bad_chunk(*chunk, key, bytes.len()));
+                let len: u64 = self
+                    .store
+                    .convert(answers.next().unwrap_or(Value::Nil), key, "STRLEN")?;
+                return Err(self.bad_chunk(*chunk, key, len));
             }
             blocks.push(block_of(&bytes));
         }
@@ -317,22 +329,19 @@ impl RedisBlocklist {
         }
     }
 
-    fn read_pointer(&mut self) -> Result<u64> {
-        read_pointer(&mut self.store, &self.keys)
-    }
-
-    fn bad_chunk(&self, chunk: u64, key: &str, got: usize) -> Error {
+    fn bad_chunk(&self, chunk: u64, key: &str, len: u64) -> Error {
         Error::BadChunk {
             url: self.store.shown().to_string(),
             name: self.keys.name().to_string(),
             version: self.meta.version,
             chunk,
             key: key.to_string(),
-            problem: if got == 0 {
+            problem: if len == 0 {
                 "missing".to_string()
             } else {
                 format!(
-                    "shorter than its metadata says ({got} bytes where a 64-byte block should be)"
+                    "shorter than its metadata says ({len} bytes, not {})",
+                    self.meta.chunking.len_of(chunk)
                 )
             },
         }
