@@ -50,7 +50,9 @@ pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<KeyHash> {
         error,
     };
     match scheme {
-        KeyScheme::Expressions => Ok(expression_hash(Entry::parse(key).map_err(not_an_entry)?.key())),
+        KeyScheme::Expressions => Ok(expression_hash(
+            Entry::parse(key).map_err(not_an_entry)?.key(),
+        )),
         KeyScheme::Exact | KeyScheme::Url => {
             let mut normalized = Vec::new();
             if !scheme.normalize_into(key, &mut normalized) {
@@ -81,18 +83,30 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]]) -> Result<Added> {
     unreachable!("the retry loop returns")
 }
 
+/// Where one bit of a key goes: its Redis bit offset in the chunk, and the byte of the chunk
+/// and the bit in that byte (counted from the least significant) that the checksum weighs.
+type BitPlace = (u64, u64, u32);
+
 /// The three round trips of an add into the version `meta` describes.
-fn add_hashes(store: &mut Store, names: &Keys, meta: &RemoteMeta, hashes: &[KeyHash]) -> Result<Added> {
+fn add_hashes(
+    store: &mut Store,
+    names: &Keys,
+    meta: &RemoteMeta,
+    hashes: &[KeyHash],
+) -> Result<Added> {
     let version = meta.version;
     let sums = BitSum::default();
-    // Per key: its chunk, and the (Redis bit offset, byte in chunk, bit in byte) of its k bits.
-    let mut targets: Vec<(u64, Vec<(u64, u64, u32)>)> = Vec::with_capacity(hashes.len());
+    let mut targets: Vec<(u64, Vec<BitPlace>)> = Vec::with_capacity(hashes.len());
     for &hash in hashes {
         let block = Blocked::block_index(meta.num_bits, hash) as u64;
         let (chunk, offset) = meta.chunking.locate(block);
         let mut bits = Vec::with_capacity(meta.num_hashes as usize);
         Blocked::block_bits(meta.num_hashes, hash, |bit| {
-            bits.push((redis_bit_offset(offset, bit), offset + bit / 8, (bit % 8) as u32));
+            bits.push((
+                redis_bit_offset(offset, bit),
+                offset + bit / 8,
+                (bit % 8) as u32,
+            ));
         });
         targets.push((chunk, bits));
     }

@@ -217,9 +217,9 @@ impl RedisBlocklist {
                 if let Some(live) = self.pointer(answers.next())? {
                     return Ok(Attempt::Switched(live));
                 }
-                let len: u64 = self
-                    .store
-                    .convert(answers.next().unwrap_or(Value::Nil), key, "STRLEN")?;
+                let len: u64 =
+                    self.store
+                        .convert(answers.next().unwrap_or(Value::Nil), key, "STRLEN")?;
                 return Err(self.bad_chunk(*chunk, key, len));
             }
             blocks.push(block_of(&bytes));
@@ -319,9 +319,9 @@ impl RedisBlocklist {
     /// `Some(live)` when the pointer answer names another version than ours.
     fn pointer(&self, answer: Option<Value>) -> Result<Option<u64>> {
         let pointer = self.keys.current();
-        let live: Option<u64> = self
-            .store
-            .convert(answer.unwrap_or(Value::Nil), &pointer, "GET")?;
+        let live: Option<u64> =
+            self.store
+                .convert(answer.unwrap_or(Value::Nil), &pointer, "GET")?;
         match live {
             None => Err(no_list(&self.store, &self.keys)),
             Some(live) if live != self.meta.version => Ok(Some(live)),
@@ -405,7 +405,11 @@ pub(crate) fn load_meta(store: &mut Store, keys: &Keys) -> Result<RemoteMeta> {
 }
 
 /// Version `version`'s metadata.
-pub(crate) fn load_version_meta(store: &mut Store, keys: &Keys, version: u64) -> Result<RemoteMeta> {
+pub(crate) fn load_version_meta(
+    store: &mut Store,
+    keys: &Keys,
+    version: u64,
+) -> Result<RemoteMeta> {
     let key = keys.meta(version);
     let fields: HashMap<String, String> =
         store.query(cmd("HGETALL").arg(&key).clone(), &key, "read the metadata")?;
@@ -452,7 +456,10 @@ pub(crate) fn load_verification(
     let per_trip = (crate::push::PIPELINE_BYTES / verify.chunking.chunk_bytes).max(1) as usize;
     for (group, group_keys) in chunk_keys.chunks(per_trip).enumerate() {
         let answers = store.run(
-            group_keys.iter().map(|k| cmd("GET").arg(k).clone()).collect(),
+            group_keys
+                .iter()
+                .map(|k| cmd("GET").arg(k).clone())
+                .collect(),
             "read the verification table",
         )?;
         for (offset, (key, answer)) in group_keys.iter().zip(answers).enumerate() {
@@ -493,10 +500,12 @@ pub(crate) fn load_verification(
             );
         }
     }
-    Fingerprints::from_sorted(table).map(Some).ok_or_else(|| Error::BadMeta {
-        url: store.shown().to_string(),
-        key: keys.meta(version),
-        field: "verify-count".into(),
-        problem: "describing a table that is not sorted strictly ascending".into(),
-    })
+    Fingerprints::from_sorted(table)
+        .map(Some)
+        .ok_or_else(|| Error::BadMeta {
+            url: store.shown().to_string(),
+            key: keys.meta(version),
+            field: "verify-count".into(),
+            problem: "describing a table that is not sorted strictly ascending".into(),
+        })
 }

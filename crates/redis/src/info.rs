@@ -39,7 +39,11 @@ pub fn info(store: &mut Store, name: &str) -> Result<Info> {
     let (meta, filter) = pull_version(store, &keys, meta)?;
     let table = load_verification(store, &keys, &meta)?;
     let added_key = keys.added(meta.version);
-    let added: u64 = store.query(cmd("SCARD").arg(&added_key).clone(), &added_key, "count the added keys")?;
+    let added: u64 = store.query(
+        cmd("SCARD").arg(&added_key).clone(),
+        &added_key,
+        "count the added keys",
+    )?;
     Ok(Info {
         url: store.shown().to_string(),
         chunks_verified: meta.chunking.chunks(),
@@ -58,7 +62,11 @@ pub fn pull(store: &mut Store, name: &str) -> Result<(RemoteMeta, AnyFilter)> {
     pull_version(store, &keys, meta)
 }
 
-fn pull_version(store: &mut Store, keys: &Keys, mut meta: RemoteMeta) -> Result<(RemoteMeta, AnyFilter)> {
+fn pull_version(
+    store: &mut Store,
+    keys: &Keys,
+    mut meta: RemoteMeta,
+) -> Result<(RemoteMeta, AnyFilter)> {
     let version = meta.version;
     let mut filter = AnyFilter::from_params(&BloomParams {
         layout: LayoutKind::Blocked,
@@ -92,18 +100,25 @@ fn pull_version(store: &mut Store, keys: &Keys, mut meta: RemoteMeta) -> Result<
             let bytes: Option<Vec<u8>> = store.convert(answer, &key, "GET")?;
             let mut bytes = bytes.unwrap_or_default();
             let mut computed = sums.of(&bytes);
-            if !BitSum::matches(meta.sums[i as usize], computed) && bytes.len() as u64 == chunking.len_of(i) {
+            if !BitSum::matches(meta.sums[i as usize], computed)
+                && bytes.len() as u64 == chunking.len_of(i)
+            {
                 // An add may have set bits between our read of the metadata and of the chunk:
                 // read both again once.
                 let field = format!("sum:{i}");
                 let meta_key = keys.meta(version);
                 let again = store.run(
-                    vec![cmd("HGET").arg(&meta_key).arg(&field).clone(), cmd("GET").arg(&key).clone()],
+                    vec![
+                        cmd("HGET").arg(&meta_key).arg(&field).clone(),
+                        cmd("GET").arg(&key).clone(),
+                    ],
                     "read a chunk and its checksum again",
                 )?;
                 let mut again = again.into_iter();
-                let stored: Option<u64> = store.convert(again.next().unwrap_or(redis::Value::Nil), &meta_key, "HGET")?;
-                let reread: Option<Vec<u8>> = store.convert(again.next().unwrap_or(redis::Value::Nil), &key, "GET")?;
+                let stored: Option<u64> =
+                    store.convert(again.next().unwrap_or(redis::Value::Nil), &meta_key, "HGET")?;
+                let reread: Option<Vec<u8>> =
+                    store.convert(again.next().unwrap_or(redis::Value::Nil), &key, "GET")?;
                 meta.sums[i as usize] = stored.unwrap_or(0);
                 bytes = reread.unwrap_or_default();
                 computed = sums.of(&bytes);

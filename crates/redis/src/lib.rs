@@ -73,7 +73,9 @@ pub fn validate_name(name: &str) -> Result<()> {
         return Err(bad("it is too long"));
     }
     if name.contains(['{', '}']) {
-        return Err(bad("braces would make a hash tag that puts every chunk in one cluster slot"));
+        return Err(bad(
+            "braces would make a hash tag that puts every chunk in one cluster slot",
+        ));
     }
     if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(bad("it holds whitespace or control characters"));
@@ -90,7 +92,10 @@ mod tests {
         assert!(validate_name("phishing").is_ok());
         assert!(validate_name("ut1:phishing.v2").is_ok());
         for bad in ["", "a{b}", "a b", "tab\t", &"x".repeat(256)] {
-            assert!(matches!(validate_name(bad), Err(Error::BadName { .. })), "{bad:?}");
+            assert!(
+                matches!(validate_name(bad), Err(Error::BadName { .. })),
+                "{bad:?}"
+            );
         }
     }
 }

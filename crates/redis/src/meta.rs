@@ -356,6 +356,9 @@ mod tests {
             .into_iter()
             .filter(|(name, _)| name != "sum:1")
             .collect();
-        assert!(decode(fields).unwrap_err().to_string().contains("`sum:1` is missing"));
+        assert!(decode(fields)
+            .unwrap_err()
+            .to_string()
+            .contains("`sum:1` is missing"));
     }
 }

@@ -100,8 +100,7 @@ impl<'a> PushSource<'a> {
                 )))
             }
         };
-        if filter.layout() != LayoutKind::Blocked || filter.hash_strategy() != HashStrategy::Xxh3
-        {
+        if filter.layout() != LayoutKind::Blocked || filter.hash_strategy() != HashStrategy::Xxh3 {
             return Err(cannot(format!(
                 "its filter hashes with {}, and Redis lists are probed with xxh3 block \
                  positions; rebuild it with the xxh3 hash (the default)",
@@ -149,16 +148,24 @@ pub fn push(
         });
     }
     let keys = Keys::new(name);
-    let version: u64 = store.query(cmd("INCR").arg(keys.seq()).clone(), &keys.seq(), "draw a version number")?;
+    let version: u64 = store.query(
+        cmd("INCR").arg(keys.seq()).clone(),
+        &keys.seq(),
+        "draw a version number",
+    )?;
     let filter = source.filter;
     let bits = filter.bit_bytes();
     let chunking = Chunking {
         bytes: bits.len() as u64,
         chunk_bytes,
     };
-    let sums = write_chunks(store, bits, chunking, |i| keys.chunk(version, i), |c| {
-        BitSum::default().of(c)
-    })?;
+    let sums = write_chunks(
+        store,
+        bits,
+        chunking,
+        |i| keys.chunk(version, i),
+        |c| BitSum::default().of(c),
+    )?;
     let verify = match source.verification {
         None => None,
         Some(table) => {
@@ -188,7 +195,11 @@ pub fn push(
     let params = filter.params();
     let meta = RemoteMeta {
         version,
-        list: source.meta.clone(),
+        // The list is known by its Redis name from now on (the file may call it otherwise).
+        list: Meta {
+            name: name.to_string(),
+            ..source.meta.clone()
+        },
         pushed: phishbloom_blocklist::blocklist::now(),
         num_bits: params.num_bits,
         num_hashes: params.num_hashes,
@@ -208,11 +219,17 @@ pub fn push(
     }
     let mut expire = cmd("EXPIRE");
     expire.arg(&meta_key).arg(STAGING_TTL_SECS);
-    store.run(vec![hset, expire], &format!("write the metadata `{meta_key}`"))?;
+    store.run(
+        vec![hset, expire],
+        &format!("write the metadata `{meta_key}`"),
+    )?;
     check_lengths(store, &keys, &meta)?;
     let written = version_keys(&keys, &meta);
     store.run(
-        written.iter().map(|k| cmd("PERSIST").arg(k).clone()).collect(),
+        written
+            .iter()
+            .map(|k| cmd("PERSIST").arg(k).clone())
+            .collect(),
         "keep the new version (PERSIST)",
     )?;
     let (switched, previous) = switch(store, &keys, version)?;
@@ -288,7 +305,10 @@ fn check_lengths(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -> Result<()
         );
     }
     let answers = store.run(
-        expected.iter().map(|(k, _, _)| cmd("STRLEN").arg(k).clone()).collect(),
+        expected
+            .iter()
+            .map(|(k, _, _)| cmd("STRLEN").arg(k).clone())
+            .collect(),
         "read back the chunk lengths",
     )?;
     for ((key, chunk, len), answer) in expected.iter().zip(answers) {
@@ -321,7 +341,11 @@ fn switch(store: &mut Store, keys: &Keys, version: u64) -> Result<(bool, u64)> {
 fn expire_version(store: &mut Store, keys: &Keys, version: u64, grace_secs: u64) -> Result<()> {
     let meta_key = keys.meta(version);
     let counts: (Option<u64>, Option<u64>) = store.query(
-        cmd("HMGET").arg(&meta_key).arg("chunks").arg("verify-chunks").clone(),
+        cmd("HMGET")
+            .arg(&meta_key)
+            .arg("chunks")
+            .arg("verify-chunks")
+            .clone(),
         &meta_key,
         "read the replaced version's chunk counts",
     )?;

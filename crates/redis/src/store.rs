@@ -61,7 +61,9 @@ impl Target {
                 None => (String::new(), rest),
             };
             if hosts.contains('/') {
-                return Err(bad("a cluster has no database number: drop the `/…` part".into()));
+                return Err(bad(
+                    "a cluster has no database number: drop the `/…` part".into()
+                ));
             }
             let hosts: Vec<&str> = hosts.split(',').filter(|h| !h.is_empty()).collect();
             if hosts.is_empty() {
@@ -147,9 +149,7 @@ pub fn redact(url: &str) -> String {
     let Some(start) = url.find("://").map(|i| i + 3) else {
         return url.to_string();
     };
-    let authority_end = url[start..]
-        .find('/')
-        .map_or(url.len(), |i| start + i);
+    let authority_end = url[start..].find('/').map_or(url.len(), |i| start + i);
     let Some(at) = url[start..authority_end].rfind('@').map(|i| start + i) else {
         return url.to_string();
     };
@@ -201,7 +201,7 @@ impl Store {
                 for command in commands {
                     pipe.add_command(command);
                 }
-                pipe.query(&mut **conn)
+                pipe.query(conn)
             }
         };
         let answers = answers.map_err(|e| self.command_error(action, e))?;
@@ -219,10 +219,7 @@ impl Store {
 
     /// Runs one command and converts its answer; `key` and `action` name it in errors.
     pub fn query<T: FromRedisValue>(&mut self, command: Cmd, key: &str, action: &str) -> Result<T> {
-        let answer = self
-            .run(vec![command], action)?
-            .pop()
-            .unwrap_or(Value::Nil);
+        let answer = self.run(vec![command], action)?.pop().unwrap_or(Value::Nil);
         self.convert(answer, key, action)
     }
 
@@ -274,13 +271,21 @@ mod tests {
             .nodes
             .iter()
             .all(|n| n.redis_settings().password() == Some("pw")));
-        assert_eq!(cluster.shown(), "redis+cluster://:***@127.0.0.1:7000,127.0.0.1:7001/");
+        assert_eq!(
+            cluster.shown(),
+            "redis+cluster://:***@127.0.0.1:7000,127.0.0.1:7001/"
+        );
         let tls = Target::parse("rediss+cluster://a:1").unwrap();
         assert!(matches!(
             tls.nodes[0].addr(),
             redis::ConnectionAddr::TcpTls { .. }
         ));
-        for bad in ["http://x", "redis+cluster://", "redis+cluster://a:1/0", "nonsense"] {
+        for bad in [
+            "http://x",
+            "redis+cluster://",
+            "redis+cluster://a:1/0",
+            "nonsense",
+        ] {
             let error = Target::parse(bad).unwrap_err();
             assert!(matches!(error, Error::BadUrl { .. }), "{bad}: {error}");
         }

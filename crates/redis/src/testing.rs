@@ -44,7 +44,10 @@ fn free_port(bus: bool) -> u16 {
         // Binding port 0 on loopback cannot fail on a working network stack.
         let listener = TcpListener::bind(SocketAddrV4::new([127, 0, 0, 1].into(), 0))
             .expect("bind a loopback port");
-        let port = listener.local_addr().expect("a bound socket has an address").port();
+        let port = listener
+            .local_addr()
+            .expect("a bound socket has an address")
+            .port();
         if !bus {
             return port;
         }

@@ -40,7 +40,9 @@ fn a_list_spreads_over_three_masters_and_answers_like_the_file() {
             .unwrap();
         let here = keys
             .iter()
-            .filter(|k| k.rsplit(':').next().unwrap().parse::<u64>().is_ok() && !k.contains("verify"))
+            .filter(|k| {
+                k.rsplit(':').next().unwrap().parse::<u64>().is_ok() && !k.contains("verify")
+            })
             .count();
         assert!(here > 0, "no chunk on 127.0.0.1:{}", node.port());
         total += here;
@@ -59,7 +61,12 @@ fn a_list_spreads_over_three_masters_and_answers_like_the_file() {
     // Add and info through the cluster.
     let query: &[u8] = b"http://sub.cluster-added.example/a";
     assert!(!remote.contains(query).unwrap());
-    add(&mut target.connect().unwrap(), "shared", &[b"cluster-added.example"]).unwrap();
+    add(
+        &mut target.connect().unwrap(),
+        "shared",
+        &[b"cluster-added.example"],
+    )
+    .unwrap();
     assert!(remote.contains(query).unwrap());
     let report = info(&mut target.connect().unwrap(), "shared").unwrap();
     assert_eq!((report.chunks_verified, report.added), (chunks, 1));

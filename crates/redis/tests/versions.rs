@@ -27,13 +27,21 @@ fn checks_during_pushes_never_mix_versions_and_never_fail() {
     let (list_a, path_a) = build(&entries("a"), 0.01, true, dir.path(), "fleet");
     let (list_b, path_b) = build(&entries("b"), 0.01, true, dir.path(), "fleet");
     let queries: Vec<Vec<u8>> = (0..300)
-        .flat_map(|i| [format!("http://a{i}.example/p/x"), format!("b{i}.example/p")])
+        .flat_map(|i| {
+            [
+                format!("http://a{i}.example/p/x"),
+                format!("b{i}.example/p"),
+            ]
+        })
         .map(String::into_bytes)
         .collect();
     let items: Vec<&[u8]> = queries.iter().map(Vec::as_slice).collect();
     let answers_a = local_verdicts(&list_a, &items);
     let answers_b = local_verdicts(&list_b, &items);
-    assert!(answers_a.iter().zip(&answers_b).all(|(a, b)| a.listed != b.listed));
+    assert!(answers_a
+        .iter()
+        .zip(&answers_b)
+        .all(|(a, b)| a.listed != b.listed));
 
     let server = RedisServer::start();
     let target = Target::parse(&server.url()).unwrap();
@@ -89,5 +97,8 @@ fn checks_during_pushes_never_mix_versions_and_never_fail() {
     let (seen_a, seen_b, versions) = checker.join().unwrap();
     assert!(seen_a > 0 && seen_b > 0, "A {seen_a}, B {seen_b} batches");
     assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
-    assert!(versions.len() >= 3, "the checker followed only {versions:?}");
+    assert!(
+        versions.len() >= 3,
+        "the checker followed only {versions:?}"
+    );
 }

@@ -37,7 +37,12 @@ pub fn lists() -> Lists {
     if let Some(root) = ut1_root() {
         let (entries, _) = read_entries(&[EntrySource::Ut1(root.join("phishing"))]).unwrap();
         let mut held_out = Vec::new();
-        for file in ["gambling/domains", "games/domains", "games/urls", "adult/urls"] {
+        for file in [
+            "gambling/domains",
+            "games/domains",
+            "games/urls",
+            "adult/urls",
+        ] {
             let text = std::fs::read(root.join(file)).unwrap_or_default();
             held_out.extend(
                 text.split(|&b| b == b'\n')
@@ -87,7 +92,13 @@ pub fn lists() -> Lists {
 }
 
 /// Builds a blocklist from `entries`, saves it under `dir` and opens the file again.
-pub fn build(entries: &[Entry], fpp: f64, verify: bool, dir: &Path, name: &str) -> (Blocklist, PathBuf) {
+pub fn build(
+    entries: &[Entry],
+    fpp: f64,
+    verify: bool,
+    dir: &Path,
+    name: &str,
+) -> (Blocklist, PathBuf) {
     let options = BuildOptions {
         fpp,
         verify,
