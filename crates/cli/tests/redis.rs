@@ -153,7 +153,7 @@ fn check_through_redis_prints_what_check_on_the_file_prints() {
         .success();
     let text = String::from_utf8_lossy(&info.get_output().stdout).into_owned();
     assert!(text.contains("every checksum verified"), "{text}");
-    assert!(text.contains("1 keys since the push"), "{text}");
+    assert!(text.contains("1 key since the push"), "{text}");
 }
 
 /// Asserts a failed run: exit 2, one line on stderr mentioning each of `needles`.

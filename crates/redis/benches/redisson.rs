@@ -114,7 +114,11 @@ fn server_cpu(conn: &mut redis::Connection) -> f64 {
     let info: String = redis::cmd("INFO").arg("cpu").query(conn).unwrap();
     ["used_cpu_user", "used_cpu_sys"]
         .iter()
-        .map(|f| field(&info, f).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0))
+        .map(|f| {
+            field(&info, f)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        })
         .sum()
 }
 
@@ -200,7 +204,13 @@ fn compare(server: &RedisServer, options: &Options) {
         file_checksum: None,
         path: PathBuf::from("<memory>"),
     };
-    push(&mut target.connect().unwrap(), "bench", &source, &PushOptions::default()).unwrap();
+    push(
+        &mut target.connect().unwrap(),
+        "bench",
+        &source,
+        &PushOptions::default(),
+    )
+    .unwrap();
 
     // Redisson's filter: the classic layout at the same n and p, in one string.
     let m = math::optimal_num_bits(n, options.fpp).unwrap();
@@ -212,7 +222,11 @@ fn compare(server: &RedisServer, options: &Options) {
         });
     }
     let mut admin = server.connection();
-    let _: () = redis::cmd("SET").arg("redisson").arg(&bits).query(&mut admin).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("redisson")
+        .arg(&bits)
+        .query(&mut admin)
+        .unwrap();
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(REDISSON_SCRIPT)
@@ -248,11 +262,17 @@ fn compare(server: &RedisServer, options: &Options) {
     let mut results: HashMap<(&str, usize), Measured> = HashMap::new();
     for depth in [1usize, 64] {
         let mut out: Vec<Verdict> = Vec::with_capacity(depth);
-        let phish = measure(&mut admin, depth, options.seconds, &["getrange", "get"], |at, d| {
-            out.clear();
-            remote.check_batch(&items[at..at + d], &mut out).unwrap();
-            out.iter().filter(|v| v.listed).count() as u64
-        });
+        let phish = measure(
+            &mut admin,
+            depth,
+            options.seconds,
+            &["getrange", "get"],
+            |at, d| {
+                out.clear();
+                remote.check_batch(&items[at..at + d], &mut out).unwrap();
+                out.iter().filter(|v| v.listed).count() as u64
+            },
+        );
         let redisson = measure(&mut admin, depth, options.seconds, &["evalsha"], |at, d| {
             let mut pipe = redis::pipe();
             for item in &items[at..at + d] {
@@ -362,7 +382,13 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
         path: PathBuf::from("<memory>"),
     };
     let start = Instant::now();
-    let pushed = push(&mut target.connect().unwrap(), "large", &source, &PushOptions::default()).unwrap();
+    let pushed = push(
+        &mut target.connect().unwrap(),
+        "large",
+        &source,
+        &PushOptions::default(),
+    )
+    .unwrap();
     let info: String = redis::cmd("INFO").arg("memory").query(&mut admin).unwrap();
     println!(
         "pushed {} chunks in {:.1} s; Redis used_memory_human = {}",
@@ -405,5 +431,8 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
         (members.len() + others.len()) as f64 / seconds
     );
     assert_eq!(listed, members.len(), "a member was not listed");
-    assert!((fp_rate - fpp).abs() <= 4.5 * sigma + 1e-6, "false-positive rate off");
+    assert!(
+        (fp_rate - fpp).abs() <= 4.5 * sigma + 1e-6,
+        "false-positive rate off"
+    );
 }

@@ -39,7 +39,7 @@ pub fn require(tool: &str) -> PathBuf {
 
 /// A port on 127.0.0.1 that was free a moment ago (bound to port 0, read, released); with
 /// `bus`, port + 10000 (the cluster bus) was free too.
-fn free_port(bus: bool) -> u16 {
+pub fn free_port(bus: bool) -> u16 {
     loop {
         // Binding port 0 on loopback cannot fail on a working network stack.
         let listener = TcpListener::bind(SocketAddrV4::new([127, 0, 0, 1].into(), 0))

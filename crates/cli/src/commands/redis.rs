@@ -101,13 +101,13 @@ fn push(args: &PushArgs) -> anyhow::Result<ExitCode> {
         phishbloom_redis::push::push(&mut target.connect()?, &args.name, &source, &options)?;
     let meta = &pushed.meta;
     println!(
-        "pushed {} to {} as list {:?} version {}: {} in {} chunks of up to {}",
+        "pushed {} to {} as list {:?} version {}: {} in {} of up to {}",
         args.file.display(),
         target.shown(),
         args.name,
         meta.version,
         fmt::bytes(meta.chunking.bytes),
-        meta.chunking.chunks(),
+        plural(meta.chunking.chunks(), "chunk"),
         fmt::bytes(meta.chunking.chunk_bytes)
     );
     if let Some(verify) = &meta.verify {
@@ -145,12 +145,12 @@ fn add(args: &AddArgs) -> anyhow::Result<ExitCode> {
     let keys: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
     let added = phishbloom_redis::add::add(&mut target.connect()?, &args.name, &keys)?;
     println!(
-        "added {} keys to list {:?} version {} on {}: {} bits set, {} keys had all their bits set already",
-        fmt::count(added.keys),
+        "added {} to list {:?} version {} on {}: {} newly set; keys whose bits were all set already: {}",
+        plural(added.keys, "key"),
         args.name,
         added.version,
         target.shown(),
-        fmt::count(added.new_bits),
+        plural(added.new_bits, "bit"),
         fmt::count(added.already_set)
     );
     Ok(ExitCode::SUCCESS)
@@ -219,6 +219,12 @@ fn print_info(info: &Info) {
     if let Some(checksum) = &meta.file_checksum {
         println!("pushed file       checksum {checksum}");
     }
+}
+
+/// `1 key`, `2 keys`, `1,000 keys`.
+fn plural(count: u64, word: &str) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("{} {word}{s}", fmt::count(count))
 }
 
 /// `check --redis URL --name NAME`: the verdicts of `check FILE` on the pushed file, through
