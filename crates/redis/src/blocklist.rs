@@ -32,6 +32,8 @@ pub struct RedisBlocklist {
     keys: Keys,
     meta: RemoteMeta,
     verify: Option<Fingerprints>,
+    /// The live version's chunk keys, named once per version rather than once per probe.
+    chunk_keys: Vec<String>,
 }
 
 /// One checked item, prepared locally.
@@ -73,11 +75,13 @@ impl RedisBlocklist {
         let keys = Keys::new(name);
         let meta = load_meta(&mut store, &keys)?;
         let verify = load_verification(&mut store, &keys, &meta)?;
+        let chunk_keys = chunk_keys(&keys, &meta);
         Ok(RedisBlocklist {
             store,
             keys,
             meta,
             verify,
+            chunk_keys,
         })
     }
 
@@ -156,6 +160,7 @@ impl RedisBlocklist {
         let meta = load_meta(&mut self.store, &self.keys)?;
         if meta.version != self.meta.version {
             self.verify = load_verification(&mut self.store, &self.keys, &meta)?;
+            self.chunk_keys = chunk_keys(&self.keys, &meta);
             self.meta = meta;
         }
         Ok(())
@@ -163,13 +168,14 @@ impl RedisBlocklist {
 
     /// One try at a batch on the version in hand.
     fn attempt(&mut self, items: &[Item], out: &mut Vec<Verdict>) -> Result<Attempt> {
-        let version = self.meta.version;
         let chunking = self.meta.chunking;
         let num_bits = self.meta.num_bits;
-        let mut commands: Vec<Cmd> = vec![cmd("GET").arg(self.keys.current()).clone()];
-        let mut fetched: Vec<(u64, String)> = Vec::new();
+        let probes: usize = items.iter().map(|i| i.hashes().len()).sum();
+        let mut commands: Vec<Cmd> = Vec::with_capacity(probes + 1);
+        commands.push(cmd("GET").arg(self.keys.current()).clone());
+        let mut fetched: Vec<u64> = Vec::with_capacity(probes);
         // Probes that share a block (rare) share one GETRANGE.
-        let mut slot_of: HashMap<u64, usize> = HashMap::new();
+        let mut slot_of: HashMap<u64, usize> = HashMap::with_capacity(probes);
         let mut slots: Vec<Vec<usize>> = Vec::with_capacity(items.len());
         for item in items {
             let mut item_slots = Vec::with_capacity(item.hashes().len());
@@ -177,15 +183,13 @@ impl RedisBlocklist {
                 let block = Blocked::block_index(num_bits, hash) as u64;
                 let slot = *slot_of.entry(block).or_insert_with(|| {
                     let (chunk, offset) = chunking.locate(block);
-                    let key = self.keys.chunk(version, chunk);
-                    commands.push(
-                        cmd("GETRANGE")
-                            .arg(&key)
-                            .arg(offset)
-                            .arg(offset + BLOCK_BYTES - 1)
-                            .clone(),
-                    );
-                    fetched.push((chunk, key));
+                    let mut getrange = cmd("GETRANGE");
+                    getrange
+                        .arg(&self.chunk_keys[chunk as usize])
+                        .arg(offset)
+                        .arg(offset + BLOCK_BYTES - 1);
+                    commands.push(getrange);
+                    fetched.push(chunk);
                     fetched.len() - 1
                 });
                 item_slots.push(slot);
@@ -200,8 +204,12 @@ impl RedisBlocklist {
             return Ok(Attempt::Switched(live));
         }
         let mut blocks = Vec::with_capacity(fetched.len());
-        for ((chunk, key), answer) in fetched.iter().zip(answers) {
-            let bytes: Vec<u8> = self.store.convert(answer, key, "GETRANGE")?;
+        for (&chunk, answer) in fetched.iter().zip(answers) {
+            let key = &self.chunk_keys[chunk as usize];
+            let bytes: Vec<u8> = match answer {
+                Value::BulkString(bytes) => bytes,
+                other => self.store.convert(other, key, "GETRANGE")?,
+            };
             if bytes.len() as u64 != BLOCK_BYTES {
                 // A version that expired under us shows as missing chunks: is a newer one live?
                 let mut answers = self
@@ -220,7 +228,7 @@ impl RedisBlocklist {
                 let len: u64 =
                     self.store
                         .convert(answers.next().unwrap_or(Value::Nil), key, "STRLEN")?;
-                return Err(self.bad_chunk(*chunk, key, len));
+                return Err(self.bad_chunk(chunk, key, len));
             }
             blocks.push(block_of(&bytes));
         }
@@ -346,6 +354,13 @@ impl RedisBlocklist {
             },
         }
     }
+}
+
+/// The chunk keys of the version `meta` describes, in chunk order.
+fn chunk_keys(keys: &Keys, meta: &RemoteMeta) -> Vec<String> {
+    (0..meta.chunking.chunks())
+        .map(|i| keys.chunk(meta.version, i))
+        .collect()
 }
 
 /// Normalizes or canonicalizes one item and computes its probes, as the local blocklist does.

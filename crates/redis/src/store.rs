@@ -225,12 +225,11 @@ impl Store {
 
     /// Converts one answer of a batch; `key` and `action` name it in errors.
     pub fn convert<T: FromRedisValue>(&self, answer: Value, key: &str, action: &str) -> Result<T> {
-        let text = format!("{answer:?}");
-        T::from_redis_value(answer).map_err(|_| Error::UnexpectedReply {
+        T::from_redis_value_ref(&answer).map_err(|_| Error::UnexpectedReply {
             url: self.shown.clone(),
             key: key.to_string(),
             action: action.to_string(),
-            answer: text.chars().take(120).collect(),
+            answer: format!("{answer:?}").chars().take(120).collect(),
         })
     }
 

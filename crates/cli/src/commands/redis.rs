@@ -204,8 +204,8 @@ fn print_info(info: &Info) {
         None => println!("verification      none"),
     }
     println!(
-        "added             {} keys since the push",
-        fmt::count(info.added)
+        "added             {} since the push",
+        plural(info.added, "key")
     );
     let filter = &info.filter;
     println!(
