@@ -44,6 +44,7 @@ pub fn free_port(bus: bool) -> u16 {
         // Binding port 0 on loopback cannot fail on a working network stack.
         let listener = TcpListener::bind(SocketAddrV4::new([127, 0, 0, 1].into(), 0))
             .expect("bind a loopback port");
+        // A socket bound a line above has a local address.
         let port = listener
             .local_addr()
             .expect("a bound socket has an address")
@@ -85,6 +86,8 @@ impl RedisServer {
                 std::process::id(),
                 COUNTER.fetch_add(1, Ordering::Relaxed)
             ));
+            // The temporary directory is writable on any machine that runs tests; if not, the
+            // test cannot run and says why.
             std::fs::create_dir_all(&dir).expect("create a directory for the server");
             let log = dir.join("redis.log");
             let child = Command::new(&binary)
@@ -223,6 +226,8 @@ impl RedisCluster {
         for node in &nodes {
             let mut conn = node.connection();
             loop {
+                // Each node answered PING when it started; a node that stops answering fails the
+                // test that needs it, with redis-rs's message.
                 let info: String = redis::cmd("CLUSTER")
                     .arg("INFO")
                     .query(&mut conn)
