@@ -40,6 +40,10 @@ pub enum Command {
     /// Print the canonical form of URLs (Safe Browsing rules) and, optionally, their lookup
     /// expressions: see why a URL did or did not match.
     Canon(CanonArgs),
+    /// Share a blocklist through Redis or Redis Cluster: push a file, add keys, inspect it
+    /// (check it with `check --redis URL --name NAME`).
+    #[command(subcommand)]
+    Redis(crate::commands::redis::RedisCommand),
 }
 
 /// Filter layout on the command line.
@@ -214,10 +218,18 @@ pub struct BuildArgs {
 /// Options of `check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The filter file.
-    pub filter: PathBuf,
+    /// The filter file (with --redis, there is none: every argument is a key).
+    #[arg(required_unless_present = "redis")]
+    pub filter: Option<PathBuf>,
     /// Keys to check; without any, lines are read from standard input.
     pub keys: Vec<std::ffi::OsString>,
+    /// Check against a list in Redis instead of a file: redis://[:PASSWORD@]HOST:PORT,
+    /// rediss://… (TLS) or redis+cluster://HOST:PORT,… (see `phishbloom redis push`).
+    #[arg(long, value_name = "REDIS_URL", requires = "name")]
+    pub redis: Option<String>,
+    /// The list's name in Redis (with --redis).
+    #[arg(long, requires = "redis")]
+    pub name: Option<String>,
     /// Write one JSON object per line instead of `KEY<TAB>listed|clean`.
     #[arg(long)]
     pub json: bool,

@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         Command::Canon(args) => commands::canon::run(&args),
         Command::Report(args) => commands::report::run(&args),
         Command::Experiment(ExperimentCommand::Cabf(args)) => commands::experiment::run_cabf(&args),
+        Command::Redis(command) => commands::redis::run(&command),
     };
     match result {
         Ok(code) => code,

@@ -15,10 +15,17 @@ use crate::commands::default_threads;
 /// Opens the blocklist and answers; exit 0 if any key is listed, 1 if none (like grep).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let output = if args.json { Output::Json } else { Output::Tsv };
-    let blocklist = Blocklist::open(&args.filter)?;
+    if let (Some(url), Some(name)) = (&args.redis, &args.name) {
+        return crate::commands::redis::check(args, url, name, output);
+    }
+    // clap requires the file unless --redis is given.
+    let Some(filter) = &args.filter else {
+        anyhow::bail!("give a blocklist file, or --redis URL --name NAME");
+    };
+    let blocklist = Blocklist::open(filter)?;
     if args.verify && blocklist.verification().is_none() {
         return Err(Error::NoVerification {
-            path: args.filter.clone(),
+            path: filter.clone(),
         })
         .map_err(|e| anyhow::anyhow!("{e} (`phishbloom build --verify`)"));
     }

@@ -8,6 +8,7 @@ pub mod eval;
 pub mod experiment;
 pub mod info;
 pub mod plan;
+pub mod redis;
 pub mod report;
 
 /// Threads to use when the user did not say: every core the OS reports (1 if unknown).

@@ -1,0 +1,315 @@
+//! `phishbloom redis push|add|info` and `phishbloom check --redis`: a blocklist shared through
+//! Redis or Redis Cluster. Parsing and printing only; the work is `phishbloom_redis`'s.
+
+use std::ffi::OsString;
+use std::io::{BufRead, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use phishbloom_blocklist::check::MAX_LINE_BYTES;
+use phishbloom_blocklist::printer::{write_verdict, Output};
+use phishbloom_blocklist::source::read_bounded_line;
+use phishbloom_blocklist::{fmt, Blocklist, KeyScheme, Verdict};
+use phishbloom_redis::info::Info;
+use phishbloom_redis::layout::MAX_CHUNK_BYTES;
+use phishbloom_redis::push::{PushOptions, PushSource, DEFAULT_GRACE_SECS};
+use phishbloom_redis::{Error, RedisBlocklist, Target};
+
+use crate::args::CheckArgs;
+
+/// Lines checked per round trip to Redis: large enough to amortize the round trip, small
+/// enough that a batch's pipeline (up to E `GETRANGE`s per URL) stays a few hundred KiB.
+const BATCH_LINES: usize = 1000;
+
+/// The `redis` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RedisCommand {
+    /// Write a blocked-layout blocklist file into Redis as a new version and make it live.
+    Push(PushArgs),
+    /// Insert keys into the live version (one BITFIELD per key); without keys, one per line
+    /// on standard input.
+    Add(AddArgs),
+    /// Show a list's version, size and chunks, after verifying every chunk's checksum.
+    Info(RedisInfoArgs),
+}
+
+/// Options of `redis push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The blocklist file (blocked layout, xxh3 hash: `phishbloom build`'s default).
+    pub file: PathBuf,
+    /// redis://[:PASSWORD@]HOST:PORT, rediss://… (TLS) or redis+cluster://HOST:PORT,HOST:PORT,…
+    /// (the password may come from PHISHBLOOM_REDIS_PASSWORD instead).
+    pub url: String,
+    /// The list's name: its keys are NAME:current, NAME:vVERSION:meta, NAME:vVERSION:CHUNK, …
+    #[arg(long)]
+    pub name: String,
+    /// Seconds the replaced version stays readable (0 deletes it at once).
+    #[arg(long, default_value_t = DEFAULT_GRACE_SECS)]
+    pub grace: u64,
+    /// Bytes per chunk key: a multiple of 64 up to 1 MiB.
+    #[arg(long, default_value_t = MAX_CHUNK_BYTES)]
+    pub chunk_bytes: u64,
+}
+
+/// Options of `redis add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The Redis URL (as for push).
+    pub url: String,
+    /// The list's name.
+    #[arg(long)]
+    pub name: String,
+    /// Keys (whole-key lists) or entries (`evil.com`, `evil.com/login`) to insert.
+    pub keys: Vec<OsString>,
+}
+
+/// Options of `redis info`.
+#[derive(Debug, Args)]
+pub struct RedisInfoArgs {
+    /// The Redis URL (as for push).
+    pub url: String,
+    /// The list's name.
+    #[arg(long)]
+    pub name: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a `redis` subcommand.
+pub fn run(command: &RedisCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        RedisCommand::Push(args) => push(args),
+        RedisCommand::Add(args) => add(args),
+        RedisCommand::Info(args) => info(args),
+    }
+}
+
+fn push(args: &PushArgs) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(&args.url)?;
+    let list = Blocklist::open(&args.file)?;
+    let source = PushSource::of(&list, &args.file)?;
+    let options = PushOptions {
+        chunk_bytes: args.chunk_bytes,
+        grace_secs: args.grace,
+    };
+    let pushed =
+        phishbloom_redis::push::push(&mut target.connect()?, &args.name, &source, &options)?;
+    let meta = &pushed.meta;
+    println!(
+        "pushed {} to {} as list {:?} version {}: {} in {} of up to {}",
+        args.file.display(),
+        target.shown(),
+        args.name,
+        meta.version,
+        fmt::bytes(meta.chunking.bytes),
+        plural(meta.chunking.chunks(), "chunk"),
+        fmt::bytes(meta.chunking.chunk_bytes)
+    );
+    if let Some(verify) = &meta.verify {
+        println!(
+            "  verification table: {} fingerprints",
+            fmt::count(verify.count)
+        );
+    }
+    match pushed.previous {
+        Some(old) => println!(
+            "  version {old} replaced; its keys expire in {} s",
+            args.grace
+        ),
+        None => println!("  first version of this list"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn add(args: &AddArgs) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(&args.url)?;
+    let mut lines: Vec<Vec<u8>> = args.keys.iter().map(|k| k.as_bytes().to_vec()).collect();
+    if lines.is_empty() {
+        for line in std::io::stdin().lock().split(b'\n') {
+            let line = line.context("<stdin>: cannot read")?;
+            let line = line.strip_suffix(b"\r").unwrap_or(&line);
+            if !line.is_empty() {
+                lines.push(line.to_vec());
+            }
+        }
+    }
+    anyhow::ensure!(
+        !lines.is_empty(),
+        "no keys to add: give them as arguments or on standard input"
+    );
+    let keys: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+    let added = phishbloom_redis::add::add(&mut target.connect()?, &args.name, &keys)?;
+    println!(
+        "added {} to list {:?} version {} on {}: {} newly set; keys whose bits were all set already: {}",
+        plural(added.keys, "key"),
+        args.name,
+        added.version,
+        target.shown(),
+        plural(added.new_bits, "bit"),
+        fmt::count(added.already_set)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn info(args: &RedisInfoArgs) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(&args.url)?;
+    let info = phishbloom_redis::info::info(&mut target.connect()?, &args.name)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+    } else {
+        print_info(&info);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_info(info: &Info) {
+    let meta = &info.meta;
+    let list = &meta.list;
+    println!("server            {}", info.url);
+    println!(
+        "list              {:?}, version {} (list version {}, created {}, pushed {}; unix time)",
+        list.name, meta.version, list.version, list.created, meta.pushed
+    );
+    let keys = match list.scheme {
+        KeyScheme::Expressions => "URL entries (domain and URL semantics)",
+        KeyScheme::Exact => "exact keys",
+        KeyScheme::Url => "whole URLs, lightly normalized",
+    };
+    println!("entries           {} {keys}", fmt::count(list.entries));
+    println!("set fingerprint   {} (as pushed)", list.fingerprint);
+    if let Some(p) = list.target_fpp {
+        println!("target rate       {} per checked item", fmt::percent(p));
+    }
+    println!(
+        "filter            blocked layout, xxh3 hash: m = {} bits, k = {}, {}",
+        fmt::count(meta.num_bits),
+        meta.num_hashes,
+        fmt::bytes(meta.chunking.bytes)
+    );
+    println!(
+        "chunks            {} of up to {}, every checksum verified",
+        fmt::count(info.chunks_verified),
+        fmt::bytes(meta.chunking.chunk_bytes)
+    );
+    match &meta.verify {
+        Some(_) => println!(
+            "verification      {} fingerprints, checksums verified: every hit is confirmed",
+            fmt::count(info.verification_verified)
+        ),
+        None => println!("verification      none"),
+    }
+    println!(
+        "added             {} since the push",
+        plural(info.added, "key")
+    );
+    let filter = &info.filter;
+    println!(
+        "fill              {:.4} of bits set, ~{:.0} keys estimated from the fill",
+        filter.fill_ratio, filter.estimated_items
+    );
+    println!(
+        "rate per probe    {} from the bits now",
+        fmt::percent(filter.expected_fpp_now)
+    );
+    if let Some(checksum) = &meta.file_checksum {
+        println!("pushed file       checksum {checksum}");
+    }
+}
+
+/// `1 key`, `2 keys`, `1,000 keys`.
+fn plural(count: u64, word: &str) -> String {
+    let s = if count == 1 { "" } else { "s" };
+    format!("{} {word}{s}", fmt::count(count))
+}
+
+/// `check --redis URL --name NAME`: the verdicts of `check FILE` on the pushed file, through
+/// Redis; exit 0 if any key is listed, 1 if none.
+pub fn check(args: &CheckArgs, url: &str, name: &str, output: Output) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(url)?;
+    let mut remote = RedisBlocklist::open(&target, name)?;
+    if args.verify && remote.verification().is_none() {
+        return Err(Error::NoVerification {
+            url: target.shown().to_string(),
+            name: name.to_string(),
+            version: remote.version(),
+        }
+        .into());
+    }
+    // Without a file, the first positional argument is a key.
+    let keys: Vec<&[u8]> = args
+        .filter
+        .iter()
+        .map(|f| f.as_os_str().as_bytes())
+        .chain(args.keys.iter().map(|k| k.as_bytes()))
+        .collect();
+    let mut stdout = std::io::stdout().lock();
+    let mut listed = 0u64;
+    if keys.is_empty() {
+        let mut input = std::io::stdin().lock();
+        let mut lines: Vec<Vec<u8>> = Vec::with_capacity(BATCH_LINES);
+        let mut number = 0u64;
+        loop {
+            let mut line = Vec::new();
+            let (read, fits) = read_bounded_line(&mut input, &mut line, MAX_LINE_BYTES)
+                .context("<stdin>: cannot read")?;
+            if read == 0 || lines.len() == BATCH_LINES {
+                let batch: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+                listed += answer(&mut remote, &batch, output, &mut stdout)?;
+                lines.clear();
+            }
+            if read == 0 {
+                break;
+            }
+            number += 1;
+            if !fits {
+                return Err(phishbloom_blocklist::Error::LineTooLong {
+                    path: PathBuf::from("<stdin>"),
+                    line: number,
+                    limit: MAX_LINE_BYTES,
+                }
+                .into());
+            }
+            lines.push(line);
+        }
+    } else {
+        for batch in keys.chunks(BATCH_LINES) {
+            listed += answer(&mut remote, batch, output, &mut stdout)?;
+        }
+    }
+    stdout.flush()?;
+    Ok(if listed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Checks one batch and writes its verdict lines; returns how many were listed.
+fn answer(
+    remote: &mut RedisBlocklist,
+    lines: &[&[u8]],
+    output: Output,
+    out: &mut impl Write,
+) -> anyhow::Result<u64> {
+    if lines.is_empty() {
+        return Ok(0);
+    }
+    // As `check FILE` does: a line's `\r` is neither checked nor printed.
+    let lines: Vec<&[u8]> = lines
+        .iter()
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .collect();
+    let mut verdicts: Vec<Verdict> = Vec::with_capacity(lines.len());
+    remote.check_batch(&lines, &mut verdicts)?;
+    let mut text = Vec::new();
+    for (line, verdict) in lines.iter().zip(&verdicts) {
+        write_verdict(line, verdict, output, &mut text);
+    }
+    out.write_all(&text)?;
+    Ok(verdicts.iter().filter(|v| v.listed).count() as u64)
+}

@@ -1,0 +1,193 @@
+//! `add`: inserts keys into the live version in Redis, one `BITFIELD … SET u1 …` per key (a
+//! key's k bits share one block, so one atomic command sets them all).
+//!
+//! Three round trips for any number of keys:
+//! 1. each key's verification fingerprint joins `NAME:vV:added` (so a reader that sees the new
+//!    bits also confirms them), and the length of every chunk written to is checked (a
+//!    `BITFIELD` on a missing chunk would create a short, zero-filled one);
+//! 2. the `BITFIELD`s, which answer the bits' old values, and a read of the pointer;
+//! 3. each chunk's checksum (`sum:I` of the metadata) grows by the weights of the bits that
+//!    went from 0 to 1 (`HINCRBY`), so that `info` still verifies every chunk.
+//!
+//! If the pointer moved meanwhile, the keys went into a version being replaced: they are added
+//! again to the live one, once. Keys added to the live version are not in the file it was
+//! pushed from: add them to the list and rebuild before the next push, or they are gone when it
+//! replaces this version.
+
+use std::collections::BTreeMap;
+
+use phishbloom_blocklist::engine::fingerprint;
+use phishbloom_blocklist::engine::urls::expression_hash;
+use phishbloom_blocklist::KeyScheme;
+use phishbloom_filter::{Blocked, KeyHash};
+use phishbloom_url::Entry;
+use redis::{cmd, Cmd};
+
+use crate::blocklist::{load_meta, load_version_meta, read_pointer};
+use crate::error::{Error, Result};
+use crate::layout::{redis_bit_offset, BitSum, Keys};
+use crate::meta::RemoteMeta;
+use crate::store::Store;
+
+/// What an add did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Added {
+    /// The version the keys went into.
+    pub version: u64,
+    /// Keys given.
+    pub keys: u64,
+    /// Keys whose bits were all set already (present, or a false positive before the add).
+    pub already_set: u64,
+    /// Bits turned from 0 to 1.
+    pub new_bits: u64,
+}
+
+/// The hash a key of a list with `scheme` is inserted under: the normalized key's for whole
+/// keys, the entry key's for URL entries (`evil.com`, `evil.com/login`).
+pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<KeyHash> {
+    let not_an_entry = |error| Error::NotAnEntry {
+        key: String::from_utf8_lossy(key).into_owned(),
+        error,
+    };
+    match scheme {
+        KeyScheme::Expressions => Ok(expression_hash(
+            Entry::parse(key).map_err(not_an_entry)?.key(),
+        )),
+        KeyScheme::Exact | KeyScheme::Url => {
+            let mut normalized = Vec::new();
+            if !scheme.normalize_into(key, &mut normalized) {
+                return Err(not_an_entry(phishbloom_url::Error::EmptyInput));
+            }
+            Ok(KeyHash::of(&normalized))
+        }
+    }
+}
+
+/// Inserts `keys` into list `name`'s live version (see the module documentation).
+pub fn add(store: &mut Store, name: &str, keys: &[&[u8]]) -> Result<Added> {
+    crate::validate_name(name)?;
+    let names = Keys::new(name);
+    let mut meta = load_meta(store, &names)?;
+    let hashes = keys
+        .iter()
+        .map(|key| key_hash(meta.list.scheme, key))
+        .collect::<Result<Vec<_>>>()?;
+    for retry in [false, true] {
+        let added = add_hashes(store, &names, &meta, &hashes)?;
+        let live = read_pointer(store, &names)?;
+        if live == meta.version || retry {
+            return Ok(added);
+        }
+        meta = load_version_meta(store, &names, live)?;
+    }
+    unreachable!("the retry loop returns")
+}
+
+/// Where one bit of a key goes: its Redis bit offset in the chunk, and the byte of the chunk
+/// and the bit in that byte (counted from the least significant) that the checksum weighs.
+type BitPlace = (u64, u64, u32);
+
+/// The three round trips of an add into the version `meta` describes.
+fn add_hashes(
+    store: &mut Store,
+    names: &Keys,
+    meta: &RemoteMeta,
+    hashes: &[KeyHash],
+) -> Result<Added> {
+    let version = meta.version;
+    let sums = BitSum::default();
+    let mut targets: Vec<(u64, Vec<BitPlace>)> = Vec::with_capacity(hashes.len());
+    for &hash in hashes {
+        let block = Blocked::block_index(meta.num_bits, hash) as u64;
+        let (chunk, offset) = meta.chunking.locate(block);
+        let mut bits = Vec::with_capacity(meta.num_hashes as usize);
+        Blocked::block_bits(meta.num_hashes, hash, |bit| {
+            bits.push((
+                redis_bit_offset(offset, bit),
+                offset + bit / 8,
+                (bit % 8) as u32,
+            ));
+        });
+        targets.push((chunk, bits));
+    }
+    let added_key = names.added(version);
+    let mut first: Vec<Cmd> = hashes
+        .iter()
+        .map(|&h| cmd("SADD").arg(&added_key).arg(fingerprint(h)).clone())
+        .collect();
+    let chunks: Vec<u64> = {
+        let mut chunks: Vec<u64> = targets.iter().map(|t| t.0).collect();
+        chunks.sort_unstable();
+        chunks.dedup();
+        chunks
+    };
+    first.extend(
+        chunks
+            .iter()
+            .map(|&c| cmd("STRLEN").arg(names.chunk(version, c)).clone()),
+    );
+    let answers = store.run(first, "record the added keys (SADD) and check their chunks")?;
+    for (&chunk, answer) in chunks.iter().zip(&answers[hashes.len()..]) {
+        let key = names.chunk(version, chunk);
+        let len: u64 = store.convert(answer.clone(), &key, "STRLEN")?;
+        if len != meta.chunking.len_of(chunk) {
+            return Err(Error::BadChunk {
+                url: store.shown().to_string(),
+                name: names.name().to_string(),
+                version,
+                chunk,
+                key,
+                problem: if len == 0 {
+                    "missing".into()
+                } else {
+                    format!("{len} bytes, not {}", meta.chunking.len_of(chunk))
+                },
+            });
+        }
+    }
+    let bitfields: Vec<Cmd> = targets
+        .iter()
+        .map(|(chunk, bits)| {
+            let mut bitfield = cmd("BITFIELD");
+            bitfield.arg(names.chunk(version, *chunk));
+            for &(offset, _, _) in bits {
+                bitfield.arg("SET").arg("u1").arg(offset).arg(1);
+            }
+            bitfield
+        })
+        .collect();
+    let answers = store.run(bitfields, "set the keys' bits (BITFIELD)")?;
+    let mut added = Added {
+        version,
+        keys: hashes.len() as u64,
+        ..Added::default()
+    };
+    let mut deltas: BTreeMap<u64, u64> = BTreeMap::new();
+    for ((chunk, bits), answer) in targets.iter().zip(answers) {
+        let key = names.chunk(version, *chunk);
+        let old: Vec<u8> = store.convert(answer, &key, "BITFIELD")?;
+        let mut any = false;
+        for (&(_, byte, bit), &was) in bits.iter().zip(&old) {
+            // A key's k positions may repeat: BITFIELD answers 0 only for the first SET of a bit.
+            if was == 0 {
+                any = true;
+                added.new_bits += 1;
+                *deltas.entry(*chunk).or_default() += sums.weight(byte, bit);
+            }
+        }
+        added.already_set += u64::from(!any);
+    }
+    let meta_key = names.meta(version);
+    let increments: Vec<Cmd> = deltas
+        .iter()
+        .map(|(chunk, delta)| {
+            cmd("HINCRBY")
+                .arg(&meta_key)
+                .arg(format!("sum:{chunk}"))
+                .arg(*delta)
+                .clone()
+        })
+        .collect();
+    store.run(increments, "update the chunk checksums (HINCRBY)")?;
+    Ok(added)
+}

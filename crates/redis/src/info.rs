@@ -1,0 +1,163 @@
+//! `info`: what a list in Redis holds — version, size, chunks, the file's metadata, keys added
+//! since the push — after reading every chunk back and verifying its checksum; and
+//! [`pull`], the live bits as a local filter.
+
+use phishbloom_blocklist::blocklist::FilterInfo;
+use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
+use redis::cmd;
+
+use crate::blocklist::{load_meta, load_verification, load_version_meta};
+use crate::error::{Error, Result};
+use crate::layout::{BitSum, Keys};
+use crate::meta::RemoteMeta;
+use crate::push::PIPELINE_BYTES;
+use crate::store::Store;
+
+/// Everything `info` reports about a list in Redis.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Info {
+    /// The server (password hidden).
+    pub url: String,
+    /// The live version's metadata.
+    pub meta: RemoteMeta,
+    /// Chunks of the bit array whose checksum was verified (all of them, or `info` fails).
+    pub chunks_verified: u64,
+    /// Verification-table fingerprints read and verified (0 without a table).
+    pub verification_verified: u64,
+    /// Distinct keys `add` inserted into this version.
+    pub added: u64,
+    /// The filter as it is in Redis: fill, estimated items, rate from the bits.
+    pub filter: FilterInfo,
+}
+
+/// Reads list `name`'s live version whole and verifies it: every chunk's length and checksum,
+/// and the verification table.
+pub fn info(store: &mut Store, name: &str) -> Result<Info> {
+    crate::validate_name(name)?;
+    let keys = Keys::new(name);
+    let meta = load_meta(store, &keys)?;
+    let (meta, filter) = pull_version(store, &keys, meta)?;
+    let table = load_verification(store, &keys, &meta)?;
+    let added_key = keys.added(meta.version);
+    let added: u64 = store.query(
+        cmd("SCARD").arg(&added_key).clone(),
+        &added_key,
+        "count the added keys",
+    )?;
+    Ok(Info {
+        url: store.shown().to_string(),
+        chunks_verified: meta.chunking.chunks(),
+        verification_verified: table.map_or(0, |t| t.len() as u64),
+        added,
+        filter: FilterInfo::of(&*filter),
+        meta,
+    })
+}
+
+/// List `name`'s live bits as a local filter (every chunk verified), with the metadata.
+pub fn pull(store: &mut Store, name: &str) -> Result<(RemoteMeta, AnyFilter)> {
+    crate::validate_name(name)?;
+    let keys = Keys::new(name);
+    let meta = load_meta(store, &keys)?;
+    pull_version(store, &keys, meta)
+}
+
+fn pull_version(
+    store: &mut Store,
+    keys: &Keys,
+    mut meta: RemoteMeta,
+) -> Result<(RemoteMeta, AnyFilter)> {
+    let version = meta.version;
+    let mut filter = AnyFilter::from_params(&BloomParams {
+        layout: LayoutKind::Blocked,
+        strategy: HashStrategy::Xxh3,
+        num_bits: meta.num_bits,
+        num_hashes: meta.num_hashes,
+        items: meta.items,
+        expected_items: meta.sized_for,
+        target_fpp: meta.probe_fpp,
+    })
+    .map_err(|e| Error::BadMeta {
+        url: store.shown().to_string(),
+        key: keys.meta(version),
+        field: "m".into(),
+        problem: e.to_string(),
+    })?;
+    let chunking = meta.chunking;
+    let sums = BitSum::default();
+    let per_trip = (PIPELINE_BYTES / chunking.chunk_bytes).max(1);
+    let mut first = 0;
+    while first < chunking.chunks() {
+        let last = (first + per_trip).min(chunking.chunks());
+        let answers = store.run(
+            (first..last)
+                .map(|i| cmd("GET").arg(keys.chunk(version, i)).clone())
+                .collect(),
+            "read the chunks",
+        )?;
+        for (i, answer) in (first..last).zip(answers) {
+            let key = keys.chunk(version, i);
+            let bytes: Option<Vec<u8>> = store.convert(answer, &key, "GET")?;
+            let mut bytes = bytes.unwrap_or_default();
+            let mut computed = sums.of(&bytes);
+            if !BitSum::matches(meta.sums[i as usize], computed)
+                && bytes.len() as u64 == chunking.len_of(i)
+            {
+                // An add may have set bits between our read of the metadata and of the chunk:
+                // read both again once.
+                let field = format!("sum:{i}");
+                let meta_key = keys.meta(version);
+                let again = store.run(
+                    vec![
+                        cmd("HGET").arg(&meta_key).arg(&field).clone(),
+                        cmd("GET").arg(&key).clone(),
+                    ],
+                    "read a chunk and its checksum again",
+                )?;
+                let mut again = again.into_iter();
+                let stored: Option<u64> =
+                    store.convert(again.next().unwrap_or(redis::Value::Nil), &meta_key, "HGET")?;
+                let reread: Option<Vec<u8>> =
+                    store.convert(again.next().unwrap_or(redis::Value::Nil), &key, "GET")?;
+                meta.sums[i as usize] = stored.unwrap_or(0);
+                bytes = reread.unwrap_or_default();
+                computed = sums.of(&bytes);
+            }
+            if bytes.len() as u64 != chunking.len_of(i) {
+                return Err(Error::BadChunk {
+                    url: store.shown().to_string(),
+                    name: keys.name().to_string(),
+                    version,
+                    chunk: i,
+                    key,
+                    problem: if bytes.is_empty() {
+                        "missing".into()
+                    } else {
+                        format!("{} bytes, not {}", bytes.len(), chunking.len_of(i))
+                    },
+                });
+            }
+            if !BitSum::matches(meta.sums[i as usize], computed) {
+                return Err(Error::ChecksumMismatch {
+                    url: store.shown().to_string(),
+                    name: keys.name().to_string(),
+                    version,
+                    chunk: i,
+                    key,
+                    stored: meta.sums[i as usize],
+                    computed,
+                });
+            }
+            let start = (i * chunking.chunk_bytes) as usize;
+            filter.bit_bytes_mut()[start..start + bytes.len()].copy_from_slice(&bytes);
+        }
+        first = last;
+    }
+    Ok((meta, filter))
+}
+
+/// The metadata of version `version` of list `name` (live or still in its grace period).
+pub fn version_meta(store: &mut Store, name: &str, version: u64) -> Result<RemoteMeta> {
+    crate::validate_name(name)?;
+    load_version_meta(store, &Keys::new(name), version)
+}

@@ -1,0 +1,364 @@
+//! A version's metadata hash (`NAME:vV:meta`): what a reader needs to probe the chunks (m, k,
+//! chunking, key scheme), what `info` shows (the list's metadata as the file had it) and the
+//! checksum of every chunk.
+//!
+//! | field | value |
+//! |---|---|
+//! | `format` | [`FORMAT`] |
+//! | `kind`, `hash` | `blocked`, `xxh3` (the only layout and hash pushed) |
+//! | `name`, `version` | the list name and this Redis version (the `vV` of the keys) |
+//! | `list-version`, `created` | the file's list version and creation time |
+//! | `pushed` | when the push wrote this version (Unix seconds) |
+//! | `scheme` | `exact`, `url` or `url-expressions` |
+//! | `probes-per-item`, `entries`, `fingerprint`, `target-fpp` | the file's metadata (`target-fpp` absent when unknown); `fingerprint` is the set fingerprint, 32 hex digits |
+//! | `m`, `k`, `items`, `sized-for`, `probe-fpp` | the filter's parameters |
+//! | `bytes`, `chunk-bytes`, `chunks` | the bit array's length and its cut into chunks |
+//! | `sum:I` | chunk I's [`crate::layout::BitSum`], decimal; `add` increases it |
+//! | `verify-count`, `verify-chunk-bytes`, `verify-chunks`, `verify-sum:J` | the verification table's fingerprints, chunking and xxh3-64 per chunk (hex); absent without a table |
+//! | `file-checksum` | the pushed file's checksum (xxh3-64 of its section table), hex |
+
+use std::collections::HashMap;
+
+use phishbloom_blocklist::sections::{Meta, SetFingerprint};
+use phishbloom_blocklist::KeyScheme;
+
+use crate::error::{Error, Result};
+use crate::layout::{Chunking, BLOCK_BYTES, MAX_CHUNK_BYTES};
+
+/// The value of the `format` field this version writes and reads.
+pub const FORMAT: &str = "phishbloom-redis 1";
+
+/// The verification table's part of the metadata.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct VerifyMeta {
+    /// Fingerprints in the table.
+    pub count: u64,
+    /// Its bytes (8 per fingerprint) cut into chunks.
+    pub chunking: Chunking,
+    /// xxh3-64 of each chunk.
+    pub sums: Vec<u64>,
+}
+
+/// One version of a list in Redis, as its metadata hash describes it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct RemoteMeta {
+    /// The Redis version (the `vV` of the keys).
+    pub version: u64,
+    /// The list's metadata as the pushed file had it (its `version` is the file's list version).
+    pub list: Meta,
+    /// When the version was pushed (Unix seconds).
+    pub pushed: u64,
+    /// m: bits of the filter.
+    pub num_bits: u64,
+    /// k: bits per key, all in one 512-bit block.
+    pub num_hashes: u32,
+    /// Keys the file's filter had inserted.
+    pub items: u64,
+    /// The item count the filter was sized for (0 when unknown).
+    pub sized_for: u64,
+    /// The per-probe rate the filter was sized for.
+    pub probe_fpp: Option<f64>,
+    /// The bit array's chunks.
+    pub chunking: Chunking,
+    /// Each chunk's checksum, as pushed plus what `add` added.
+    pub sums: Vec<u64>,
+    /// The verification table, if the list has one.
+    pub verify: Option<VerifyMeta>,
+    /// The pushed file's checksum, hex.
+    pub file_checksum: Option<String>,
+}
+
+impl RemoteMeta {
+    /// The hash fields, in a fixed order.
+    pub fn to_fields(&self) -> Vec<(String, String)> {
+        let mut fields: Vec<(String, String)> = vec![
+            ("format".into(), FORMAT.into()),
+            ("kind".into(), "blocked".into()),
+            ("hash".into(), "xxh3".into()),
+            ("name".into(), self.list.name.clone()),
+            ("version".into(), self.version.to_string()),
+            ("list-version".into(), self.list.version.to_string()),
+            ("created".into(), self.list.created.to_string()),
+            ("pushed".into(), self.pushed.to_string()),
+            ("scheme".into(), self.list.scheme.name().into()),
+            (
+                "probes-per-item".into(),
+                self.list.probes_per_item.to_string(),
+            ),
+            ("entries".into(), self.list.entries.to_string()),
+            ("fingerprint".into(), self.list.fingerprint.to_string()),
+            ("m".into(), self.num_bits.to_string()),
+            ("k".into(), self.num_hashes.to_string()),
+            ("items".into(), self.items.to_string()),
+            ("sized-for".into(), self.sized_for.to_string()),
+            ("bytes".into(), self.chunking.bytes.to_string()),
+            ("chunk-bytes".into(), self.chunking.chunk_bytes.to_string()),
+            ("chunks".into(), self.chunking.chunks().to_string()),
+        ];
+        if let Some(p) = self.list.target_fpp {
+            fields.push(("target-fpp".into(), format!("{p:e}")));
+        }
+        if let Some(p) = self.probe_fpp {
+            fields.push(("probe-fpp".into(), format!("{p:e}")));
+        }
+        if let Some(checksum) = &self.file_checksum {
+            fields.push(("file-checksum".into(), checksum.clone()));
+        }
+        for (i, sum) in self.sums.iter().enumerate() {
+            fields.push((format!("sum:{i}"), sum.to_string()));
+        }
+        if let Some(verify) = &self.verify {
+            fields.push(("verify-count".into(), verify.count.to_string()));
+            fields.push((
+                "verify-chunk-bytes".into(),
+                verify.chunking.chunk_bytes.to_string(),
+            ));
+            fields.push(("verify-chunks".into(), verify.chunking.chunks().to_string()));
+            for (j, sum) in verify.sums.iter().enumerate() {
+                fields.push((format!("verify-sum:{j}"), format!("{sum:016x}")));
+            }
+        }
+        fields
+    }
+
+    /// Reads the metadata from its hash fields, checking every value; `url` and `key` label
+    /// errors.
+    pub fn from_fields(url: &str, key: &str, fields: &HashMap<String, String>) -> Result<Self> {
+        let reader = Fields { url, key, fields };
+        let format = reader.text("format")?;
+        if format != FORMAT {
+            return Err(reader.bad(
+                "format",
+                format!("`{format}`, not `{FORMAT}` (written by another phishbloom version?)"),
+            ));
+        }
+        for (field, expected) in [("kind", "blocked"), ("hash", "xxh3")] {
+            let value = reader.text(field)?;
+            if value != expected {
+                return Err(reader.bad(field, format!("`{value}`, not `{expected}`")));
+            }
+        }
+        let scheme_name = reader.text("scheme")?;
+        let scheme = [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions]
+            .into_iter()
+            .find(|s| s.name() == scheme_name)
+            .ok_or_else(|| reader.bad("scheme", format!("`{scheme_name}`")))?;
+        let fingerprint_text = reader.text("fingerprint")?;
+        let fingerprint = u128::from_str_radix(fingerprint_text, 16)
+            .ok()
+            .filter(|_| fingerprint_text.len() == 32)
+            .ok_or_else(|| reader.bad("fingerprint", "not 32 hex digits".into()))?;
+        let list = Meta {
+            name: reader.text("name")?.to_string(),
+            version: reader.number("list-version")?,
+            created: reader.number("created")?,
+            scheme,
+            probes_per_item: reader.number("probes-per-item")?,
+            entries: reader.number("entries")?,
+            fingerprint: SetFingerprint(fingerprint),
+            target_fpp: reader.optional_rate("target-fpp")?,
+        };
+        let num_bits: u64 = reader.number("m")?;
+        let num_hashes: u32 = reader.number("k")?;
+        let bytes: u64 = reader.number("bytes")?;
+        if num_bits == 0 || num_bits % (BLOCK_BYTES * 8) != 0 || bytes != num_bits / 8 {
+            return Err(reader.bad(
+                "m",
+                format!("{num_bits} bits for {bytes} bytes: not whole 512-bit blocks"),
+            ));
+        }
+        if !(1..=512).contains(&num_hashes) {
+            return Err(reader.bad("k", format!("{num_hashes}")));
+        }
+        let chunking = reader.chunking("chunk-bytes", "chunks", bytes)?;
+        let sums = (0..chunking.chunks())
+            .map(|i| reader.number(&format!("sum:{i}")))
+            .collect::<Result<Vec<u64>>>()?;
+        let verify = match fields.get("verify-count") {
+            None => None,
+            Some(_) => {
+                let count: u64 = reader.number("verify-count")?;
+                let chunking = reader.chunking("verify-chunk-bytes", "verify-chunks", count * 8)?;
+                let sums = (0..chunking.chunks())
+                    .map(|j| reader.hex(&format!("verify-sum:{j}")))
+                    .collect::<Result<Vec<u64>>>()?;
+                Some(VerifyMeta {
+                    count,
+                    chunking,
+                    sums,
+                })
+            }
+        };
+        Ok(RemoteMeta {
+            version: reader.number("version")?,
+            list,
+            pushed: reader.number("pushed")?,
+            num_bits,
+            num_hashes,
+            items: reader.number("items")?,
+            sized_for: reader.number("sized-for")?,
+            probe_fpp: reader.optional_rate("probe-fpp")?,
+            chunking,
+            sums,
+            verify,
+            file_checksum: fields.get("file-checksum").cloned(),
+        })
+    }
+}
+
+/// Typed access to the fields of one metadata hash, with errors that name the field.
+struct Fields<'a> {
+    url: &'a str,
+    key: &'a str,
+    fields: &'a HashMap<String, String>,
+}
+
+impl Fields<'_> {
+    fn bad(&self, field: &str, problem: String) -> Error {
+        Error::BadMeta {
+            url: self.url.to_string(),
+            key: self.key.to_string(),
+            field: field.to_string(),
+            problem,
+        }
+    }
+
+    fn text(&self, field: &str) -> Result<&str> {
+        self.fields
+            .get(field)
+            .map(String::as_str)
+            .ok_or_else(|| self.bad(field, "missing".into()))
+    }
+
+    fn number<T: std::str::FromStr>(&self, field: &str) -> Result<T> {
+        let text = self.text(field)?;
+        text.parse()
+            .map_err(|_| self.bad(field, format!("`{text}`, not a whole number in range")))
+    }
+
+    fn hex(&self, field: &str) -> Result<u64> {
+        let text = self.text(field)?;
+        u64::from_str_radix(text, 16).map_err(|_| self.bad(field, format!("`{text}`, not hex")))
+    }
+
+    fn optional_rate(&self, field: &str) -> Result<Option<f64>> {
+        match self.fields.get(field) {
+            None => Ok(None),
+            Some(text) => match text.parse::<f64>() {
+                Ok(p) if p > 0.0 && p < 1.0 => Ok(Some(p)),
+                _ => Err(self.bad(field, format!("`{text}`, not a rate between 0 and 1"))),
+            },
+        }
+    }
+
+    fn chunking(&self, bytes_field: &str, count_field: &str, bytes: u64) -> Result<Chunking> {
+        let chunk_bytes: u64 = self.number(bytes_field)?;
+        if chunk_bytes == 0 || chunk_bytes % BLOCK_BYTES != 0 || chunk_bytes > MAX_CHUNK_BYTES {
+            return Err(self.bad(
+                bytes_field,
+                format!("{chunk_bytes}: not a multiple of 64 bytes up to 1 MiB"),
+            ));
+        }
+        let chunking = Chunking { bytes, chunk_bytes };
+        let chunks: u64 = self.number(count_field)?;
+        if chunks != chunking.chunks() {
+            return Err(self.bad(
+                count_field,
+                format!(
+                    "{chunks}, but {bytes} bytes in chunks of {chunk_bytes} make {}",
+                    chunking.chunks()
+                ),
+            ));
+        }
+        Ok(chunking)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> RemoteMeta {
+        RemoteMeta {
+            version: 3,
+            list: Meta {
+                name: "phish".into(),
+                version: 2,
+                created: 1_700_000_000,
+                scheme: KeyScheme::Expressions,
+                probes_per_item: 20,
+                entries: 10,
+                fingerprint: SetFingerprint(0x1234),
+                target_fpp: Some(0.01),
+            },
+            pushed: 1_700_000_100,
+            num_bits: 1024,
+            num_hashes: 7,
+            items: 10,
+            sized_for: 10,
+            probe_fpp: Some(5e-4),
+            chunking: Chunking {
+                bytes: 128,
+                chunk_bytes: 64,
+            },
+            sums: vec![1, 2],
+            verify: Some(VerifyMeta {
+                count: 10,
+                chunking: Chunking {
+                    bytes: 80,
+                    chunk_bytes: 64,
+                },
+                sums: vec![u64::MAX, 5],
+            }),
+            file_checksum: Some("00ff".into()),
+        }
+    }
+
+    fn decode(fields: Vec<(String, String)>) -> Result<RemoteMeta> {
+        RemoteMeta::from_fields("redis://x", "phish:v3:meta", &fields.into_iter().collect())
+    }
+
+    #[test]
+    fn fields_round_trip() {
+        let meta = sample();
+        assert_eq!(decode(meta.to_fields()).unwrap(), meta);
+        let mut plain = sample();
+        plain.verify = None;
+        plain.list.target_fpp = None;
+        assert_eq!(decode(plain.to_fields()).unwrap(), plain);
+    }
+
+    #[test]
+    fn damaged_fields_are_named() {
+        for (field, value) in [
+            ("m", "1000"),
+            ("chunks", "3"),
+            ("k", "0"),
+            ("scheme", "morse"),
+            ("fingerprint", "12"),
+            ("format", "phishbloom-redis 9"),
+            ("chunk-bytes", "100"),
+        ] {
+            let mut fields = sample().to_fields();
+            for (name, old) in fields.iter_mut() {
+                if name == field {
+                    *old = value.to_string();
+                }
+            }
+            let error = decode(fields).unwrap_err();
+            assert!(
+                matches!(&error, Error::BadMeta { field: f, .. } if f == field),
+                "{field}: {error}"
+            );
+        }
+        let fields: Vec<_> = sample()
+            .to_fields()
+            .into_iter()
+            .filter(|(name, _)| name != "sum:1")
+            .collect();
+        assert!(decode(fields)
+            .unwrap_err()
+            .to_string()
+            .contains("`sum:1` is missing"));
+    }
+}
