@@ -479,18 +479,12 @@ impl Blocklist {
                 }
             }
         }
+        // Ascending (tag, index) order, as the format requires.
         let mut data = vec![SectionData {
             tag: tag::META,
             index: 0,
             parts: vec![&meta],
         }];
-        for (tag, bytes) in &extra {
-            data.push(SectionData {
-                tag: *tag,
-                index: 0,
-                parts: vec![bytes],
-            });
-        }
         for (index, params, bits) in &blocks {
             data.push(SectionData {
                 tag: tag::FILTER,
@@ -503,6 +497,13 @@ impl Blocklist {
                 tag: tag::VERIFY,
                 index: 0,
                 parts: vec![sections::encode_verify(table)],
+            });
+        }
+        for (tag, bytes) in &extra {
+            data.push(SectionData {
+                tag: *tag,
+                index: 0,
+                parts: vec![bytes],
             });
         }
         let directory = format::plan(self.kind.code(), &data);

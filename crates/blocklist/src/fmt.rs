@@ -74,9 +74,52 @@ pub fn power_of_ten(value: u64) -> String {
     }
 }
 
+/// Seconds since the Unix epoch as a UTC date and time: `1795415811` → `2026-11-23 06:36:51 UTC`.
+pub fn utc(seconds: u64) -> String {
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01.
+///
+/// Source: Howard Hinnant, "chrono-Compatible Low-Level Date Algorithms", `civil_from_days`
+/// (eras of 400 years = 146,097 days, years starting in March so the leap day is last).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468; // days from 0000-03-01 to 1970-01-01
+    let era = z / 146_097;
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153; // 0 = March
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        // `date -u -d @1795415811` and a leap day (`date -u -d 2024-02-29 +%s` = 1709164800).
+        assert_eq!(utc(1_795_415_811), "2026-11-23 06:36:51 UTC");
+        assert_eq!(utc(1_709_164_800 + 86_399), "2024-02-29 23:59:59 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+    }
 
     #[test]
     fn percentages() {

@@ -162,7 +162,8 @@ fn align_up(offset: u64) -> Option<u64> {
 }
 
 /// The directory a file with these sections has: offsets, lengths, checksums (this reads every
-/// section's bytes once, to checksum them).
+/// section's bytes once, to checksum them). Sections must come in ascending (tag, index) order,
+/// as readers require.
 pub fn plan(kind: u16, sections: &[SectionData<'_>]) -> Directory {
     let table_end = (HEADER_LEN + ENTRY_LEN * sections.len()) as u64;
     // Alignment of in-memory lengths cannot overflow a u64.
@@ -479,15 +480,19 @@ pub fn read_directory(path: &Path, source: &dyn Source) -> Result<Directory> {
             });
         };
         check_padding(path, source, end, offset, file_len)?;
-        if sections
-            .iter()
-            .any(|s: &SectionEntry| s.tag == tag && s.index == index)
-        {
-            return Err(Error::invalid(
-                path,
-                "section table",
-                format!("{} appears twice", entry.describe()),
-            ));
+        if let Some(previous) = sections.last() {
+            let previous: &SectionEntry = previous;
+            if (previous.tag, previous.index) >= (tag, index) {
+                return Err(Error::invalid(
+                    path,
+                    "section table",
+                    format!(
+                        "{} after {}: sections are in ascending (tag, index) order",
+                        entry.describe(),
+                        previous.describe()
+                    ),
+                ));
+            }
         }
         sections.push(entry);
         end = section_end;

@@ -94,7 +94,7 @@ pub fn encode_meta(meta: &Meta) -> Vec<u8> {
     out.put_u64(meta.created);
     out.put_u128(meta.fingerprint.0);
     out.put_u64(meta.entries);
-    out.put_f64(meta.target_fpp.unwrap_or(f64::NAN));
+    out.put_u64(meta.target_fpp.map_or(NO_RATE, f64::to_bits));
     out.put_u32(meta.probes_per_item);
     out.push(meta.scheme.code());
     out.push(0);
@@ -155,9 +155,13 @@ pub fn decode_meta(path: &Path, bytes: &[u8]) -> Result<Meta> {
     })
 }
 
-/// A stored rate: NaN for none, else strictly inside (0, 1).
+/// How "no rate" is stored: the one NaN bit pattern writers use (`f64::NAN`), so that every file
+/// that reads has exactly one encoding.
+const NO_RATE: u64 = 0x7ff8_0000_0000_0000;
+
+/// A stored rate: [`NO_RATE`] for none, else strictly inside (0, 1).
 fn decode_fpp(path: &Path, field: &'static str, value: f64) -> Result<Option<f64>> {
-    if value.is_nan() {
+    if value.to_bits() == NO_RATE {
         Ok(None)
     } else if value > 0.0 && value < 1.0 {
         Ok(Some(value))
@@ -179,7 +183,7 @@ pub fn encode_filter_params(params: &BloomParams) -> Vec<u8> {
     out.put_u64(params.num_bits);
     out.put_u64(params.items);
     out.put_u64(params.expected_items);
-    out.put_f64(params.target_fpp.unwrap_or(f64::NAN));
+    out.put_u64(params.target_fpp.map_or(NO_RATE, f64::to_bits));
     out.resize(FILTER_PARAMS, 0);
     out
 }

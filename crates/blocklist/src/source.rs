@@ -262,7 +262,18 @@ pub fn read_list(
             matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
         }
     };
-    let reader = input.open()?;
+    read_list_from(input.open()?, &path, csv, options, progress)
+}
+
+/// [`read_list`] from any reader (`csv` chooses the format; `path` names it in messages).
+pub fn read_list_from(
+    reader: Box<dyn Read + Send>,
+    path: &Path,
+    csv: bool,
+    options: &ListOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(KeyList, ListSummary)> {
+    let path = path.to_path_buf();
     let mut collector = Collector::new(options.scheme);
     let mut summary = ListSummary::default();
     if csv {

@@ -29,8 +29,10 @@ fn print_text(file: &str, d: &Description) {
     );
     println!("kind              {}", d.kind);
     println!(
-        "list              {:?}, version {}, created {} (unix time)",
-        meta.name, meta.version, meta.created
+        "list              {:?}, version {}, written {}",
+        meta.name,
+        meta.version,
+        fmt::utc(meta.created)
     );
     let keys = match meta.scheme {
         KeyScheme::Expressions => "URL entries (domain and URL semantics)",
@@ -102,10 +104,10 @@ fn print_filter(label: &str, f: &FilterInfo) {
         );
     }
     println!(
-        "  fill            {:.4} of bits set, {} keys inserted, ~{:.0} estimated from the fill",
+        "  fill            {:.4} of bits set, {} keys inserted, ~{} estimated from the fill",
         f.fill_ratio,
         fmt::count(f.items),
-        f.estimated_items
+        fmt::count(f.estimated_items.min(u64::MAX as f64) as u64)
     );
     println!(
         "  rate per probe  {} from the bits now; theory at {} keys: {}",
