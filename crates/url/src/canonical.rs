@@ -10,25 +10,30 @@
 //!    (page example `"  http://www.google.com/  "`);
 //! 2. drop the fragment (page: "if the URL ends in a fragment, remove the
 //!    fragment"), from the first `#` on;
-//! 3. split scheme, authority, path and query *on the raw text*, then
-//!    percent-unescape each component fully (page: "repeatedly
-//!    percent-unescape the URL until it has no more percent-escapes").
-//!    Splitting first keeps an escaped delimiter inside its component, as the
-//!    page's example `http://host%23.com/…` → `http://host%23.com/…` needs;
-//! 4. canonicalize the host (see the `host` module), drop user info and port;
-//! 5. path: resolve `/./` and `/../`, collapse runs of slashes (page: "resolve
+//! 3. percent-unescape the whole URL fully (page: "repeatedly percent-unescape
+//!    the URL until it has no more percent-escapes"), *then* split it into
+//!    scheme, authority, path and query — so `http%3A%2F%2Fevil.com/login` is
+//!    `http://evil.com/login`. A `#` that unescaping produces is not a
+//!    fragment any more (step 2 is done): it stays in its component and is
+//!    re-escaped, as the page's example `http://host%23.com/…` →
+//!    `http://host%23.com/…` needs;
+//! 4. only web URLs: `scheme://…`, `http:…`/`https:…`, or a bare `host[:port]/…`
+//!    (page: "The scheme and host … are required … Safe Browsing … checks web
+//!    URLs"). `javascript:`, `data:`, `mailto:`, `gopher:x` are refused (after a
+//!    `:`, a port is digits), and so is a bare `/path` (a single leading `/`
+//!    starts a path: there is no host);
+//! 5. canonicalize the host (see the `host` module), drop user info and port;
+//! 6. path: resolve `/./` and `/../`, collapse runs of slashes (page: "resolve
 //!    the sequences /../ and /./ … replace runs of consecutive slashes with a
 //!    single slash"); the query is left alone (page: "Do not perform these
 //!    path canonicalizations on the query parameters");
-//! 6. percent-escape bytes <= 0x20, >= 0x7F, `#` and `%` with uppercase hex
+//! 7. percent-escape bytes <= 0x20, >= 0x7F, `#` and `%` with uppercase hex
 //!    (page: "percent-escape all characters that are <= ASCII 32, >= 127,
 //!    `#`, or `%`").
 //!
-//! Deliberate additions, needed so that canonicalization is idempotent
-//! (`canonicalize(canonicalize(x)) == canonicalize(x)`): a `?` that comes
-//! out of unescaping the path is escaped as `%3F` (else the next parse would
-//! start the query there), and `/ ? @ : [ ]` that come out of unescaping a
-//! host are escaped. None of the page's examples contains such a case.
+//! Because delimiters are split after unescaping, a canonical URL parses back
+//! to itself (`canonicalize(canonicalize(x)) == canonicalize(x)`): every `?`,
+//! `/`, `@` or `:` it contains is a real delimiter.
 
 use std::fmt;
 
@@ -36,9 +41,9 @@ use crate::error::{snippet, Error};
 use crate::escape::{push_escaped, unescape_fully};
 use crate::host::canonicalize_host;
 
-/// Bytes escaped in the path besides the Safe Browsing set: a decoded `?`
-/// must not start a query when the canonical URL is parsed again.
-const PATH_EXTRA_ESCAPES: &[u8] = b"?";
+/// Schemes whose URLs always have an authority, so that `http:evil.com` and `http:/evil.com` are
+/// `http://evil.com/` (WHATWG URL standard, "special schemes": the slashes are optional).
+const WEB_SCHEMES: [&[u8]; 2] = [b"http", b"https"];
 
 /// A canonical URL: one ASCII string such as `http://evil.com/a/b?x=1`, plus
 /// the offsets of its components.
@@ -63,12 +68,14 @@ pub struct CanonicalUrl {
     is_ip: bool,
 }
 
-/// Result of parsing, with the extra fact blocklist entries need.
+/// Result of parsing, with the extra facts blocklist entries need.
 pub(crate) struct Parsed {
     pub(crate) url: CanonicalUrl,
     /// Whether the input had anything after the host (a path or a query):
     /// `evil.com` has none, `evil.com/` and `evil.com?x` do.
     pub(crate) explicit_path: bool,
+    /// Whether the authority had user info (`user@host`).
+    pub(crate) userinfo: bool,
 }
 
 /// Canonicalizes a URL (or a bare `host/path`) following the Safe Browsing v4 rules.
@@ -81,7 +88,9 @@ pub(crate) struct Parsed {
 /// # Errors
 ///
 /// [`Error::EmptyInput`] if the input is only whitespace, [`Error::EmptyHost`]
-/// if no host is left (e.g. `http://`, `http://.../x`).
+/// if no host is left (e.g. `http://`, `http://.../x`, `/path`),
+/// [`Error::NotAWebUrl`] for `javascript:`, `data:`, `mailto:` and other
+/// non-web schemes, [`Error::InvalidPort`] for a port that is not digits.
 ///
 /// # Examples
 ///
@@ -112,22 +121,66 @@ fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
     }
 }
 
-/// The host part of an authority: user info (up to the last `@`) and port
-/// (from the first `:`, or after the `]` of a bracketed IPv6 literal) removed.
-fn host_of_authority(authority: &[u8]) -> &[u8] {
-    let after_user = match authority.iter().rposition(|&b| b == b'@') {
-        Some(at) => &authority[at + 1..],
-        None => authority,
-    };
-    if after_user.first() == Some(&b'[') {
-        if let Some(close) = after_user.iter().position(|&b| b == b']') {
-            return &after_user[..=close];
+/// Where the authority of an (unescaped) URL starts, and its scheme if it names one:
+/// `scheme://…`; `http:…` or `https:…` with any number of slashes; `host[:port]…` without a
+/// scheme, or `//host…`. Refuses other `scheme:` forms (`javascript:alert()`,
+/// `mailto:x@y.com`, `gopher:host` — after a `:`, a port is digits) and a bare `/path`.
+fn split_web_scheme<'a>(s: &'a [u8], input: &[u8]) -> Result<(Option<&'a [u8]>, &'a [u8]), Error> {
+    let (scheme, rest) = split_scheme(s);
+    if scheme.is_some() {
+        return Ok((scheme, rest));
+    }
+    let n = s.iter().take_while(|&&b| is_scheme_byte(b)).count();
+    if n > 0 && s[0].is_ascii_alphabetic() && s.get(n) == Some(&b':') {
+        let (token, after) = (&s[..n], &s[n + 1..]);
+        if WEB_SCHEMES.iter().any(|w| token.eq_ignore_ascii_case(w)) {
+            return Ok((Some(token), after));
+        }
+        let digits = after.iter().take_while(|b| b.is_ascii_digit()).count();
+        let is_port = matches!(after.get(digits), None | Some(b'/' | b'?'));
+        if !is_port {
+            return Err(Error::NotAWebUrl {
+                input: snippet(input),
+                scheme: String::from_utf8_lossy(token).to_ascii_lowercase(),
+            });
         }
     }
-    match after_user.iter().position(|&b| b == b':') {
-        Some(colon) => &after_user[..colon],
-        None => after_user,
+    if s.first() == Some(&b'/') && s.get(1) != Some(&b'/') {
+        return Err(Error::EmptyHost {
+            input: snippet(input),
+        });
     }
+    Ok((None, s))
+}
+
+/// The host part of an authority: user info (up to the last `@`) and port (from the first `:`,
+/// or after the `]` of a bracketed IPv6 literal) removed; and whether there was user info. A
+/// port must be digits (RFC 3986 `port = *DIGIT`).
+fn host_of_authority<'a>(authority: &'a [u8], input: &[u8]) -> Result<(&'a [u8], bool), Error> {
+    let (after_user, userinfo) = match authority.iter().rposition(|&b| b == b'@') {
+        Some(at) => (&authority[at + 1..], true),
+        None => (authority, false),
+    };
+    let (host, port) = match after_user.first() {
+        Some(b'[') => match after_user.iter().position(|&b| b == b']') {
+            Some(close) => {
+                let (host, rest) = after_user.split_at(close + 1);
+                (host, rest.strip_prefix(b":").unwrap_or(rest))
+            }
+            None => (after_user, &b""[..]),
+        },
+        _ => match after_user.iter().position(|&b| b == b':') {
+            Some(colon) => (&after_user[..colon], &after_user[colon + 1..]),
+            None => (after_user, &b""[..]),
+        },
+    };
+    if !port.iter().all(u8::is_ascii_digit) {
+        return Err(Error::InvalidPort {
+            input: snippet(input),
+            port: String::from_utf8_lossy(port).into_owned(),
+        });
+    }
+    Ok((host, userinfo))
 }
 
 /// Resolves `.` and `..` segments and collapses runs of slashes, keeping a
@@ -236,6 +289,7 @@ fn parse_simple(input: &[u8]) -> Option<Parsed> {
             is_ip: false,
         },
         explicit_path: !after_authority.is_empty(),
+        userinfo: false,
     })
 }
 
@@ -278,7 +332,9 @@ fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
         None => trimmed,
     };
 
-    let (scheme, rest) = split_scheme(without_fragment);
+    // Safe Browsing: unescape fully, then split (so an escaped `://` or `/` is a delimiter).
+    let unescaped = unescape_fully(without_fragment);
+    let (scheme, rest) = split_web_scheme(&unescaped, input)?;
     // `http:////evil.com` and `//evil.com`: extra slashes before the host
     // are skipped, as browsers do for http(s).
     let slashes = rest.iter().take_while(|&&b| b == b'/').count();
@@ -290,18 +346,23 @@ fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
     let (authority, after_authority) = rest.split_at(authority_len);
     let explicit_path = !after_authority.is_empty();
 
-    let host =
-        canonicalize_host(&unescape_fully(host_of_authority(authority))).ok_or_else(|| {
-            Error::EmptyHost {
-                input: snippet(input),
-            }
-        })?;
+    let (raw_host, userinfo) = host_of_authority(authority, input)?;
+    let host = canonicalize_host(raw_host).ok_or_else(|| Error::EmptyHost {
+        input: snippet(input),
+    })?;
+    // RFC 3986 (and browsers): brackets belong only around an IPv6 address; anywhere else a
+    // second parse would read them as one, so such a host is not a URL's.
+    if !host.is_ip && host.text.bytes().any(|b| b == b'[' || b == b']') {
+        return Err(Error::InvalidHost {
+            input: snippet(input),
+        });
+    }
 
     let (raw_path, raw_query) = match after_authority.iter().position(|&b| b == b'?') {
         Some(q) => (&after_authority[..q], Some(&after_authority[q + 1..])),
         None => (after_authority, None),
     };
-    let path = normalize_path(&unescape_fully(raw_path));
+    let path = normalize_path(raw_path);
 
     let mut serialized = String::with_capacity(without_fragment.len() + 16);
     match scheme {
@@ -315,12 +376,12 @@ fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
     let host_start = serialized.len();
     serialized.push_str(&host.text);
     let host_end = serialized.len();
-    push_escaped(&mut serialized, &path, PATH_EXTRA_ESCAPES);
+    push_escaped(&mut serialized, &path, b"");
     let path_end = serialized.len();
     if let Some(q) = raw_query {
         // Safe Browsing: the query is unescaped and re-escaped, not path-normalized.
         serialized.push('?');
-        push_escaped(&mut serialized, &unescape_fully(q), b"");
+        push_escaped(&mut serialized, q, b"");
     }
 
     Ok(Parsed {
@@ -333,6 +394,7 @@ fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
             is_ip: host.is_ip,
         },
         explicit_path,
+        userinfo,
     })
 }
 
@@ -593,7 +655,8 @@ mod tests {
             (b"h.com/a%2Fb", "http://h.com/a/b"),
             (b"h.com/%2e%2E/a", "http://h.com/a"),
             (b"h.com/a?b/../c//d", "http://h.com/a?b/../c//d"),
-            (b"h.com/a%3Fb", "http://h.com/a%3Fb"),
+            // Unescaped before splitting (Safe Browsing's order): the `?` starts the query.
+            (b"h.com/a%3Fb", "http://h.com/a?b"),
             (b"h.com/a?b%23c", "http://h.com/a?b%23c"),
         ];
         for (input, want) in cases {
@@ -615,18 +678,53 @@ mod tests {
             (b"http://[::1]:8080/x", "http://[::1]/x"),
             (
                 b"http://[FE80::1%25eth0]/",
-                "http://%5Bfe80%3A%3A1%25eth0%5D/",
+                "error: URL `http://[FE80::1%25eth0]/` has a host with `[` or `]`",
             ),
-            (b"http://h.com:garbage:more/x", "http://h.com/x"),
+            (
+                b"%2e[]%5B",
+                "error: URL `%2e[]%5B` has a host with `[` or `]`",
+            ),
+            (
+                b"http://h.com:garbage:more/x",
+                "error: URL `http://h.com:garbage:more/x` has the port `garbage:more`",
+            ),
             (b"http://h.com:/x", "http://h.com/x"),
             (b"http:////h.com/x", "http://h.com/x"),
             (b"//h.com/x", "http://h.com/x"),
             (b"h.com?x", "http://h.com/?x"),
             (b"FTP://H.com/x", "ftp://h.com/x"),
             (b"h.com:8080", "http://h.com/"),
-            (b"a%2Fb.com/", "http://a%2Fb.com/"),
-            (b"a%40b.com/", "http://a%40b.com/"),
-            (b"a%3A80/", "http://a%3A80/"),
+            // Escaped delimiters are delimiters: the URL is unescaped before it is split.
+            (b"a%2Fb.com/", "http://a/b.com/"),
+            (b"a%40b.com/", "http://b.com/"),
+            (b"a%3A80/", "http://a/"),
+            (b"http%3A%2F%2Fwackyurl.com:80/", "http://wackyurl.com/"),
+            (b"http%3A%2F%2Fevil.com/login", "http://evil.com/login"),
+            (b"http:evil.com/x", "http://evil.com/x"),
+            (b"HTTPS:/evil.com/x", "https://evil.com/x"),
+            (b"localhost:8080/x", "http://localhost/x"),
+            // Not web URLs: a scheme without `//` whose rest is no port, and a bare path.
+            (
+                b"javascript:alert()",
+                "error: `javascript:alert()` is a `javascript:` URI",
+            ),
+            (
+                b"data:text/html;base64,PGI+",
+                "error: `data:text/html;base64,PGI+` is a `data:` URI",
+            ),
+            (
+                b"mailto:x@google.com",
+                "error: `mailto:x@google.com` is a `mailto:` URI",
+            ),
+            (
+                b"gopher:google.com",
+                "error: `gopher:google.com` is a `gopher:` URI",
+            ),
+            (b"/blah", "error: URL `/blah` has no host"),
+            (
+                b"/blah?query#ref",
+                "error: URL `/blah?query#ref` has no host",
+            ),
             (b"http://xn--bcher-kva.de/", "http://xn--bcher-kva.de/"),
             ("http://BÜCHER.de/".as_bytes(), "http://xn--bcher-kva.de/"),
             (b"http://0x7f.1/", "http://127.0.0.1/"),

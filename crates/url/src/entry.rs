@@ -71,6 +71,11 @@ impl Entry {
     /// ```
     pub fn parse(line: &[u8]) -> Result<Entry, Error> {
         let parsed = parse(line)?;
+        if parsed.userinfo {
+            return Err(Error::EntryUserinfo {
+                input: snippet(line),
+            });
+        }
         let url = parsed.url;
         let labels = url.host_label_count();
         if labels > MAX_ENTRY_HOST_LABELS {
@@ -346,5 +351,30 @@ mod tests {
             Entry::parse(b"http:///"),
             Err(Error::EmptyHost { .. })
         ));
+        assert!(matches!(
+            Entry::parse(b"javascript:alert(1)"),
+            Err(Error::NotAWebUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn addresses_are_not_entries() {
+        // `other@evil.com` as an entry would list all of evil.com: refused, it is a whole key.
+        for line in [
+            "spammer@evil.com",
+            "http://user:pw@evil.com/x",
+            "a%40evil.com",
+        ] {
+            assert!(
+                matches!(
+                    Entry::parse(line.as_bytes()),
+                    Err(Error::EntryUserinfo { .. })
+                ),
+                "{line}"
+            );
+        }
+        // As a query, user info is dropped like the port: the URL is still checked.
+        let url = crate::canonicalize(b"http://user@evil.com/x").unwrap();
+        assert_eq!(url.host(), "evil.com");
     }
 }

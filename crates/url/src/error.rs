@@ -30,6 +30,47 @@ pub enum Error {
         input: String,
     },
 
+    /// The input names a scheme that is not a web URL's (`javascript:`, `data:`, `mailto:`, …).
+    #[error(
+        "`{input}` is a `{scheme}:` URI, not a web URL: only http(s) URLs and bare hosts such \
+         as `example.com/path` can be checked against a blocklist"
+    )]
+    NotAWebUrl {
+        /// The input, lossily decoded and truncated to about 200 bytes.
+        input: String,
+        /// The scheme, lowercased.
+        scheme: String,
+    },
+
+    /// The host holds `[` or `]` but is not a bracketed IPv6 address.
+    #[error(
+        "URL `{input}` has a host with `[` or `]` that is not an IPv6 address such as `[::1]`; \
+         brackets are allowed only around an IPv6 address"
+    )]
+    InvalidHost {
+        /// The input, lossily decoded and truncated to about 200 bytes.
+        input: String,
+    },
+
+    /// The port after the host is not a number.
+    #[error("URL `{input}` has the port `{port}`, which is not a number; a port is digits")]
+    InvalidPort {
+        /// The input, lossily decoded and truncated to about 200 bytes.
+        input: String,
+        /// The text after the host's `:`.
+        port: String,
+    },
+
+    /// A blocklist entry has user info (`user@host`): it is an address, not a URL entry.
+    #[error(
+        "blocklist entry `{input}` has user info (`user@host`), so it is not a URL or domain \
+         entry; e-mail addresses and other whole keys belong in an exact-key list"
+    )]
+    EntryUserinfo {
+        /// The entry line, lossily decoded and truncated to about 200 bytes.
+        input: String,
+    },
+
     /// A blocklist entry's host has more labels than lookups try as host suffixes.
     #[error(
         "blocklist entry `{input}` has a host of {labels} labels, more than the {max} supported: \

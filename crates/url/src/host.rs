@@ -17,15 +17,6 @@ use crate::escape::push_escaped;
 /// non-ASCII hosts are percent-escaped instead, as for IDNA failures.
 const MAX_IDNA_INPUT: usize = 1024;
 
-/// Bytes that are escaped in a host besides the Safe Browsing set.
-///
-/// These are URL delimiters (`/ ? @ :` and the IPv6 brackets). They can only
-/// appear in a decoded host through percent-escapes (e.g. `a%2Fb.com`);
-/// written back literally they would be parsed differently the next time
-/// and break idempotence (`canonicalize(canonicalize(x)) == canonicalize(x)`).
-/// This goes beyond the Safe Browsing page, which does not discuss the case.
-const HOST_EXTRA_ESCAPES: &[u8] = b"/?@:[]";
-
 /// A canonical host: ASCII, escaped, ready to be written into the URL.
 pub(crate) struct Host {
     /// The canonical host text.
@@ -69,7 +60,9 @@ fn canonicalize_host_inner(decoded: &[u8], allow_idna: bool) -> Option<Host> {
         });
     }
     let mut text = String::with_capacity(host.len());
-    push_escaped(&mut text, &host, HOST_EXTRA_ESCAPES);
+    // Only the Safe Browsing set: the URL was unescaped before it was split, so a host holds
+    // no `/ ? @ :` that a second parse could take for a delimiter.
+    push_escaped(&mut text, &host, b"");
     Some(Host { text, is_ip: false })
 }
 
@@ -215,8 +208,8 @@ mod tests {
     fn ipv6_literals_stay_bracketed() {
         assert_eq!(canon(b"[::1]"), Some(("[::1]".into(), true)));
         assert_eq!(canon(b"[FE80::ABCD]"), Some(("[fe80::abcd]".into(), true)));
-        // Not a literal: escaped like any odd host.
-        assert_eq!(canon(b"[zz]"), Some(("%5Bzz%5D".into(), false)));
+        // Not a literal: kept as it is here; the URL parser then refuses the host.
+        assert_eq!(canon(b"[zz]"), Some(("[zz]".into(), false)));
     }
 
     #[test]
@@ -249,11 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn delimiters_are_escaped() {
-        assert_eq!(
-            canon(b"a/b?c@d:e"),
-            Some(("a%2Fb%3Fc%40d%3Ae".into(), false))
-        );
+    fn only_the_safe_browsing_set_is_escaped() {
+        // The parser splits at `/ ? @ :` after unescaping, so hosts never hold them; `#`, `%`,
+        // bytes <= 0x20 and >= 0x7F are escaped, and nothing else (`;` and brackets stay).
         assert_eq!(canon(b"host#.com"), Some(("host%23.com".into(), false)));
+        assert_eq!(canon(b"a b%.com"), Some(("a%20b%25.com".into(), false)));
+        assert_eq!(canon(b"abcd123;[]"), Some(("abcd123;[]".into(), false)));
     }
 }
