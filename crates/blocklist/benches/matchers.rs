@@ -13,7 +13,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
 use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions};
 use phishbloom_blocklist::{Blocklist, BuildOptions, KeyScheme, Kind};
 use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, Structure};
@@ -33,7 +33,7 @@ fn list() -> Vec<Entry> {
     let ut1 = data_dir().join("ut1");
     if ut1.join("phishing/urls").is_file() {
         let sources = ["phishing", "malware"].map(|c| EntrySource::Ut1(ut1.join(c)));
-        return read_entries(&sources).expect("UT1 lists").0;
+        return read_entries(&sources).expect("UT1 lists").0.entries;
     }
     let mut rng = SplitMix64::new(1);
     (0..40_000)
@@ -118,7 +118,8 @@ fn bench(c: &mut Criterion) {
             verify,
             ..BuildOptions::default()
         };
-        Blocklist::from_entries(&list, &options).expect("blocklist")
+        let set = EntrySet::uncategorized(list.clone(), "bench");
+        Blocklist::from_entries(&set, &options).expect("blocklist")
     };
     let bloom = build(Kind::Blocked, false);
     let verified = build(Kind::Blocked, true);
@@ -142,8 +143,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| canonicalize_only(&lines))
     });
     let (bloom, verified, cabf) = (in_list(&bloom), in_list(&verified), in_list(&cabf));
-    let exact =
-        |url: &CanonicalUrl, scratch: &mut Scratch| exact.find(url, scratch, None).is_some();
+    let exact = |url: &CanonicalUrl, scratch: &mut Scratch| exact.find(url, scratch).is_some();
     let matchers: [(&str, Find<'_>); 4] = [
         ("bloom", &bloom),
         ("bloom+verify", &verified),

@@ -17,12 +17,12 @@ use phishbloom_url::{CanonicalUrl, Entry};
 use crate::atomic::AtomicFile;
 use crate::engine::cabf::{CabfEngine, Split};
 use crate::engine::urls::{expression_hash, UrlFilter};
-use crate::engine::{
-    fingerprint, per_item_fpp, per_probe_fpp, Fingerprints, Hit, Matcher, Scratch,
-};
+use crate::engine::{fingerprint, per_item_fpp, per_probe_fpp, Hit, Matcher, Scratch};
+use crate::entries::EntrySet;
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SectionData, Source};
 use crate::keys::KeyScheme;
+use crate::resolve::{Category, Exceptions, Resolver, Verdict, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::source::KeyList;
 
@@ -91,16 +91,6 @@ pub enum Engine {
     Cabf(CabfEngine),
 }
 
-/// The answer for one checked item.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Verdict {
-    /// Whether the item is listed (for a Bloom filter without verification: possibly listed,
-    /// wrong with the list's false-positive rate; never wrong when it says `false`).
-    pub listed: bool,
-    /// For URL entries: the entry it matched.
-    pub hit: Option<Hit>,
-}
-
 /// How to build a blocklist.
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -153,19 +143,25 @@ pub fn now() -> u64 {
         })
 }
 
-/// A blocklist: metadata, the engine, and the optional verification table.
+/// A blocklist: metadata, the engine, and what turns its hits into verdicts (verification
+/// table, categories, exceptions).
 pub struct Blocklist {
     kind: Kind,
     meta: Meta,
     engine: Engine,
-    verify: Option<Fingerprints>,
+    resolver: Resolver,
     directory: Option<Directory>,
 }
 
 impl Blocklist {
     /// Builds a blocklist of whole keys (passwords, tokens, e-mail addresses: `scheme` says how
-    /// they were normalized). The filter is sized for the keys' count at `options.fpp` per key.
-    pub fn from_keys(keys: &KeyList, scheme: KeyScheme, options: &BuildOptions) -> Result<Self> {
+    /// they were normalized), one group of distinct keys per category (a key may be in several).
+    /// The filter is sized for the distinct keys' count at `options.fpp` per key.
+    pub fn from_keys(
+        groups: &[(String, KeyList)],
+        scheme: KeyScheme,
+        options: &BuildOptions,
+    ) -> Result<Self> {
         let Some(layout) = options.kind.layout() else {
             return Err(Error::WrongScheme {
                 path: PathBuf::from(&options.name),
@@ -174,40 +170,85 @@ impl Blocklist {
                     .into(),
             });
         };
-        let mut filter = AnyFilter::new(
-            layout,
-            keys.len().max(1) as u64,
-            options.fpp,
-            options.strategy,
-        )?;
-        filter.insert_parallel(&keys.as_slices(), options.threads);
-        let verify = options
-            .verify
-            .then(|| Fingerprints::new(keys.iter().map(|k| fingerprint(KeyHash::of(k))).collect()));
+        // Distinct keys across the groups, with their categories. One group is distinct already.
+        let mut distinct: Vec<(u128, Vec<u16>)> = Vec::new();
+        let mut set_fingerprint = SetFingerprint::default();
+        let mut counts = vec![0u64; groups.len()];
+        if groups.len() == 1 {
+            counts[0] = groups[0].1.len() as u64;
+        } else {
+            let mut seen: std::collections::HashMap<u128, usize> = std::collections::HashMap::new();
+            for (id, (_, keys)) in groups.iter().enumerate() {
+                counts[id] = keys.len() as u64;
+                for key in keys.iter() {
+                    let hash = SetFingerprint::term(key);
+                    match seen.get(&hash) {
+                        Some(&at) => distinct[at].1.push(id as u16),
+                        None => {
+                            seen.insert(hash, distinct.len());
+                            distinct.push((hash, vec![id as u16]));
+                            set_fingerprint.add(key);
+                        }
+                    }
+                }
+            }
+        }
+        let entries = match groups.len() {
+            1 => {
+                set_fingerprint = SetFingerprint::of(groups[0].1.iter());
+                groups[0].1.len()
+            }
+            _ => distinct.len(),
+        };
+        let mut filter =
+            AnyFilter::new(layout, entries.max(1) as u64, options.fpp, options.strategy)?;
+        for (_, keys) in groups {
+            filter.insert_parallel(&keys.as_slices(), options.threads);
+        }
+        let verification = options.verify.then(|| {
+            let pairs = groups
+                .iter()
+                .enumerate()
+                .flat_map(|(id, (_, keys))| {
+                    keys.iter()
+                        .map(move |k| (fingerprint(KeyHash::of(k)), vec![id as u16]))
+                })
+                .collect();
+            Verification::new(pairs, groups.len() > 1)
+        });
+        let categories = groups
+            .iter()
+            .zip(counts)
+            .map(|((name, _), entries)| Category {
+                name: name.clone(),
+                entries,
+            })
+            .collect();
         let meta = Meta {
             name: options.name.clone(),
             version: options.version,
             created: options.created,
             scheme,
             probes_per_item: 1,
-            entries: keys.len() as u64,
-            fingerprint: SetFingerprint::of(keys.iter()),
+            entries: entries as u64,
+            fingerprint: set_fingerprint,
             target_fpp: Some(options.fpp),
         };
         Ok(Blocklist {
             kind: options.kind,
             meta,
             engine: Engine::Keys(filter),
-            verify,
+            resolver: Resolver::new(categories, verification, Exceptions::default()),
             directory: None,
         })
     }
 
-    /// Builds a blocklist of URL entries (distinct), sized so that a URL with up to
-    /// `options.expression_bound` expressions is a false positive with probability at most
-    /// `options.fpp`.
-    pub fn from_entries(entries: &[Entry], options: &BuildOptions) -> Result<Self> {
+    /// Builds a blocklist of URL entries (distinct, with their categories and the exceptions),
+    /// sized so that a URL with up to `options.expression_bound` expressions is a false
+    /// positive with probability at most `options.fpp`.
+    pub fn from_entries(set: &EntrySet, options: &BuildOptions) -> Result<Self> {
         phishbloom_filter::math::validate_fpp(options.fpp)?;
+        let entries = &set.entries;
         let keys: Vec<String> = entries.iter().map(Entry::to_key_string).collect();
         let fingerprint_of_set = SetFingerprint::of(keys.iter().map(|k| k.as_bytes()));
         let (engine, fingerprints) = match options.kind.layout() {
@@ -224,7 +265,7 @@ impl Blocklist {
                 for &hash in &hashes {
                     filter.insert_hash(hash);
                 }
-                let fingerprints = hashes.into_iter().map(fingerprint).collect();
+                let fingerprints: Vec<u64> = hashes.into_iter().map(fingerprint).collect();
                 (Engine::Urls(UrlFilter::new(filter)), fingerprints)
             }
             None => {
@@ -233,6 +274,24 @@ impl Blocklist {
                 (Engine::Cabf(engine), fingerprints)
             }
         };
+        let verification = options.verify.then(|| {
+            let pairs = fingerprints
+                .into_iter()
+                .zip(&set.membership)
+                .map(|(f, ids)| (f, ids.clone()))
+                .collect();
+            Verification::new(pairs, set.categories.len() > 1)
+        });
+        let categories = set
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(id, name)| Category {
+                name: name.clone(),
+                entries: set.count_in(id as u16),
+            })
+            .collect();
+        let exceptions = Exceptions::new(set.exceptions.iter().map(Entry::to_key_string));
         let meta = Meta {
             name: options.name.clone(),
             version: options.version,
@@ -247,7 +306,7 @@ impl Blocklist {
             kind: options.kind,
             meta,
             engine,
-            verify: options.verify.then(|| Fingerprints::new(fingerprints)),
+            resolver: Resolver::new(categories, verification, exceptions),
             directory: None,
         })
     }
@@ -301,7 +360,8 @@ impl Blocklist {
         let kind = kind_of(path, &directory)?;
         for entry in &directory.sections {
             let expected = match entry.tag {
-                tag::META | tag::VERIFY => entry.index == 0,
+                tag::META | tag::VERIFY | tag::CATEGORIES | tag::CATEGORY_SETS => entry.index == 0,
+                tag::EXCEPTIONS => entry.index == 0,
                 tag::FILTER => true,
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
                 t if t >= format::OPTIONAL_TAGS => true,
@@ -363,7 +423,7 @@ impl Blocklist {
                         }
                         Engine::Urls(UrlFilter::new(filter))
                     }
-                    KeyScheme::Exact | KeyScheme::Url => Engine::Keys(filter),
+                    KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(filter),
                 }
             }
             None => {
@@ -414,15 +474,12 @@ impl Blocklist {
                 Engine::Cabf(CabfEngine::from_parts(split, filters, check))
             }
         };
-        let verify = match directory.find(tag::VERIFY, 0) {
-            Some(entry) => Some(sections::read_verify(path, source, entry)?),
-            None => None,
-        };
+        let resolver = read_resolver(path, source, &directory, &meta)?;
         Ok(Blocklist {
             kind,
             meta,
             engine,
-            verify,
+            resolver,
             directory: Some(directory),
         })
     }
@@ -449,6 +506,14 @@ impl Blocklist {
 
     fn write_to(&self, out: &mut impl Write) -> std::io::Result<Directory> {
         let meta = sections::encode_meta(&self.meta);
+        let categories = sections::encode_categories(self.resolver.categories());
+        let category_sets = self
+            .resolver
+            .verification()
+            .filter(|v| !v.set_of().is_empty())
+            .map(sections::encode_category_sets);
+        let exceptions = (!self.resolver.exceptions().is_empty())
+            .then(|| sections::encode_exceptions(self.resolver.exceptions()));
         let mut blocks: Vec<(u16, Vec<u8>, &[u8])> = Vec::new();
         let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
         match &self.engine {
@@ -492,16 +557,35 @@ impl Blocklist {
                 parts: vec![params, bits],
             });
         }
-        if let Some(table) = &self.verify {
+        if let Some(table) = self.resolver.verification() {
             data.push(SectionData {
                 tag: tag::VERIFY,
                 index: 0,
-                parts: vec![sections::encode_verify(table)],
+                parts: vec![sections::encode_verify(table.fingerprints())],
             });
         }
         for (tag, bytes) in &extra {
             data.push(SectionData {
                 tag: *tag,
+                index: 0,
+                parts: vec![bytes],
+            });
+        }
+        data.push(SectionData {
+            tag: tag::CATEGORIES,
+            index: 0,
+            parts: vec![&categories],
+        });
+        if let Some(bytes) = &category_sets {
+            data.push(SectionData {
+                tag: tag::CATEGORY_SETS,
+                index: 0,
+                parts: vec![bytes],
+            });
+        }
+        if let Some(bytes) = &exceptions {
+            data.push(SectionData {
+                tag: tag::EXCEPTIONS,
                 index: 0,
                 parts: vec![bytes],
             });
@@ -527,8 +611,44 @@ impl Blocklist {
     }
 
     /// The verification table, if the blocklist has one.
-    pub fn verification(&self) -> Option<&Fingerprints> {
-        self.verify.as_ref()
+    pub fn verification(&self) -> Option<&Verification> {
+        self.resolver.verification()
+    }
+
+    /// What turns hits into verdicts: categories, verification, exceptions.
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// The list's categories.
+    pub fn categories(&self) -> &[Category] {
+        self.resolver.categories()
+    }
+
+    /// Answers only for entries of the named categories from now on; an unknown name is an
+    /// error listing the list's categories. `path` names the file in that error.
+    pub fn keep_categories(&mut self, names: &[String], path: &Path) -> Result<()> {
+        let categories = self.resolver.categories();
+        let ids = names
+            .iter()
+            .map(|name| {
+                categories
+                    .iter()
+                    .position(|c| c.name == *name)
+                    .map(|id| id as u16)
+                    .ok_or_else(|| Error::UnknownCategory {
+                        path: path.to_path_buf(),
+                        name: name.clone(),
+                        available: categories
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+            })
+            .collect::<Result<Vec<u16>>>()?;
+        self.resolver.set_filter(ids);
+        Ok(())
     }
 
     /// The file's header and section table, for a blocklist read from a file.
@@ -551,15 +671,33 @@ impl Blocklist {
         }
     }
 
-    /// The entry that lists a canonical URL, for blocklists of URL entries; `None` for whole
-    /// keys, which have no URL semantics. Hits are confirmed when the list has verification.
-    pub fn find_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Option<Hit> {
+    /// The verdict for a canonical URL, for blocklists of URL entries (whole keys have no URL
+    /// semantics: clean). Hits are confirmed when the list has verification; categories,
+    /// exceptions and the most specific entry decide the rest (see [`crate::resolve`]).
+    pub fn check_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Verdict {
         let matcher: &dyn Matcher = match &self.engine {
-            Engine::Keys(_) => return None,
+            Engine::Keys(_) => return Verdict::default(),
             Engine::Urls(urls) => urls,
             Engine::Cabf(cabf) => cabf,
         };
-        matcher.find(url, scratch, self.verify.as_ref())
+        let mut candidates = std::mem::take(&mut scratch.found);
+        candidates.clear();
+        matcher.candidates(url, scratch, &mut candidates);
+        let verdict = self
+            .resolver
+            .url_verdict(url, &mut candidates, &mut scratch.key);
+        scratch.found = candidates;
+        verdict
+    }
+
+    /// The entry that lists a canonical URL (not allowed by an exception), if any.
+    pub fn find_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Option<Hit> {
+        let verdict = self.check_url(url, scratch);
+        if verdict.listed() {
+            verdict.hit
+        } else {
+            None
+        }
     }
 
     /// Answers one item (a line without its terminator).
@@ -582,13 +720,7 @@ impl Blocklist {
             items
                 .iter()
                 .map(|item| match phishbloom_url::canonicalize(item) {
-                    Ok(url) => {
-                        let hit = self.find_url(&url, scratch);
-                        Verdict {
-                            listed: hit.is_some(),
-                            hit,
-                        }
-                    }
+                    Ok(url) => self.check_url(&url, scratch),
                     Err(_) => Verdict::default(),
                 }),
         );
@@ -620,18 +752,15 @@ impl Blocklist {
             .collect();
         scratch.answers.clear();
         filter.contains_batch(&keys, &mut scratch.answers);
-        let confirm = self.verify.as_ref();
-        out.extend(
-            keys.iter()
-                .zip(&scratch.answers)
-                .map(|(key, &hit)| Verdict {
-                    // An empty key (a blank line) is never listed: no list entry is empty.
-                    listed: hit
-                        && !key.is_empty()
-                        && confirm.is_none_or(|t| t.contains(fingerprint(KeyHash::of(key)))),
-                    hit: None,
-                }),
-        );
+        out.extend(keys.iter().zip(&scratch.answers).map(|(key, &hit)| {
+            // The fingerprint only matters for a hit; hashing is skipped for the rest.
+            let print = if hit {
+                fingerprint(KeyHash::of(key))
+            } else {
+                0
+            };
+            self.resolver.key_verdict(key, hit, print)
+        }));
     }
 }
 
@@ -640,6 +769,61 @@ fn kind_of(path: &Path, directory: &Directory) -> Result<Kind> {
         path: path.to_path_buf(),
         code: directory.kind,
     })
+}
+
+/// The categories, verification table (with its category sets) and exceptions of a file.
+fn read_resolver(
+    path: &Path,
+    source: &dyn Source,
+    directory: &Directory,
+    meta: &Meta,
+) -> Result<Resolver> {
+    let categories = match directory.find(tag::CATEGORIES, 0) {
+        Some(entry) => {
+            sections::decode_categories(path, &format::read_section_vec(path, source, entry)?)?
+        }
+        None => vec![Category {
+            name: meta.name.clone(),
+            entries: meta.entries,
+        }],
+    };
+    let verification = match directory.find(tag::VERIFY, 0) {
+        Some(entry) => {
+            let fingerprints = sections::read_verify(path, source, entry)?;
+            let (set_of, sets) = match directory.find(tag::CATEGORY_SETS, 0) {
+                Some(sets) => sections::decode_category_sets(
+                    path,
+                    &format::read_section_vec(path, source, sets)?,
+                    fingerprints.len(),
+                    categories.len(),
+                )?,
+                None => Default::default(),
+            };
+            Some(Verification::from_parts(fingerprints, set_of, sets))
+        }
+        None if directory.find(tag::CATEGORY_SETS, 0).is_some() => {
+            return Err(Error::invalid(
+                path,
+                "category sets section",
+                "without a verification section",
+            ))
+        }
+        None => None,
+    };
+    let exceptions = match directory.find(tag::EXCEPTIONS, 0) {
+        Some(_) if meta.scheme != KeyScheme::Expressions => {
+            return Err(Error::invalid(
+                path,
+                "exceptions section",
+                "in a list of whole keys",
+            ))
+        }
+        Some(entry) => {
+            sections::decode_exceptions(path, &format::read_section_vec(path, source, entry)?)?
+        }
+        None => Exceptions::default(),
+    };
+    Ok(Resolver::new(categories, verification, exceptions))
 }
 
 fn read_meta(path: &Path, source: &dyn Source, directory: &Directory) -> Result<Meta> {
@@ -722,6 +906,10 @@ pub struct Description {
     pub split: Option<&'static str>,
     /// Fingerprints in the verification section, if there is one.
     pub verification: Option<u64>,
+    /// The categories and their entry counts.
+    pub categories: Vec<Category>,
+    /// Exception entries.
+    pub exceptions: u64,
 }
 
 /// One section as `info` lists it.
@@ -781,7 +969,9 @@ impl Blocklist {
                 .or(self.meta.target_fpp),
             filters,
             split,
-            verification: self.verify.as_ref().map(|t| t.len() as u64),
+            verification: self.resolver.verification().map(|t| t.len() as u64),
+            categories: self.resolver.categories().to_vec(),
+            exceptions: self.resolver.exceptions().len() as u64,
         }
     }
 }

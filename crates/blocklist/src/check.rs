@@ -10,10 +10,11 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 
-use crate::blocklist::{Blocklist, Verdict};
+use crate::blocklist::Blocklist;
 use crate::engine::Scratch;
 use crate::error::{Error, Result};
 use crate::printer::{write_verdict, Output};
+use crate::resolve::Verdict;
 
 /// Bytes per chunk handed to a worker: large enough to amortize channel traffic, small enough to
 /// keep a few in flight within L2.
@@ -76,7 +77,7 @@ pub fn answer_lines<'a>(
     for (line, verdict) in lines.iter().zip(&verdicts) {
         write_verdict(line, verdict, output, out);
         stats.lines += 1;
-        stats.listed += u64::from(verdict.listed);
+        stats.listed += u64::from(verdict.listed());
     }
     stats
 }
@@ -93,13 +94,13 @@ pub fn check_stream(
     let threads = options.threads.max(1);
     let (format, chunk_bytes) = (options.output, options.chunk_bytes.max(1));
     // Chunks in flight: two per worker keeps workers busy while bounding memory.
-    let (chunk_tx, chunk_rx) = sync_channel::<(u64, Vec<u8>)>(threads * 2);
-    let (result_tx, result_rx) = sync_channel::<(u64, Vec<u8>, CheckStats)>(threads * 2);
+    let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(threads * 2);
+    let (result_tx, result_rx) = sync_channel::<Answers>(threads * 2);
     let chunk_rx = Mutex::new(chunk_rx);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            read_chunks(input, input_name, chunk_bytes, |seq, chunk| {
-                chunk_tx.send((seq, chunk)).is_ok()
+            read_chunks(input, input_name, chunk_bytes, |chunk| {
+                chunk_tx.send(chunk).is_ok()
             })
         });
         for _ in 0..threads {
@@ -127,12 +128,28 @@ fn panicked(path: &Path) -> Error {
     )
 }
 
+/// A piece of the input that ends at a line boundary: its sequence number, its bytes, and
+/// whether the reader may block before the next one (so its answers must be flushed).
+struct Chunk {
+    seq: u64,
+    bytes: Vec<u8>,
+    flush: bool,
+}
+
+/// A chunk's verdict lines: sequence number, text, counts, and whether to flush after it.
+struct Answers {
+    seq: u64,
+    text: Vec<u8>,
+    stats: CheckStats,
+    flush: bool,
+}
+
 /// Receives chunks and sends their formatted verdicts, until the chunks run out or `send` fails.
 fn work(
     blocklist: &Blocklist,
     format: Output,
-    chunks: &Mutex<Receiver<(u64, Vec<u8>)>>,
-    mut send: impl FnMut((u64, Vec<u8>, CheckStats)) -> bool,
+    chunks: &Mutex<Receiver<Chunk>>,
+    mut send: impl FnMut(Answers) -> bool,
 ) {
     loop {
         // A poisoned lock means another worker panicked; stop quietly, the writer will notice
@@ -141,15 +158,21 @@ fn work(
             Ok(receiver) => receiver.recv(),
             Err(_) => return,
         };
-        let Ok((seq, chunk)) = next else { return };
-        let body = chunk.strip_suffix(b"\n").unwrap_or(&chunk);
-        let mut out = Vec::with_capacity(chunk.len() + chunk.len() / 2);
-        let stats = if chunk.is_empty() {
+        let Ok(chunk) = next else { return };
+        let body = chunk.bytes.strip_suffix(b"\n").unwrap_or(&chunk.bytes);
+        let mut text = Vec::with_capacity(chunk.bytes.len() + chunk.bytes.len() / 2);
+        let stats = if chunk.bytes.is_empty() {
             CheckStats::default()
         } else {
-            answer_lines(blocklist, split_lines(body), format, &mut out)
+            answer_lines(blocklist, split_lines(body), format, &mut text)
         };
-        if !send((seq, out, stats)) {
+        let answers = Answers {
+            seq: chunk.seq,
+            text,
+            stats,
+            flush: chunk.flush,
+        };
+        if !send(answers) {
             return;
         }
     }
@@ -167,9 +190,10 @@ fn split_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
         })
 }
 
-/// Writes results in sequence order as they arrive.
+/// Writes results in sequence order as they arrive, flushing after a chunk the reader may have
+/// to wait after (so a co-process gets its answers before it writes more).
 fn write_in_order(
-    results: &Receiver<(u64, Vec<u8>, CheckStats)>,
+    results: &Receiver<Answers>,
     output: &mut impl Write,
     input_name: &Path,
 ) -> Result<CheckStats> {
@@ -177,13 +201,16 @@ fn write_in_order(
     let mut pending = BTreeMap::new();
     let mut next = 0u64;
     let mut stats = CheckStats::default();
-    for (seq, out, chunk_stats) in results {
-        pending.insert(seq, (out, chunk_stats));
-        while let Some((out, chunk_stats)) = pending.remove(&next) {
+    for answers in results {
+        pending.insert(answers.seq, answers);
+        while let Some(answers) = pending.remove(&next) {
             output
-                .write_all(&out)
+                .write_all(&answers.text)
                 .map_err(|e| Error::io(stdout, "write", e))?;
-            stats += chunk_stats;
+            if answers.flush {
+                output.flush().map_err(|e| Error::io(stdout, "write", e))?;
+            }
+            stats += answers.stats;
             next += 1;
         }
     }
@@ -194,30 +221,51 @@ fn write_in_order(
     Ok(stats)
 }
 
-/// Cuts `input` into chunks that end at a line boundary and hands them to `send` with a sequence
-/// number; stops early if `send` returns false.
+/// Cuts `input` into chunks that end at a line boundary and hands them to `send`; stops early
+/// if `send` returns false.
+///
+/// A chunk is sent when it is full or when a read returned less than asked: a pipe or terminal
+/// with nothing more ready, where the next read may wait. Such a chunk is marked for flushing,
+/// so a co-process that writes one line and waits for its answer gets it; a file or a fast
+/// pipe fills whole chunks and keeps the batched speed.
 fn read_chunks(
     mut input: impl Read,
     input_name: &Path,
     chunk_bytes: usize,
-    mut send: impl FnMut(u64, Vec<u8>) -> bool,
+    mut send: impl FnMut(Chunk) -> bool,
 ) -> Result<()> {
     let mut seq = 0u64;
     let mut lines_before = 0u64;
     let mut carry: Vec<u8> = Vec::new();
+    let mut buffer = vec![0u8; chunk_bytes];
     loop {
         let mut chunk = std::mem::take(&mut carry);
-        chunk.reserve(chunk_bytes);
-        // `read_to_end` fills spare capacity without zeroing it first, and retries on EINTR.
-        let read = (&mut input)
-            .take(chunk_bytes as u64)
-            .read_to_end(&mut chunk)
-            .map_err(|e| Error::io(input_name, "read", e))?;
-        if read == 0 {
+        let (mut ended, mut short, mut fresh) = (false, false, 0);
+        // Up to `chunk_bytes` new bytes per round, after the carried partial line.
+        while fresh < chunk_bytes && !short {
+            let want = chunk_bytes - fresh;
+            let read = match input.read(&mut buffer[..want]) {
+                Ok(read) => read,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(input_name, "read", e)),
+            };
+            if read == 0 {
+                ended = true;
+                break;
+            }
+            chunk.extend_from_slice(&buffer[..read]);
+            fresh += read;
+            short = read < want;
+        }
+        if ended {
             // End of input: whatever is left is the last line, without a newline.
             if !chunk.is_empty() {
                 // The result does not matter: a closed channel means the writer stopped early.
-                let _ = send(seq, chunk);
+                let _ = send(Chunk {
+                    seq,
+                    bytes: chunk,
+                    flush: true,
+                });
             }
             return Ok(());
         }
@@ -226,7 +274,12 @@ fn read_chunks(
                 carry = chunk[last + 1..].to_vec();
                 chunk.truncate(last + 1);
                 lines_before += memchr::memchr_iter(b'\n', &chunk).count() as u64;
-                if !send(seq, chunk) {
+                let flush = short;
+                if !send(Chunk {
+                    seq,
+                    bytes: chunk,
+                    flush,
+                }) {
                     return Ok(());
                 }
                 seq += 1;
@@ -259,7 +312,7 @@ mod tests {
             fpp: 0.0001,
             ..BuildOptions::default()
         };
-        Blocklist::from_keys(&keys, KeyScheme::Url, &options).unwrap()
+        Blocklist::from_keys(&[("test".into(), keys)], KeyScheme::Url, &options).unwrap()
     }
 
     fn run(input: &[u8], threads: usize, format: Output) -> (String, CheckStats) {
@@ -275,9 +328,13 @@ mod tests {
         let mut expected = String::new();
         for i in 0..60_000 {
             let (line, verdict) = if i % 7 == 0 {
-                (format!("HTTP://Listed{}.com/", i % 1000), "listed")
+                let key = format!("listed{}.com", i % 1000);
+                (
+                    format!("HTTP://Listed{}.com/", i % 1000),
+                    format!("listed\t{key}\tkey\ttest"),
+                )
             } else {
-                (format!("clean{i}.org"), "clean")
+                (format!("clean{i}.org"), "clean".to_string())
             };
             input.push_str(&line);
             input.push('\n');
@@ -301,7 +358,10 @@ mod tests {
     #[test]
     fn last_line_without_newline_blank_lines_and_crlf() {
         let (out, stats) = run(b"listed1.com\r\n\nx.com", 2, Output::Tsv);
-        assert_eq!(out, "listed1.com\tlisted\n\tclean\nx.com\tclean\n");
+        assert_eq!(
+            out,
+            "listed1.com\tlisted\tlisted1.com\tkey\ttest\n\tclean\nx.com\tclean\n"
+        );
         assert_eq!(
             stats,
             CheckStats {

@@ -1,23 +1,150 @@
 //! Reading blocklist entries: plain lists, dataset-style CSVs and UT1 category folders, each line
-//! parsed as a domain or URL entry (see `phishbloom_url::Entry`).
+//! parsed as a domain or URL entry (see `phishbloom_url::Entry`), each entry carrying the
+//! categories of the lists it came from, and exception lists kept apart.
+//!
+//! A list whose lines are mostly not entries is refused rather than half-read: a CSV read as
+//! lines (its header gives it away, see [`crate::source`]), a list of e-mail addresses (entries
+//! with user info would list whole domains), or anything else where most lines fail.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use phishbloom_url::{Entry, ExpressionKind};
 
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
-use crate::source::{read_list, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
+use crate::resolve::MAX_CATEGORIES;
+use crate::source::{
+    read_list_groups, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES,
+};
+
+/// The name of UT1's exception category: a `--ut1` folder of this name is read as exceptions.
+pub const UT1_EXCEPTIONS: &str = "liste_blanche";
+
+/// Whether a source lists entries to block or exceptions to them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Entries to block.
+    #[default]
+    Block,
+    /// Exceptions: entries that allow what a less specific block entry lists.
+    Allow,
+}
 
 /// Where entries come from.
 #[derive(Clone, Debug)]
 pub enum EntrySource {
     /// A CSV or plain list, read with these options (the key scheme is ignored: lines are parsed
-    /// as entries).
-    List(Input, ListOptions),
-    /// A UT1 category folder holding a `domains` file, a `urls` file, or both.
+    /// as entries); its entries' category is `category`, else the file's stem (`stdin` for
+    /// standard input), unless the options name a category column.
+    List {
+        /// The input.
+        input: Input,
+        /// How to read it.
+        options: ListOptions,
+        /// The category of its entries.
+        category: Option<String>,
+        /// Block or allow.
+        role: Role,
+    },
+    /// A UT1 category folder holding a `domains` file, a `urls` file, or both; its entries'
+    /// category is the folder's name, and the folder `liste_blanche` holds exceptions.
     Ut1(PathBuf),
+}
+
+impl EntrySource {
+    /// A list of entries to block, in the file's own category.
+    pub fn list(input: Input, options: ListOptions) -> Self {
+        EntrySource::List {
+            input,
+            options,
+            category: None,
+            role: Role::Block,
+        }
+    }
+
+    /// The files this source reads (none for standard input), for output-path checks.
+    pub fn files(&self) -> Vec<PathBuf> {
+        match self {
+            EntrySource::List { input, .. } => {
+                input.file().map(Path::to_path_buf).into_iter().collect()
+            }
+            EntrySource::Ut1(dir) => ["domains", "urls"].iter().map(|f| dir.join(f)).collect(),
+        }
+    }
+
+    /// Block or allow.
+    pub fn role(&self) -> Role {
+        match self {
+            EntrySource::List { role, .. } => *role,
+            EntrySource::Ut1(dir) if dir.file_name().is_some_and(|n| n == UT1_EXCEPTIONS) => {
+                Role::Allow
+            }
+            EntrySource::Ut1(_) => Role::Block,
+        }
+    }
+
+    /// The category of this source's entries (unless a CSV column gives one per row).
+    pub fn category(&self) -> String {
+        let stem = |path: &Path| {
+            path.file_stem()
+                .or(path.file_name())
+                .map_or_else(|| "list".to_string(), |s| s.to_string_lossy().into_owned())
+        };
+        match self {
+            EntrySource::List {
+                category: Some(name),
+                ..
+            } => name.clone(),
+            EntrySource::List { input, .. } => match input {
+                Input::Path(path) => stem(path),
+                Input::Stdin => "stdin".to_string(),
+            },
+            // A trailing `/` has no name: take the folder's own.
+            EntrySource::Ut1(dir) => dir.components().next_back().map_or_else(
+                || "ut1".to_string(),
+                |c| c.as_os_str().to_string_lossy().into_owned(),
+            ),
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        match self {
+            EntrySource::List { input, .. } => input.display_path(),
+            EntrySource::Ut1(dir) => dir.clone(),
+        }
+    }
+}
+
+/// Distinct entries with their categories, and the exceptions.
+#[derive(Clone, Debug, Default)]
+pub struct EntrySet {
+    /// The entries to block, distinct.
+    pub entries: Vec<Entry>,
+    /// Category names; ids are indices.
+    pub categories: Vec<String>,
+    /// Per entry (parallel to `entries`): its category ids, sorted.
+    pub membership: Vec<Vec<u16>>,
+    /// The exceptions, distinct.
+    pub exceptions: Vec<Entry>,
+}
+
+impl EntrySet {
+    /// Entries of category `id`.
+    pub fn count_in(&self, id: u16) -> u64 {
+        self.membership.iter().filter(|m| m.contains(&id)).count() as u64
+    }
+
+    /// Entries without categories (each in one category named `category`), no exceptions.
+    pub fn uncategorized(entries: Vec<Entry>, category: &str) -> Self {
+        let membership = vec![vec![0]; entries.len()];
+        EntrySet {
+            entries,
+            categories: vec![category.to_string()],
+            membership,
+            exceptions: Vec::new(),
+        }
+    }
 }
 
 /// What reading the entries found.
@@ -29,95 +156,180 @@ pub struct EntrySummary {
     pub domains: u64,
     /// Distinct URL entries.
     pub urls: u64,
-    /// Entries equal to an earlier one (after canonicalization), across all files.
+    /// Distinct exceptions.
+    pub exceptions: u64,
+    /// Entries equal to an earlier one (after canonicalization), across all files (an entry in
+    /// two categories counts once here, and belongs to both).
     pub duplicates: u64,
-    /// Lines that are not entries (no host, too deep, ...).
+    /// Lines that are not entries (no host, too deep, user info, ...).
     pub rejected: u64,
     /// The first few rejected lines: (file, line text, reason).
     pub rejected_examples: Vec<(PathBuf, String, String)>,
 }
 
-/// Reads every source and returns the distinct entries.
-pub fn read_entries(sources: &[EntrySource]) -> Result<(Vec<Entry>, EntrySummary)> {
-    let mut entries = Vec::new();
-    let mut seen = HashSet::new();
+/// Reads every source and returns the distinct entries with their categories, and the
+/// exceptions.
+pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)> {
+    let mut set = EntrySet::default();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut exception_keys: HashMap<String, ()> = HashMap::new();
+    let mut category_ids: HashMap<String, u16> = HashMap::new();
     let mut summary = EntrySummary::default();
     for source in sources {
         let ut1 = matches!(source, EntrySource::Ut1(_));
+        let role = source.role();
         for (input, options) in inputs_of(source)? {
             let raw_options = ListOptions {
                 scheme: KeyScheme::Exact,
                 ..options
             };
-            let (lines, list_summary) = match read_list(&input, &raw_options, &mut |_| {}) {
+            let read = read_list_groups(&input, &raw_options, &source.category(), &mut |_| {});
+            let (groups, list_summary) = match read {
                 // UT1 ships some empty lists; the category's other file (or the other
                 // categories) still count, and an empty result overall is reported below.
                 Err(Error::EmptyInput { .. }) if ut1 => continue,
                 other => other?,
             };
             let path = input.display_path();
-            for line in lines.iter() {
-                match Entry::parse(line) {
-                    Ok(entry) => {
-                        if seen.insert(entry.to_key_string()) {
+            let mut file = FileTally::default();
+            for (category, lines) in &groups {
+                let id = match category_ids.get(category) {
+                    Some(&id) => id,
+                    None if role == Role::Allow => 0,
+                    None => {
+                        if set.categories.len() >= MAX_CATEGORIES {
+                            return Err(Error::invalid(
+                                &path,
+                                "category count",
+                                set.categories.len(),
+                            ));
+                        }
+                        let id = set.categories.len() as u16;
+                        set.categories.push(category.clone());
+                        category_ids.insert(category.clone(), id);
+                        id
+                    }
+                };
+                for line in lines.iter() {
+                    file.lines += 1;
+                    let entry = match Entry::parse(line) {
+                        Ok(entry) => entry,
+                        Err(error) => {
+                            file.reject(line, &error, &path, &mut summary);
+                            continue;
+                        }
+                    };
+                    let key = entry.to_key_string();
+                    if role == Role::Allow {
+                        if exception_keys.insert(key, ()).is_none() {
+                            summary.exceptions += 1;
+                            set.exceptions.push(entry);
+                        } else {
+                            summary.duplicates += 1;
+                        }
+                        continue;
+                    }
+                    match index.get(&key) {
+                        Some(&at) => {
+                            summary.duplicates += 1;
+                            let member = &mut set.membership[at];
+                            if !member.contains(&id) {
+                                member.push(id);
+                                member.sort_unstable();
+                            }
+                        }
+                        None => {
                             match entry.kind() {
                                 ExpressionKind::Domain => summary.domains += 1,
                                 ExpressionKind::Url => summary.urls += 1,
                             }
-                            entries.push(entry);
-                        } else {
-                            summary.duplicates += 1;
-                        }
-                    }
-                    Err(error) => {
-                        summary.rejected += 1;
-                        if summary.rejected_examples.len() < MALFORMED_EXAMPLES {
-                            let text = String::from_utf8_lossy(&line[..line.len().min(120)]);
-                            summary.rejected_examples.push((
-                                path.clone(),
-                                text.into_owned(),
-                                error.to_string(),
-                            ));
+                            index.insert(key, set.entries.len());
+                            set.entries.push(entry);
+                            set.membership.push(vec![id]);
                         }
                     }
                 }
             }
+            file.check(&path)?;
             summary.files.push((path, list_summary));
         }
     }
-    if entries.is_empty() {
-        let path = sources.first().map(source_path).unwrap_or_default();
+    if set.entries.is_empty() {
+        let path = sources.first().map(EntrySource::path).unwrap_or_default();
         return Err(Error::EmptyInput {
             path,
-            detail: format!("{} lines rejected as entries", summary.rejected),
+            detail: format!(
+                "{} lines rejected as entries{}",
+                summary.rejected,
+                if set.exceptions.is_empty() {
+                    ""
+                } else {
+                    ", and exceptions alone block nothing"
+                }
+            ),
         });
     }
-    Ok((entries, summary))
+    Ok((set, summary))
 }
 
-impl EntrySource {
-    /// The files this source reads (none for standard input), for output-path checks.
-    pub fn files(&self) -> Vec<PathBuf> {
-        match self {
-            EntrySource::List(input, _) => {
-                input.file().map(Path::to_path_buf).into_iter().collect()
-            }
-            EntrySource::Ut1(dir) => ["domains", "urls"].iter().map(|f| dir.join(f)).collect(),
+/// One file's lines and refusals, to refuse a file that is mostly not entries.
+#[derive(Default)]
+struct FileTally {
+    lines: u64,
+    rejected: u64,
+    userinfo: u64,
+    example: Option<String>,
+}
+
+impl FileTally {
+    fn reject(
+        &mut self,
+        line: &[u8],
+        error: &phishbloom_url::Error,
+        path: &Path,
+        summary: &mut EntrySummary,
+    ) {
+        self.rejected += 1;
+        if matches!(error, phishbloom_url::Error::EntryUserinfo { .. }) {
+            self.userinfo += 1;
+        }
+        summary.rejected += 1;
+        let text = String::from_utf8_lossy(&line[..line.len().min(120)]).into_owned();
+        if self.example.is_none() {
+            self.example = Some(format!("{text:?}: {error}"));
+        }
+        if summary.rejected_examples.len() < MALFORMED_EXAMPLES {
+            summary
+                .rejected_examples
+                .push((path.to_path_buf(), text, error.to_string()));
         }
     }
-}
 
-fn source_path(source: &EntrySource) -> PathBuf {
-    match source {
-        EntrySource::List(input, _) => input.display_path(),
-        EntrySource::Ut1(dir) => dir.clone(),
+    /// Refuses a file when more than half of its lines are not entries.
+    fn check(self, path: &Path) -> Result<()> {
+        if self.rejected * 2 <= self.lines {
+            return Ok(());
+        }
+        if self.userinfo * 2 > self.lines {
+            return Err(Error::LooksLikeAddresses {
+                path: path.to_path_buf(),
+                rejected: self.userinfo,
+                lines: self.lines,
+            });
+        }
+        Err(Error::MostLinesRejected {
+            path: path.to_path_buf(),
+            rejected: self.rejected,
+            lines: self.lines,
+            example: self.example.unwrap_or_default(),
+        })
     }
 }
 
 /// The files a source stands for.
 fn inputs_of(source: &EntrySource) -> Result<Vec<(Input, ListOptions)>> {
     match source {
-        EntrySource::List(input, options) => Ok(vec![(input.clone(), options.clone())]),
+        EntrySource::List { input, options, .. } => Ok(vec![(input.clone(), options.clone())]),
         EntrySource::Ut1(dir) => ut1_files(dir),
     }
 }
@@ -170,22 +382,48 @@ pub fn ut1_categories(root: &Path) -> Result<Vec<PathBuf>> {
 mod tests {
     use super::*;
 
+    fn folder(root: &Path, name: &str, domains: &str, urls: &str) -> PathBuf {
+        let dir = root.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("domains"), domains).unwrap();
+        std::fs::write(dir.join("urls"), urls).unwrap();
+        dir
+    }
+
     #[test]
-    fn ut1_folder_gives_domain_and_url_entries() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("domains"), "evil.com\nEVIL.com\nbad.org\n").unwrap();
-        std::fs::write(
-            dir.path().join("urls"),
-            "sig2fa.wixsite.com/sig2faverify\n...\n",
-        )
-        .unwrap();
-        let (entries, summary) =
-            read_entries(&[EntrySource::Ut1(dir.path().to_path_buf())]).unwrap();
-        assert_eq!(entries.len(), 3);
-        assert_eq!((summary.domains, summary.urls), (2, 1));
-        assert_eq!(summary.duplicates, 1);
+    fn ut1_folders_give_entries_in_their_categories_and_exceptions() {
+        let root = tempfile::tempdir().unwrap();
+        let phishing = folder(
+            root.path(),
+            "phishing",
+            "evil.com\nEVIL.com\nbad.org\n",
+            "sig2fa.wixsite.com/x\n...\n",
+        );
+        let malware = folder(root.path(), "malware", "bad.org\nworm.net\n", "");
+        let allow = folder(root.path(), UT1_EXCEPTIONS, "docs.evil.com\n", "");
+        let sources = [phishing, malware, allow].map(EntrySource::Ut1);
+        let (set, summary) = read_entries(&sources).unwrap();
+        assert_eq!(set.categories, ["phishing", "malware"]);
+        assert_eq!(set.entries.len(), 4);
+        let of = |key: &str| {
+            let at = set
+                .entries
+                .iter()
+                .position(|e| e.to_key_string() == key)
+                .unwrap();
+            set.membership[at].clone()
+        };
+        assert_eq!(of("evil.com"), [0]);
+        assert_eq!(of("bad.org"), [0, 1]);
+        assert_eq!(of("worm.net"), [1]);
+        assert_eq!(set.exceptions.len(), 1);
+        assert_eq!(
+            (summary.domains, summary.urls, summary.exceptions),
+            (3, 1, 1)
+        );
+        assert_eq!(summary.duplicates, 2);
         assert_eq!(summary.rejected, 1);
-        assert_eq!(summary.files.len(), 2);
+        assert_eq!((set.count_in(0), set.count_in(1)), (3, 2));
     }
 
     #[test]
@@ -195,5 +433,39 @@ mod tests {
         assert!(matches!(error, Error::NotAUt1Category { .. }), "{error:?}");
         let error = read_entries(&[EntrySource::Ut1(dir.path().join("nope"))]).unwrap_err();
         assert!(error.to_string().contains("UT1"), "{error}");
+    }
+
+    #[test]
+    fn lists_that_are_mostly_not_entries_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let read = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            read_entries(&[EntrySource::list(Input::Path(path), ListOptions::default())])
+        };
+        let error = read("mails.txt", "a@evil.com\nb@bad.org\nok.com\n").unwrap_err();
+        assert!(
+            matches!(
+                error,
+                Error::LooksLikeAddresses {
+                    rejected: 2,
+                    lines: 3,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let error = read("junk.txt", "javascript:x\n/path\nok.com\n").unwrap_err();
+        assert!(
+            matches!(error, Error::MostLinesRejected { rejected: 2, .. }),
+            "{error:?}"
+        );
+        let error = read("head.txt", "url,isMalicious\nmetamascks.com,-1\n").unwrap_err();
+        assert!(matches!(error, Error::LooksLikeCsv { .. }), "{error:?}");
+        // A few bad lines among many are counted, not fatal.
+        let (set, summary) = read("fine.txt", "a@evil.com\nok.com\nfine.org\n").unwrap();
+        assert_eq!((set.entries.len(), summary.rejected), (2, 1));
+        // A list's category is its file's stem.
+        assert_eq!(set.categories, ["fine"]);
     }
 }

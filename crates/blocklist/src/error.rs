@@ -101,6 +101,59 @@ pub enum Error {
         detail: String,
     },
 
+    /// A plain list starts with what looks like a CSV header.
+    #[error(
+        "{path}: the first line `{header}` looks like a CSV header, so this is not a list of one \
+         entry per line; read it as CSV (with its key column by name)"
+    )]
+    LooksLikeCsv {
+        /// The input.
+        path: PathBuf,
+        /// The first line.
+        header: String,
+    },
+
+    /// Most lines of a list are e-mail addresses or other `user@host` keys, not entries.
+    #[error(
+        "{path}: {rejected} of {lines} lines are addresses (`user@host`), not URL or domain \
+         entries; as entries they would list whole domains — keep them as exact keys"
+    )]
+    LooksLikeAddresses {
+        /// The input.
+        path: PathBuf,
+        /// Lines refused for user info.
+        rejected: u64,
+        /// Lines read.
+        lines: u64,
+    },
+
+    /// Most lines of a list are not entries of the chosen kind.
+    #[error(
+        "{path}: {rejected} of {lines} lines are not URL or domain entries (first: {example}); \
+         this is not a list of entries in the chosen format"
+    )]
+    MostLinesRejected {
+        /// The input.
+        path: PathBuf,
+        /// Lines refused.
+        rejected: u64,
+        /// Lines read.
+        lines: u64,
+        /// The first refused line and why.
+        example: String,
+    },
+
+    /// A category name is not one of the list's.
+    #[error("{path}: no category `{name}` in this list (it has: {available})")]
+    UnknownCategory {
+        /// The blocklist file.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+        /// The list's categories, comma-separated.
+        available: String,
+    },
+
     /// The CSV reader failed on the header row.
     #[error(
         "{path}: cannot read the CSV header: {message}; is this a CSV file with a header row?"

@@ -65,6 +65,12 @@ pub mod tag {
     pub const VERIFY: u16 = 3;
     /// CaBF's split and component-filter count.
     pub const CABF: u16 = 4;
+    /// The list's categories: names and entry counts.
+    pub const CATEGORIES: u16 = 5;
+    /// The category set of each fingerprint of the verification section.
+    pub const CATEGORY_SETS: u16 = 6;
+    /// Exception entries, exact.
+    pub const EXCEPTIONS: u16 = 7;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
 }
@@ -78,6 +84,9 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::FILTER => "filter",
         tag::VERIFY => "verification",
         tag::CABF => "CaBF",
+        tag::CATEGORIES => "categories",
+        tag::CATEGORY_SETS => "category sets",
+        tag::EXCEPTIONS => "exceptions",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }

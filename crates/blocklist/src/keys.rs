@@ -17,6 +17,10 @@ pub enum KeyScheme {
     /// case (paths are case-sensitive on most servers).
     #[default]
     Url,
+    /// Exact keys compared without case: the key's bytes after Unicode simple case folding
+    /// (`Spammer@Evil.COM` and `spammer@evil.com` are one key). Bytes that are not UTF-8 are
+    /// kept as they are.
+    Folded,
     /// URL blocklist semantics: lines are canonicalized (Safe Browsing rules, `phishbloom-url`)
     /// and a URL is listed if any of its lookup expressions (host suffixes × path prefixes) is a
     /// list entry. Used through the URL engines ([`crate::engine`]), not
@@ -31,6 +35,7 @@ impl KeyScheme {
             KeyScheme::Exact => 0,
             KeyScheme::Url => 1,
             KeyScheme::Expressions => 2,
+            KeyScheme::Folded => 4,
         }
     }
 
@@ -40,6 +45,7 @@ impl KeyScheme {
             0 => Some(KeyScheme::Exact),
             1 => Some(KeyScheme::Url),
             2 => Some(KeyScheme::Expressions),
+            4 => Some(KeyScheme::Folded),
             _ => None,
         }
     }
@@ -50,6 +56,7 @@ impl KeyScheme {
             KeyScheme::Exact => "exact",
             KeyScheme::Url => "url",
             KeyScheme::Expressions => "url-expressions",
+            KeyScheme::Folded => "exact-folded",
         }
     }
 
@@ -67,10 +74,28 @@ impl KeyScheme {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         match self {
             KeyScheme::Exact => out.extend_from_slice(raw),
+            KeyScheme::Folded => fold_case(raw, out),
             // Whole-key normalization of a URL; expression matching goes through the matcher.
             KeyScheme::Url | KeyScheme::Expressions => normalize_url(raw, out),
         }
         out.len() - start
+    }
+}
+
+/// Unicode simple case folding (`CaseFolding.txt`, statuses C and S: one character to one, so
+/// `ß` stays `ß`) of the UTF-8 parts of `raw`; other bytes are copied. ASCII takes a fast path.
+fn fold_case(raw: &[u8], out: &mut Vec<u8>) {
+    if raw.is_ascii() {
+        out.extend(raw.iter().map(u8::to_ascii_lowercase));
+        return;
+    }
+    let folder = icu_casemap::CaseMapper::new();
+    let mut utf8 = [0u8; 4];
+    for chunk in raw.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            out.extend_from_slice(folder.simple_fold(c).encode_utf8(&mut utf8).as_bytes());
+        }
+        out.extend_from_slice(chunk.invalid());
     }
 }
 
@@ -132,8 +157,27 @@ mod tests {
     }
 
     #[test]
+    fn folded_keys_ignore_case_in_every_script() {
+        let fold = |raw: &[u8]| {
+            let mut out = Vec::new();
+            KeyScheme::Folded.normalize_into(raw, &mut out);
+            out
+        };
+        assert_eq!(fold(b"Spammer@Evil.COM"), b"spammer@evil.com");
+        assert_eq!(fold("ÄRGER Σίσυφος".as_bytes()), "ärger σίσυφοσ".as_bytes());
+        // Simple folding keeps one character for one: ß stays ß, not ss.
+        assert_eq!(fold("Straße".as_bytes()), "straße".as_bytes());
+        assert_eq!(fold(b"AB\xffC"), b"ab\xffc");
+    }
+
+    #[test]
     fn codes_round_trip() {
-        for scheme in [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions] {
+        for scheme in [
+            KeyScheme::Exact,
+            KeyScheme::Url,
+            KeyScheme::Expressions,
+            KeyScheme::Folded,
+        ] {
             assert_eq!(KeyScheme::from_code(scheme.code()), Some(scheme));
         }
         assert_eq!(KeyScheme::from_code(99), None);

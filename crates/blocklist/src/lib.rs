@@ -60,12 +60,14 @@ pub mod format;
 pub mod keys;
 pub mod plan;
 pub mod printer;
+pub mod resolve;
 pub mod sections;
 pub mod source;
 
-pub use blocklist::{Blocklist, BuildOptions, Kind, Verdict};
+pub use blocklist::{Blocklist, BuildOptions, Kind};
 pub use error::{Error, Result};
 pub use keys::KeyScheme;
+pub use resolve::{Status, Verdict};
 pub use source::{Input, KeyList, ListOptions, ListSummary};
 
 /// Serializes a value through its `Display` form (for types of other crates, such as

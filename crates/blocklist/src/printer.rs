@@ -1,57 +1,93 @@
 //! Verdict printers: one line per checked item, as tab-separated text or as one JSON object
 //! (the output of `phishbloom check`, and the body of the server's NDJSON answers).
+//!
+//! TSV columns: the item; `clean`, `listed` or `allowed`; then, unless clean, the entry that
+//! decided (the block entry, or for `allowed` the exception), its kind (`domain`, `url` or `key`)
+//! and the categories of the block entry, comma-separated, prefixed `possible:` when the list
+//! cannot tell exactly (no verification section). JSON fields: `key`, `verdict`, `listed`,
+//! `entry`, `entry_kind`, `categories`, `categories_exact`, `exception`, `exception_kind`.
 
-use crate::blocklist::Verdict;
+use crate::resolve::{Status, Verdict};
 
 /// Output format of verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// `ITEM<TAB>listed|clean`, plus `<TAB>EXPRESSION<TAB>domain|url` for a URL match.
+    /// `ITEM<TAB>VERDICT[<TAB>ENTRY<TAB>KIND<TAB>CATEGORIES]`.
     Tsv,
-    /// `{"key": ITEM, "listed": bool, "expression": …, "entry": …}` per line.
+    /// One JSON object per line.
     Json,
 }
 
 /// Appends the verdict line for `item` to `out`.
 pub fn write_verdict(item: &[u8], verdict: &Verdict, output: Output, out: &mut Vec<u8>) {
-    let hit = verdict.hit.as_ref();
     match output {
-        Output::Tsv => {
-            out.extend_from_slice(item);
-            out.extend_from_slice(if verdict.listed {
-                b"\tlisted"
-            } else {
-                b"\tclean"
-            });
-            if let Some(hit) = hit {
-                out.push(b'\t');
-                out.extend_from_slice(hit.expression.as_bytes());
-                out.push(b'\t');
-                out.extend_from_slice(hit.kind.as_bytes());
-            }
-            out.push(b'\n');
+        Output::Tsv => write_tsv(item, verdict, out),
+        Output::Json => write_json(item, verdict, out),
+    }
+}
+
+fn write_tsv(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
+    out.extend_from_slice(item);
+    out.push(b'\t');
+    out.extend_from_slice(verdict.status.name().as_bytes());
+    let decided = match verdict.status {
+        Status::Clean => None,
+        Status::Listed => verdict.hit.as_ref(),
+        Status::Allowed => verdict.exception.as_ref(),
+    };
+    if let Some(entry) = decided {
+        out.push(b'\t');
+        out.extend_from_slice(entry.expression.as_bytes());
+        out.push(b'\t');
+        out.extend_from_slice(entry.kind.as_bytes());
+        out.push(b'\t');
+        if !verdict.categories_exact {
+            out.extend_from_slice(b"possible:");
         }
-        Output::Json => {
-            #[derive(serde::Serialize)]
-            struct Line<'a> {
-                key: std::borrow::Cow<'a, str>,
-                listed: bool,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                expression: Option<&'a str>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                entry: Option<&'a str>,
+        for (i, name) in verdict.categories.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
-            let line = Line {
-                key: String::from_utf8_lossy(item),
-                listed: verdict.listed,
-                expression: hit.map(|h| h.expression.as_str()),
-                entry: hit.map(|h| h.kind),
-            };
-            // Serializing strings and a bool into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *out, &line);
-            out.push(b'\n');
+            out.extend_from_slice(name.as_bytes());
         }
     }
+    out.push(b'\n');
+}
+
+fn write_json(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        key: std::borrow::Cow<'a, str>,
+        verdict: Status,
+        listed: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        entry: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        entry_kind: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        categories: Option<&'a [String]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        categories_exact: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exception: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exception_kind: Option<&'a str>,
+    }
+    let hit = verdict.hit.as_ref();
+    let line = Line {
+        key: String::from_utf8_lossy(item),
+        verdict: verdict.status,
+        listed: verdict.listed(),
+        entry: hit.map(|h| h.expression.as_str()),
+        entry_kind: hit.map(|h| h.kind),
+        categories: hit.map(|_| verdict.categories.as_slice()),
+        categories_exact: hit.map(|_| verdict.categories_exact),
+        exception: verdict.exception.as_ref().map(|h| h.expression.as_str()),
+        exception_kind: verdict.exception.as_ref().map(|h| h.kind),
+    };
+    // Serializing strings and booleans into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, &line);
+    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -59,27 +95,69 @@ mod tests {
     use super::*;
     use crate::engine::Hit;
 
-    #[test]
-    fn tsv_and_json_lines() {
-        let hit = Verdict {
-            listed: true,
+    fn listed() -> Verdict {
+        Verdict {
+            status: Status::Listed,
             hit: Some(Hit {
                 expression: "evil.com".into(),
                 kind: "domain",
             }),
-        };
+            exception: None,
+            categories: vec!["phishing".into(), "malware".into()],
+            categories_exact: true,
+        }
+    }
+
+    #[test]
+    fn tsv_lines_name_the_entry_and_its_categories() {
         let mut out = Vec::new();
-        write_verdict(b"http://a.evil.com/", &hit, Output::Tsv, &mut out);
+        write_verdict(b"http://a.evil.com/", &listed(), Output::Tsv, &mut out);
         write_verdict(b"x", &Verdict::default(), Output::Tsv, &mut out);
+        let possible = Verdict {
+            categories_exact: false,
+            ..listed()
+        };
+        write_verdict(b"y", &possible, Output::Tsv, &mut out);
+        let allowed = Verdict {
+            status: Status::Allowed,
+            exception: Some(Hit {
+                expression: "docs.evil.com".into(),
+                kind: "domain",
+            }),
+            ..listed()
+        };
+        write_verdict(b"docs.evil.com/a", &allowed, Output::Tsv, &mut out);
         assert_eq!(
-            out,
-            b"http://a.evil.com/\tlisted\tevil.com\tdomain\nx\tclean\n"
+            String::from_utf8(out).unwrap(),
+            "http://a.evil.com/\tlisted\tevil.com\tdomain\tphishing,malware\n\
+             x\tclean\n\
+             y\tlisted\tevil.com\tdomain\tpossible:phishing,malware\n\
+             docs.evil.com/a\tallowed\tdocs.evil.com\tdomain\tphishing,malware\n"
         );
-        out.clear();
-        write_verdict(b"\xff\"q", &hit, Output::Json, &mut out);
+    }
+
+    #[test]
+    fn json_lines_carry_every_field() {
+        let mut out = Vec::new();
+        write_verdict(b"\xff\"q", &listed(), Output::Json, &mut out);
         let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(value["key"], "\u{fffd}\"q");
+        assert_eq!(value["verdict"], "listed");
         assert_eq!(value["listed"], true);
-        assert_eq!(value["expression"], "evil.com");
+        assert_eq!(value["entry"], "evil.com");
+        assert_eq!(value["entry_kind"], "domain");
+        assert_eq!(
+            value["categories"],
+            serde_json::json!(["phishing", "malware"])
+        );
+        assert_eq!(value["categories_exact"], true);
+        assert!(value.get("exception").is_none());
+        out.clear();
+        write_verdict(b"ok", &Verdict::default(), Output::Json, &mut out);
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"key": "ok", "verdict": "clean", "listed": false})
+        );
     }
 }

@@ -121,6 +121,8 @@ pub struct ListOptions {
     pub label: LabelFilter,
     /// How lines become keys.
     pub scheme: KeyScheme,
+    /// A CSV column whose value is each row's category (see [`read_list_groups`]).
+    pub category_column: Option<String>,
 }
 
 impl Default for ListOptions {
@@ -130,6 +132,7 @@ impl Default for ListOptions {
             key_column: "url".to_string(),
             label: LabelFilter::Default,
             scheme: KeyScheme::Url,
+            category_column: None,
         }
     }
 }
@@ -173,6 +176,13 @@ impl KeyList {
     pub fn as_slices(&self) -> Vec<&[u8]> {
         self.iter().collect()
     }
+
+    /// Appends every key of `other`.
+    pub fn extend(&mut self, other: &KeyList) {
+        for key in other.iter() {
+            self.push(key);
+        }
+    }
 }
 
 /// What reading a list found.
@@ -205,27 +215,29 @@ impl ListSummary {
     }
 }
 
-/// Collects distinct keys and counts duplicates (by 128-bit xxh3: a false "duplicate" needs a
-/// 128-bit collision, probability ~n²/2^129).
+/// Collects distinct keys per group (category) and counts duplicates (by 128-bit xxh3: a false
+/// "duplicate" needs a 128-bit collision, probability ~n²/2^129).
 struct Collector {
-    keys: KeyList,
-    seen: HashSet<u128>,
+    groups: Vec<(String, KeyList, HashSet<u128>)>,
     scratch: Vec<u8>,
     scheme: KeyScheme,
 }
 
 impl Collector {
-    fn new(scheme: KeyScheme) -> Self {
+    fn new(scheme: KeyScheme, default_group: &str) -> Self {
         Collector {
-            keys: KeyList::default(),
-            seen: HashSet::new(),
+            groups: vec![(
+                default_group.to_string(),
+                KeyList::default(),
+                HashSet::new(),
+            )],
             scratch: Vec::new(),
             scheme,
         }
     }
 
-    /// Normalizes and records one selected raw key.
-    fn add(&mut self, raw: &[u8], line: u64, summary: &mut ListSummary) {
+    /// Normalizes and records one selected raw key, in group `group` (0 is the default).
+    fn add(&mut self, raw: &[u8], line: u64, summary: &mut ListSummary, group: usize) {
         summary.selected += 1;
         if raw.len() > MAX_KEY_BYTES {
             summary.malformed(line, format!("key longer than {MAX_KEY_BYTES} bytes"));
@@ -236,13 +248,24 @@ impl Collector {
             return;
         }
         let hash = KeyHash::of(&self.scratch);
-        if self
-            .seen
-            .insert(u128::from(hash.h1) | u128::from(hash.h2) << 64)
-        {
-            self.keys.push(&self.scratch);
+        let (_, keys, seen) = &mut self.groups[group];
+        if seen.insert(u128::from(hash.h1) | u128::from(hash.h2) << 64) {
+            keys.push(&self.scratch);
         } else {
             summary.duplicates += 1;
+        }
+    }
+
+    /// The group named `name`, created if new.
+    fn group(&mut self, name: &[u8]) -> usize {
+        let name = String::from_utf8_lossy(name.trim_ascii());
+        match self.groups.iter().position(|(n, _, _)| *n == name) {
+            Some(index) => index,
+            None => {
+                self.groups
+                    .push((name.into_owned(), KeyList::default(), HashSet::new()));
+                self.groups.len() - 1
+            }
         }
     }
 }
@@ -254,6 +277,35 @@ pub fn read_list(
     options: &ListOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(KeyList, ListSummary)> {
+    let (mut groups, summary) = read_list_groups(input, options, "", progress)?;
+    let keys = match groups.len() {
+        1 => groups.pop().map(|(_, keys)| keys).unwrap_or_default(),
+        // Categories from a column: one list of the distinct keys of every group.
+        _ => {
+            let mut seen = HashSet::new();
+            let mut keys = KeyList::default();
+            for (_, group) in &groups {
+                for key in group.iter() {
+                    if seen.insert(KeyHash::of(key)) {
+                        keys.push(key);
+                    }
+                }
+            }
+            keys
+        }
+    };
+    Ok((keys, summary))
+}
+
+/// Like [`read_list`], with the keys grouped by category: one group named `category` (the
+/// list's own name), or — with [`ListOptions::category_column`] — one group per value of that
+/// CSV column. Keys are distinct within a group; a key may be in several groups.
+pub fn read_list_groups(
+    input: &Input,
+    options: &ListOptions,
+    category: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
     let path = input.display_path();
     let csv = match options.format {
         Format::Csv => true,
@@ -262,7 +314,7 @@ pub fn read_list(
             matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
         }
     };
-    read_list_from(input.open()?, &path, csv, options, progress)
+    read_groups_from(input.open()?, &path, csv, options, category, progress)
 }
 
 /// [`read_list`] from any reader (`csv` chooses the format; `path` names it in messages).
@@ -273,8 +325,24 @@ pub fn read_list_from(
     options: &ListOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(KeyList, ListSummary)> {
+    let (groups, summary) = read_groups_from(reader, path, csv, options, "", progress)?;
+    let mut keys = KeyList::default();
+    for (_, group) in &groups {
+        keys.extend(group);
+    }
+    Ok((keys, summary))
+}
+
+fn read_groups_from(
+    reader: Box<dyn Read + Send>,
+    path: &Path,
+    csv: bool,
+    options: &ListOptions,
+    category: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
     let path = path.to_path_buf();
-    let mut collector = Collector::new(options.scheme);
+    let mut collector = Collector::new(options.scheme, category);
     let mut summary = ListSummary::default();
     if csv {
         read_csv(
@@ -286,9 +354,16 @@ pub fn read_list_from(
             progress,
         )?;
     } else {
-        read_lines(reader, &path, &mut collector, &mut summary, progress)?;
+        let sniff = options.format == Format::Auto;
+        read_lines(reader, &path, sniff, &mut collector, &mut summary, progress)?;
     }
-    if collector.keys.is_empty() {
+    let groups: Vec<(String, KeyList)> = collector
+        .groups
+        .into_iter()
+        .filter(|(_, keys, _)| !keys.is_empty())
+        .map(|(name, keys, _)| (name, keys))
+        .collect();
+    if groups.is_empty() {
         return Err(Error::EmptyInput {
             path,
             detail: format!(
@@ -297,7 +372,23 @@ pub fn read_list_from(
             ),
         });
     }
-    Ok((collector.keys, summary))
+    Ok((groups, summary))
+}
+
+/// Whether a plain list's first line looks like a CSV header (`url,isMalicious`): two or more
+/// comma-separated fields, each a column name — letters, digits, `_`, `-` or spaces, starting
+/// with a letter — and none of them a host or URL. Such a list read as lines would make its
+/// header and its rows (`evil.com,-1`) into keys.
+fn looks_like_csv_header(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(<[u8]>::trim_ascii).collect();
+    fields.len() >= 2
+        && fields.iter().all(|field| {
+            field.first().is_some_and(u8::is_ascii_alphabetic)
+                && field
+                    .iter()
+                    .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
+        })
 }
 
 /// Reports progress every this many rows (cheap enough not to show in profiles).
@@ -306,6 +397,7 @@ const PROGRESS_EVERY: u64 = 1 << 16;
 fn read_lines(
     reader: Box<dyn Read + Send>,
     path: &Path,
+    sniff: bool,
     collector: &mut Collector,
     summary: &mut ListSummary,
     progress: &mut dyn FnMut(u64),
@@ -324,8 +416,14 @@ fn read_lines(
         bytes_read += consumed as u64;
         summary.rows += 1;
         let number = summary.rows;
+        if number == 1 && sniff && looks_like_csv_header(&line) {
+            return Err(Error::LooksLikeCsv {
+                path: path.to_path_buf(),
+                header: String::from_utf8_lossy(&line).trim_end().to_string(),
+            });
+        }
         if complete {
-            collector.add(&line, number, summary);
+            collector.add(&line, number, summary, 0);
         } else {
             summary.selected += 1;
             summary.malformed(number, format!("line longer than {MAX_KEY_BYTES} bytes"));
@@ -416,6 +514,10 @@ fn read_csv(
         }
     };
     summary.label = label.as_ref().map(|(_, c, v)| format!("{c} = {v}"));
+    let category_index = match &options.category_column {
+        Some(column) => Some(find(column).ok_or_else(|| missing(column, "category"))?),
+        None => None,
+    };
     let mut labels_seen: Vec<String> = Vec::new();
     let mut record = csv::ByteRecord::new();
     loop {
@@ -454,7 +556,16 @@ fn read_csv(
                 continue;
             }
         }
-        collector.add(record.get(key_index).unwrap_or_default(), line, summary);
+        let group = match category_index {
+            Some(index) => collector.group(record.get(index).unwrap_or_default()),
+            None => 0,
+        };
+        collector.add(
+            record.get(key_index).unwrap_or_default(),
+            line,
+            summary,
+            group,
+        );
         if summary.rows % PROGRESS_EVERY == 0 {
             progress(csv.position().byte());
         }

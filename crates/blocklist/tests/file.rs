@@ -9,6 +9,7 @@ use std::path::Path;
 use phishbloom_blocklist::check::{check_stream, StreamOptions};
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
+use phishbloom_blocklist::entries::EntrySet;
 use phishbloom_blocklist::format::reseal;
 use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::{Blocklist, BuildOptions, Error, KeyList, KeyScheme, Kind, Verdict};
@@ -59,7 +60,11 @@ fn url_line() -> impl Strategy<Value = String> {
         })
 }
 
-fn entries(lines: &[String]) -> Vec<Entry> {
+fn entries(lines: &[String]) -> EntrySet {
+    EntrySet::uncategorized(entry_list(lines), "test")
+}
+
+fn entry_list(lines: &[String]) -> Vec<Entry> {
     let mut seen = std::collections::HashSet::new();
     lines
         .iter()
@@ -110,7 +115,8 @@ fn every_kind() -> Vec<Blocklist> {
                 verify: strategy == HashStrategy::Xxh3,
                 ..options(kind, 0.001, false)
             };
-            all.push(Blocklist::from_keys(&keys, KeyScheme::Exact, &options).unwrap());
+            let groups = [("passwords".to_string(), keys.clone())];
+            all.push(Blocklist::from_keys(&groups, KeyScheme::Exact, &options).unwrap());
         }
     }
     all
@@ -138,7 +144,7 @@ proptest! {
         prop_assert_eq!(verdicts(&opened, &all), verdicts(&built, &all));
         // Every entry is listed (no false negatives), in both.
         for line in &lines {
-            prop_assert!(opened.check(line.as_bytes(), &mut Scratch::default()).listed, "{}", line);
+            prop_assert!(opened.check(line.as_bytes(), &mut Scratch::default()).listed(), "{}", line);
         }
         // The same blocklist always encodes to the same bytes.
         prop_assert_eq!(opened.to_bytes(), bytes);
@@ -153,11 +159,11 @@ proptest! {
         let list = entries(&lines);
         // A very loose filter (50 % per URL): most hits must be settled by verification.
         let verified = Blocklist::from_entries(&list, &options(kind, 0.5, true)).unwrap();
-        let exact = ExactMatcher::new(&list);
+        let exact = ExactMatcher::new(&list.entries);
         let mut scratch = Scratch::default();
         for query in queries.iter().chain(&lines) {
             let url = canonicalize(query.as_bytes()).unwrap();
-            let want = exact.find(&url, &mut scratch, None).is_some();
+            let want = exact.find(&url, &mut scratch).is_some();
             prop_assert_eq!(verified.find_url(&url, &mut scratch).is_some(), want, "{}", query);
         }
     }
@@ -268,7 +274,7 @@ fn a_file_rewritten_or_truncated_in_place_does_not_disturb_an_open_blocklist() {
         .chain((0..2000).map(|i| format!("http://other{i}.example.net/").into_bytes()))
         .collect();
     let before = verdicts(&open, &queries);
-    assert!(before[..2000].iter().all(|v| v.listed));
+    assert!(before[..2000].iter().all(|v| v.listed()));
 
     // In place, the way `cp` or a careless writer does it: truncate, then rewrite other bytes.
     let other: Vec<String> = (0..2000).map(|i| format!("else{i}.example.org")).collect();
@@ -336,7 +342,9 @@ fn a_reader_racing_a_writer_in_place_never_gets_a_listed_key_as_clean() {
                         .find(|(_, b)| *b == bytes)
                         .expect("an opened file is one of the versions written");
                     for line in lines.iter().step_by(97) {
-                        assert!(list.check(line.as_bytes(), &mut Scratch::default()).listed);
+                        assert!(list
+                            .check(line.as_bytes(), &mut Scratch::default())
+                            .listed());
                     }
                     opened += 1;
                 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
 use phishbloom_blocklist::source::{Input, ListOptions};
 use phishbloom_blocklist::{Blocklist, BuildOptions, Kind};
 use phishbloom_filter::rng::SplitMix64;
@@ -29,7 +29,7 @@ fn entries(categories: &[&str], generated: usize, seed: u64) -> Vec<Entry> {
             .iter()
             .map(|c| EntrySource::Ut1(dir.join(c)))
             .collect();
-        return read_entries(&sources).unwrap().0;
+        return read_entries(&sources).unwrap().0.entries;
     }
     let mut rng = SplitMix64::new(seed);
     (0..generated)
@@ -84,7 +84,7 @@ fn blocklist(list: &[Entry], kind: Kind, fpp: f64, verify: bool) -> Blocklist {
         verify,
         ..BuildOptions::default()
     };
-    Blocklist::from_entries(list, &options).unwrap()
+    Blocklist::from_entries(&EntrySet::uncategorized(list.to_vec(), "test"), &options).unwrap()
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn no_false_negatives_below_any_entry() {
         for raw in urls_below(entry) {
             let url = canonicalize(raw.as_bytes()).unwrap();
             assert!(
-                exact.find(&url, &mut scratch, None).is_some(),
+                exact.find(&url, &mut scratch).is_some(),
                 "exact missed {raw:?} for {entry}"
             );
             for list in &kinds {
@@ -168,7 +168,7 @@ fn verified_bloom_agrees_with_exact_on_a_mixed_stream() {
     stream.extend(foreign_urls(60_000, 3));
     let (mut listed, mut rejected_by_verification) = (0, 0);
     for url in &stream {
-        let want = exact.find(url, &mut scratch, None);
+        let want = exact.find(url, &mut scratch);
         let got = verified.find_url(url, &mut scratch);
         assert_eq!(got.is_some(), want.is_some(), "{}", url.as_str());
         if let (Some(got), Some(want)) = (&got, &want) {
@@ -200,7 +200,7 @@ fn per_url_false_positive_rate_on_foreign_urls_meets_the_target() {
     let (mut queries, mut false_positives) = (0u64, 0u64);
     for url in foreign_urls(200_000, 5) {
         // Only URLs with at most E expressions carry the per-URL promise.
-        if url.expression_count() > 20 || exact.find(&url, &mut scratch, None).is_some() {
+        if url.expression_count() > 20 || exact.find(&url, &mut scratch).is_some() {
             continue;
         }
         queries += 1;

@@ -8,9 +8,21 @@ use phishbloom_filter::{HashStrategy, LayoutKind};
 /// The default dataset, relative to the repository root (where `cargo run` runs).
 pub const DEFAULT_DATA: &str = "../shared/data/dataset.csv";
 
-/// Is this URL (or key) on a blocklist? Bloom-filter blocklists: build, check, evaluate.
+/// Is this URL (or key) on a blocklist? Build compact blocklist files from lists (phishing URLs,
+/// UT1 categories, e-mail addresses, passwords) and check URLs or keys against them — one at a
+/// time, or millions through a pipe.
 #[derive(Debug, Parser)]
-#[command(name = "phishbloom", version, about, long_about = None)]
+#[command(
+    name = "phishbloom",
+    version,
+    about,
+    long_about = None,
+    after_help = "Measurement and development commands (see `phishbloom help COMMAND`):\n  \
+        demo        Build from the default dataset, measure it and show verdicts (the main job)\n  \
+        eval        Measure a filter on a labelled dataset: misses and false alarms\n  \
+        report      Regenerate the measured report under docs/report\n  \
+        experiment  Run an experiment (CaBF against the baselines) and write its results"
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -20,30 +32,35 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Size filters: m, k, memory and expected rate for n keys at rate p (seeds 001/004).
-    Plan(PlanArgs),
-    /// Build a filter file from a CSV or a plain list.
+    /// Build a blocklist file from lists of URLs, domains or keys.
     Build(BuildArgs),
-    /// Check keys against a filter: listed or clean (exit 0 if any listed, 1 if none, 2 on error).
+    /// Check URLs or keys against a blocklist: listed, allowed or clean.
     Check(CheckArgs),
-    /// Measure a filter on dataset.csv: false negatives, false positives on benign and random URLs.
-    Eval(EvalArgs),
-    /// Show a filter file's parameters, fill and current expected rate; verifies its checksum.
+    /// Show what a blocklist file holds (kind, list version, categories, sections), after
+    /// verifying every checksum.
     Info(InfoArgs),
-    /// The main job: build from the default dataset, evaluate, and show a few verdicts.
-    Demo(DemoArgs),
-    /// Run an experiment and write its results (CSV, plots, summary) under docs/.
-    #[command(subcommand)]
-    Experiment(ExperimentCommand),
-    /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
-    Report(ReportArgs),
-    /// Print the canonical form of URLs (Safe Browsing rules) and, optionally, their lookup
-    /// expressions: see why a URL did or did not match.
+    /// Size a filter before building it: bits, hash count and memory for n keys at a rate.
+    Plan(PlanArgs),
+    /// Print the canonical form of URLs and, optionally, the lookups made for them: see why a
+    /// URL did or did not match.
     Canon(CanonArgs),
     /// Share a blocklist through Redis or Redis Cluster: push a file, add keys, inspect it
     /// (check it with `check --redis URL --name NAME`).
     #[command(subcommand)]
     Redis(crate::commands::redis::RedisCommand),
+    /// Build from the default dataset, measure the filter, and show a few verdicts.
+    #[command(hide = true)]
+    Demo(DemoArgs),
+    /// Measure a filter on a labelled dataset (url,isMalicious): missed listed URLs, and false
+    /// alarms on its clean URLs and on random ones.
+    #[command(hide = true)]
+    Eval(EvalArgs),
+    /// Run an experiment and write its results (CSV, plots, summary) under docs/.
+    #[command(subcommand, hide = true)]
+    Experiment(ExperimentCommand),
+    /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
+    #[command(hide = true)]
+    Report(ReportArgs),
 }
 
 /// Filter layout on the command line.
@@ -69,7 +86,8 @@ impl From<LayoutArg> for LayoutKind {
 pub enum HashArg {
     /// One 128-bit xxh3 per key, enhanced double hashing (fast).
     Xxh3,
-    /// SHA-256(key ‖ i) mod m for each i, as in seed 000's Python (slow; for comparison).
+    /// SHA-256(key ‖ i) mod m for each of the k positions: the textbook design, slow (for
+    /// comparison with other tools that use it).
     Sha256,
 }
 
@@ -87,7 +105,8 @@ impl From<HashArg> for HashStrategy {
 pub enum EngineArg {
     /// One Bloom filter of all entry keys, probed with every lookup expression.
     Bloom,
-    /// Seed 003's parallel cardinality-adaptive filters with the correlation check.
+    /// CaBF: parallel filters of URL components with a correlation check (Zhou et al.), an
+    /// alternative to the one-filter layouts.
     Cabf,
 }
 
@@ -123,9 +142,16 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     let value: f64 = cleaned
         .parse()
         .map_err(|_| format!("`{text}` is not a number; give a count such as 10327 or 1e8"))?;
-    // 2^53: the largest range in which every whole f64 is exact.
-    if !((1.0..=9.007_199_254_740_992e15).contains(&value) && value.fract() == 0.0) {
+    if value.fract() != 0.0 || value < 1.0 {
         return Err(format!("{text} is not a whole number of keys ≥ 1"));
+    }
+    // 2^53: the largest range in which every whole f64 is exact; far beyond any filter (the
+    // largest is 2^40 bits), so a larger count is refused as too large rather than rounded.
+    if value > 9.007_199_254_740_992e15 {
+        return Err(format!(
+            "{text} keys is too large: counts go up to 2^53 (9.0e15), and a filter of more than \
+             2^40 bits (128 GiB) cannot be built anyway"
+        ));
     }
     Ok(value as u64)
 }
@@ -139,7 +165,7 @@ pub struct PlanArgs {
     /// Target false-positive rate(s), comma-separated (e.g. 0.01 or 1e-4,1e-7).
     #[arg(short = 'p', long = "fpp", value_delimiter = ',', value_parser = parse_fpp, default_value = "0.01")]
     pub fpp: Vec<f64>,
-    /// Mean key length in bytes, for the hash-set estimate (seed 004's phone numbers: 22).
+    /// Mean key length in bytes, for the comparison with an exact hash set (22: phone numbers).
     #[arg(long, default_value_t = 22)]
     pub key_bytes: u64,
     /// Print JSON lines instead of a table.
@@ -163,27 +189,46 @@ pub struct FilterArgs {
 
 /// Options of `build`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Every entry belongs to a category: the UT1 folder it came from, its list \
+    file's name (or --category), or its CSV row's --category-column. `check` names the categories \
+    of the entry that matched (exactly when the file was built with --verify)."
+)]
 pub struct BuildArgs {
-    /// The list: a CSV with a header, or one entry per line; `-` reads standard input.
-    #[arg(required_unless_present = "ut1")]
-    pub input: Option<String>,
-    /// UT1 category folders (with `domains` and/or `urls` files) to include; repeatable.
+    /// Lists to read: a CSV with a header row, or one entry per line; `-` reads standard input.
+    #[arg(required_unless_present = "ut1", value_name = "LIST")]
+    pub inputs: Vec<String>,
+    /// UT1 category folders (each with `domains` and/or `urls` files); the folder's name is the
+    /// category, and UT1's `liste_blanche` folder is read as exceptions.
     #[arg(long, value_name = "DIR", num_args = 1..)]
     pub ut1: Vec<PathBuf>,
+    /// A list of exceptions (repeatable): URLs and domains that stay allowed even though a
+    /// less specific entry lists them ("block evil-hosting.com but not docs.evil-hosting.com").
+    /// Stored exactly, never in a filter.
+    #[arg(long, value_name = "LIST")]
+    pub allow: Vec<String>,
     /// Where to write the blocklist file (written atomically: a reader sees the old file or the
-    /// new one; replacing it bumps the list version).
+    /// new one; replacing a list moves its version forward).
     #[arg(short, long)]
     pub output: PathBuf,
     /// The list's name, recorded in the file (a server names lists by it). Default: the
     /// output file's name without its extension.
     #[arg(long)]
     pub name: Option<String>,
+    /// The category of the entries of the LIST arguments. Default: each file's name without
+    /// its extension (`stdin` for standard input).
+    #[arg(long)]
+    pub category: Option<String>,
+    /// A CSV column whose value is each row's category.
+    #[arg(long, value_name = "COLUMN")]
+    pub category_column: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// Input format.
+    /// How to read the LIST arguments: `auto` reads files ending in .csv as CSV and others as one
+    /// entry per line (refusing a list that starts with a CSV header); `csv` also for stdin.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
-    /// CSV column holding the keys.
+    /// CSV column holding the entries.
     #[arg(long, default_value = "url")]
     pub column: String,
     /// CSV column selecting rows (default: isMalicious = -1 when that column exists).
@@ -195,21 +240,26 @@ pub struct BuildArgs {
     /// Take every CSV row, ignoring labels.
     #[arg(long, conflicts_with_all = ["label_column", "label_value"])]
     pub all_rows: bool,
-    /// Keys are exact byte strings (passwords, tokens), not URLs: no canonicalization, no
-    /// domain or path-prefix matching.
-    #[arg(long, conflicts_with = "ut1")]
+    /// Keys are whole strings (passwords, tokens, e-mail addresses), not URLs: no
+    /// canonicalization, no domain or path matching.
+    #[arg(long, conflicts_with_all = ["ut1", "allow"])]
     pub exact: bool,
+    /// With --exact: compare keys without case (Unicode simple case folding), so that
+    /// `Spammer@Evil.COM` matches `spammer@evil.com`.
+    #[arg(long)]
+    pub fold_case: bool,
     /// Lookup engine for URL entries.
-    #[arg(long, value_enum, default_value_t = EngineArg::Bloom, conflicts_with = "exact")]
+    #[arg(long, value_enum, default_value_t = EngineArg::Bloom)]
     pub engine: EngineArg,
     /// Also store the 64-bit fingerprints of the entries in the file, so that every filter hit
-    /// is confirmed exactly (no false positives but 64-bit collisions; 8 bytes per entry).
+    /// is confirmed exactly and `check` names the matched entry's own categories (8 bytes per
+    /// entry).
     #[arg(long)]
     pub verify: bool,
-    /// Expressions per URL the filter is sized for: `--fpp` is the rate per checked URL, so each
-    /// probe gets 1 - (1 - fpp)^(1/E).
-    #[arg(long, default_value_t = phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND, value_parser = clap::value_parser!(u32).range(1..=1040))]
-    pub expressions: u32,
+    /// URL entries: lookups per checked URL the filter is sized for (default 20). `--fpp` is the
+    /// rate per checked URL, so each lookup gets 1 - (1 - fpp)^(1/E).
+    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=1040))]
+    pub expressions: Option<u32>,
     /// Threads for inserting (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -217,11 +267,26 @@ pub struct BuildArgs {
 
 /// Options of `check`.
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Output, one line per input line, in input order (answers are written \
+    before `check` waits for more input, so it works as a co-process):\n  \
+    ITEM<TAB>clean\n  \
+    ITEM<TAB>listed<TAB>ENTRY<TAB>KIND<TAB>CATEGORIES\n  \
+    ITEM<TAB>allowed<TAB>EXCEPTION<TAB>KIND<TAB>CATEGORIES\n\
+    ENTRY is the most specific list entry that matched; KIND is domain, url or key; CATEGORIES \
+    are the entry's categories, comma-separated, prefixed `possible:` when the file has no \
+    verification section and so cannot tell which entry matched. `allowed` means an entry \
+    matched but an exception at least as specific overrides it (EXCEPTION).\n\n\
+    --json writes one object per line: key, verdict (clean|listed|allowed), listed (bool), and \
+    unless clean: entry, entry_kind, categories (array), categories_exact (bool), and for \
+    allowed: exception, exception_kind.\n\n\
+    Exit status: 0 if any item is listed, 1 if none is, 2 on error (like grep)."
+)]
 pub struct CheckArgs {
-    /// The filter file (with --redis, there is none: every argument is a key).
+    /// The blocklist file (with --redis, there is none: every argument is an item).
     #[arg(required_unless_present = "redis")]
     pub filter: Option<PathBuf>,
-    /// Keys to check; without any, lines are read from standard input.
+    /// URLs or keys to check; without any, lines are read from standard input.
     pub keys: Vec<std::ffi::OsString>,
     /// Check against a list in Redis instead of a file: redis://[:PASSWORD@]HOST:PORT,
     /// rediss://… (TLS) or redis+cluster://HOST:PORT,… (see `phishbloom redis push`).
@@ -230,7 +295,11 @@ pub struct CheckArgs {
     /// The list's name in Redis (with --redis).
     #[arg(long, requires = "redis")]
     pub name: Option<String>,
-    /// Write one JSON object per line instead of `KEY<TAB>listed|clean`.
+    /// Answer only for entries of this category (repeatable), e.g. block phishing but not
+    /// gambling with one file. `info` lists a file's categories.
+    #[arg(long, value_name = "NAME")]
+    pub category: Vec<String>,
+    /// Write one JSON object per line (fields below).
     #[arg(long)]
     pub json: bool,
     /// Require the file's verification section (written by `build --verify`) and fail if it has
@@ -250,7 +319,7 @@ pub struct EvalArgs {
     pub data: PathBuf,
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// Random `http://xxxxxxxxxx.com` URLs to query (seed 000's test).
+    /// Random `http://xxxxxxxxxx.com` URLs to query as non-members.
     #[arg(long, value_parser = parse_count, default_value = "1000000")]
     pub random: u64,
     /// Seed of the random URLs.
@@ -285,7 +354,7 @@ pub struct DemoArgs {
 /// The experiments.
 #[derive(Debug, Subcommand)]
 pub enum ExperimentCommand {
-    /// Seed 003: BBF-, BBF+, CaBF-, CaBF false-positive rates vs memory, set size and k.
+    /// CaBF against the BBF baselines: false-positive rates vs memory, set size and k.
     Cabf(CabfArgs),
 }
 
@@ -348,6 +417,7 @@ mod tests {
         assert!(parse_count("1.5").is_err());
         assert!(parse_count("-3").is_err());
         assert!(parse_count("many").is_err());
+        assert!(parse_count("1e30").unwrap_err().contains("too large"));
         assert_eq!(parse_fpp("1e-4"), Ok(1e-4));
         for bad in ["0", "1", "1.5", "-0.1", "NaN", "x"] {
             assert!(parse_fpp(bad).is_err(), "{bad}");

@@ -74,8 +74,8 @@ fn build_check_info_round_trip_on_a_csv() {
         .assert()
         .code(0)
         .stdout(
-            "HTTP://SITE0.example.com/login/\tlisted\tsite0.example.com/login\turl\n\
-             comma.example.com/a,b\tlisted\tcomma.example.com/a,b\turl\n\
+            "HTTP://SITE0.example.com/login/\tlisted\tsite0.example.com/login\turl\tdataset\n\
+             comma.example.com/a,b\tlisted\tcomma.example.com/a,b\turl\tdataset\n\
              nowhere.example.org\tclean\n",
         );
     // Nothing listed: exit 1.
@@ -172,7 +172,7 @@ fn exact_keys_for_passwords_from_stdin() {
         .args(["Password", "PASSWORD", " 123456"])
         .assert()
         .code(0)
-        .stdout("Password\tlisted\nPASSWORD\tclean\n 123456\tclean\n");
+        .stdout("Password\tlisted\tPassword\tkey\tstdin\nPASSWORD\tclean\n 123456\tclean\n");
 }
 
 #[test]
@@ -191,7 +191,10 @@ fn sha256_strategy_and_plain_lists_work_too() {
         .args(["evil.com", "spam@bad.example", "EVIL.com"])
         .assert()
         .code(0)
-        .stdout("evil.com\tlisted\nspam@bad.example\tlisted\nEVIL.com\tclean\n");
+        .stdout(
+            "evil.com\tlisted\tevil.com\tkey\tlist\n\
+             spam@bad.example\tlisted\tspam@bad.example\tkey\tlist\nEVIL.com\tclean\n",
+        );
     phishbloom()
         .arg("info")
         .arg(&filter)
@@ -429,9 +432,9 @@ fn check_issue_examples(check: &mut Command) {
         .assert()
         .code(0)
         .stdout(
-            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\n\
+            "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\tlisted\texample-listed-domain.com\tdomain\tphishing\n\
              notexample-listed-domain.com\tclean\n\
-             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\n\
+             sig2fa.wixsite.com/sig2faverify/a?b=1\tlisted\tsig2fa.wixsite.com/sig2faverify\turl\tphishing\n\
              sig2fa.wixsite.com/other\tclean\n",
         );
 }
@@ -508,7 +511,9 @@ fn verify_confirms_hits_and_needs_its_table() {
         .args(["a.bad.example.org/x", "good.example.org"])
         .assert()
         .code(0)
-        .stdout("a.bad.example.org/x\tlisted\tbad.example.org\tdomain\ngood.example.org\tclean\n");
+        .stdout(
+            "a.bad.example.org/x\tlisted\tbad.example.org\tdomain\tphishing\ngood.example.org\tclean\n",
+        );
     phishbloom()
         .arg("info")
         .arg(&filter)

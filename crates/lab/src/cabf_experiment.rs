@@ -284,7 +284,8 @@ fn corpora(config: &Config) -> Result<Vec<Corpus>> {
             .map(EntrySource::Ut1)
             .collect::<Vec<_>>(),
     )?;
-    let (phishing, _) = read_entries(&[EntrySource::List(dataset, ListOptions::default())])?;
+    let (phishing, _) = read_entries(&[EntrySource::list(dataset, ListOptions::default())])?;
+    let (ut1_entries, phishing) = (ut1_entries.entries, phishing.entries);
     Ok(vec![
         Corpus {
             name: "ut1",

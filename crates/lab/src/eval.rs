@@ -225,14 +225,14 @@ pub struct UrlEvalReport {
 /// per-URL rate `config.fpp` at `expression_bound` expressions per URL.
 pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalReport> {
     let input = Input::Path(config.data.clone());
-    let (entries, summary) =
-        read_entries(&[EntrySource::List(input.clone(), ListOptions::default())])?;
+    let (set, summary) = read_entries(&[EntrySource::list(input.clone(), ListOptions::default())])?;
+    let entries = &set.entries;
     let kind = match config.layout {
         LayoutKind::Classic => Kind::Classic,
         LayoutKind::Blocked => Kind::Blocked,
     };
     let bloom = Blocklist::from_entries(
-        &entries,
+        &set,
         &BuildOptions {
             kind,
             fpp: config.fpp,
@@ -240,7 +240,7 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
             ..BuildOptions::default()
         },
     )?;
-    let exact = ExactMatcher::new(&entries);
+    let exact = ExactMatcher::new(entries);
     // A classic or blocked blocklist has one filter.
     let Some(filter) = bloom.filter() else {
         unreachable!("a {kind} blocklist has one filter")
@@ -268,7 +268,7 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
                        counts: &mut Vec<usize>| {
         let (mut hits, mut queries, mut theory, mut exact_listed) = (0u64, 0u64, 0.0f64, 0u64);
         for url in urls {
-            if exact.find(&url, &mut scratch, None).is_some() {
+            if exact.find(&url, &mut scratch).is_some() {
                 exact_listed += 1;
                 continue;
             }

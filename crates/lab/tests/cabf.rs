@@ -27,7 +27,7 @@ fn word(rng: &mut SplitMix64) -> String {
 fn entries() -> Vec<Entry> {
     if let Some(dir) = ut1() {
         let sources = ["phishing", "malware", "gambling"].map(|c| EntrySource::Ut1(dir.join(c)));
-        return read_entries(&sources).unwrap().0;
+        return read_entries(&sources).unwrap().0.entries;
     }
     // Like real lists: hosts carry several URL entries, and path segments repeat across hosts.
     let mut rng = SplitMix64::new(5);

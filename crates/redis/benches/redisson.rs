@@ -195,7 +195,12 @@ fn compare(server: &RedisServer, options: &Options) {
         name: "bench".into(),
         ..BuildOptions::default()
     };
-    let list = Blocklist::from_keys(&keys, KeyScheme::Exact, &build).unwrap();
+    let list = Blocklist::from_keys(
+        &[("bench".to_string(), keys.clone())],
+        KeyScheme::Exact,
+        &build,
+    )
+    .unwrap();
     let target = Target::parse(&server.url()).unwrap();
     let source = PushSource {
         meta: list.meta(),
@@ -270,7 +275,7 @@ fn compare(server: &RedisServer, options: &Options) {
             |at, d| {
                 out.clear();
                 remote.check_batch(&items[at..at + d], &mut out).unwrap();
-                out.iter().filter(|v| v.listed).count() as u64
+                out.iter().filter(|v| v.listed()).count() as u64
             },
         );
         let redisson = measure(&mut admin, depth, options.seconds, &["evalsha"], |at, d| {
@@ -410,14 +415,14 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
         let items: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
         remote.check_batch(&items, &mut out).unwrap();
     }
-    let listed = out.iter().filter(|v| v.listed).count();
+    let listed = out.iter().filter(|v| v.listed()).count();
     out.clear();
     for batch in others.chunks(64) {
         let items: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
         remote.check_batch(&items, &mut out).unwrap();
     }
     let seconds = start.elapsed().as_secs_f64();
-    let false_positives = out.iter().filter(|v| v.listed).count();
+    let false_positives = out.iter().filter(|v| v.listed()).count();
     let fp_rate = false_positives as f64 / others.len() as f64;
     // Binomial: 4.5 standard deviations around the target.
     let sigma = (fpp * (1.0 - fpp) / others.len() as f64).sqrt();

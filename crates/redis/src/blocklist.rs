@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use phishbloom_blocklist::engine::urls::UrlProbes;
 use phishbloom_blocklist::engine::{fingerprint, Fingerprints, Hit};
-use phishbloom_blocklist::{KeyScheme, Verdict};
+use phishbloom_blocklist::{KeyScheme, Status, Verdict};
 use phishbloom_filter::{Block, Blocked, KeyHash};
 use phishbloom_url::CanonicalUrl;
 use redis::{cmd, Cmd, Value};
@@ -40,8 +40,8 @@ pub struct RedisBlocklist {
 enum Item {
     /// Never listed: a blank key, or a line that is not a URL.
     Clean,
-    /// A whole key: one probe.
-    Key(KeyHash),
+    /// A whole key (normalized, for the verdict's text): one probe.
+    Key(KeyHash, Box<[u8]>),
     /// A URL: every probe of its expressions, in order.
     Url(Box<(CanonicalUrl, UrlProbes)>),
 }
@@ -50,7 +50,7 @@ impl Item {
     fn hashes(&self) -> &[KeyHash] {
         match self {
             Item::Clean => &[],
-            Item::Key(hash) => std::slice::from_ref(hash),
+            Item::Key(hash, _) => std::slice::from_ref(hash),
             Item::Url(url) => url.1.hashes(),
         }
     }
@@ -107,7 +107,7 @@ impl RedisBlocklist {
 
     /// Whether `item` (a line without its terminator) is listed.
     pub fn contains(&mut self, item: &[u8]) -> Result<bool> {
-        Ok(self.check(item)?.listed)
+        Ok(self.check(item)?.listed())
     }
 
     /// The verdict for one item.
@@ -255,16 +255,20 @@ impl RedisBlocklist {
             let hit = match (item, index) {
                 (_, None) => return Verdict::default(),
                 (Item::Url(url), Some(index)) => url.1.expression(&url.0, index).map(Hit::of),
-                (_, Some(_)) => {
-                    return Verdict {
-                        listed: true,
-                        hit: None,
-                    }
-                }
+                (Item::Key(_, key), Some(_)) => Some(Hit {
+                    expression: String::from_utf8_lossy(key).into_owned(),
+                    kind: "key",
+                }),
+                (_, Some(_)) => None,
             };
             Verdict {
-                listed: hit.is_some(),
+                status: if hit.is_some() {
+                    Status::Listed
+                } else {
+                    Status::Clean
+                },
                 hit,
+                ..Verdict::default()
             }
         }));
         Ok(Attempt::Done)
@@ -374,13 +378,13 @@ fn prepare(scheme: KeyScheme, item: &[u8], key: &mut Vec<u8>) -> Item {
             }
             Err(_) => Item::Clean,
         },
-        KeyScheme::Exact | KeyScheme::Url => {
+        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => {
             key.clear();
             // An empty key (a blank line) is never listed: no list entry is empty.
             if scheme.append_key(item, key) == 0 {
                 Item::Clean
             } else {
-                Item::Key(KeyHash::of(key))
+                Item::Key(KeyHash::of(key), key.as_slice().into())
             }
         }
     }

@@ -110,7 +110,7 @@ impl<'a> PushSource<'a> {
         Ok(PushSource {
             meta: blocklist.meta(),
             filter,
-            verification: blocklist.verification(),
+            verification: blocklist.verification().map(|v| v.fingerprints()),
             file_checksum: blocklist
                 .directory()
                 .map(|d| format!("{:016x}", d.checksum)),

@@ -55,7 +55,7 @@ fn a_list_spreads_over_three_masters_and_answers_like_the_file() {
     let mut items: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
     items.extend(lists.held_out.iter().map(Vec::as_slice));
     let answers = remote_verdicts(&mut remote, &items, 2000);
-    assert!(answers[..lines.len()].iter().all(|v| v.listed));
+    assert!(answers[..lines.len()].iter().all(|v| v.listed()));
     assert_eq!(answers, local_verdicts(&list, &items));
 
     // Add and info through the cluster.

@@ -7,6 +7,7 @@ mod common;
 use phishbloom_blocklist::blocklist::BuildOptions;
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::urls::{expression_hash, UrlProbes};
+use phishbloom_blocklist::entries::EntrySet;
 use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme};
 use phishbloom_filter::{Blocked, KeyHash};
 use phishbloom_redis::add::add;
@@ -53,7 +54,7 @@ fn a_ut1_list_in_redis_answers_like_the_file_and_has_its_false_positive_rate() {
     let items: Vec<&[u8]> = entry_lines.iter().map(|l| l.as_bytes()).collect();
     let verdicts = remote_verdicts(&mut remote, &items, 1000);
     assert_eq!(verdicts.len(), items.len());
-    let missed = verdicts.iter().filter(|v| !v.listed).count();
+    let missed = verdicts.iter().filter(|v| !v.listed()).count();
     assert_eq!(
         missed,
         0,
@@ -87,7 +88,7 @@ fn a_ut1_list_in_redis_answers_like_the_file_and_has_its_false_positive_rate() {
         expected += p;
         variance += p * (1.0 - p);
         queries += 1;
-        observed += u64::from(verdict.listed);
+        observed += u64::from(verdict.listed());
     }
     let tolerance = 4.5 * variance.sqrt() + 1.0;
     assert!(queries > 5000, "{queries} held-out URLs");
@@ -120,7 +121,7 @@ fn add_makes_a_new_key_listed_and_the_bits_come_back_to_the_local_filter() {
     );
     let mut remote = RedisBlocklist::open(&target, "live").unwrap();
     let query: &[u8] = b"HTTP://WWW.Brand-New-Phish.example:80/login/step2?id=1";
-    assert!(!remote.check(query).unwrap().listed);
+    assert!(!remote.check(query).unwrap().listed());
 
     let added = add(
         &mut target.connect().unwrap(),
@@ -131,18 +132,16 @@ fn add_makes_a_new_key_listed_and_the_bits_come_back_to_the_local_filter() {
     assert_eq!((added.keys, added.version), (1, remote.version()));
     assert!(added.new_bits > 0);
     let verdict = remote.check(query).unwrap();
-    assert!(verdict.listed);
+    assert!(verdict.listed());
     let hit = verdict.hit.unwrap();
     assert_eq!(
         (hit.expression.as_str(), hit.kind),
         ("brand-new-phish.example/login", "url")
     );
-    assert!(
-        !remote
-            .check(b"brand-new-phish.example/other")
-            .unwrap()
-            .listed
-    );
+    assert!(!remote
+        .check(b"brand-new-phish.example/other")
+        .unwrap()
+        .listed());
 
     // The bits in Redis are the file's plus exactly the new key's, at the places the local
     // layout puts them.
@@ -193,10 +192,14 @@ fn whole_keys_exact_and_added_through_redis() {
         ..BuildOptions::default()
     };
     let path = dir.path().join("passwords.bloom");
-    Blocklist::from_keys(&keys, KeyScheme::Exact, &options)
-        .unwrap()
-        .save(&path, &[])
-        .unwrap();
+    Blocklist::from_keys(
+        &[("test".to_string(), keys.clone())],
+        KeyScheme::Exact,
+        &options,
+    )
+    .unwrap()
+    .save(&path, &[])
+    .unwrap();
     let list = Blocklist::open(&path).unwrap();
     let server = RedisServer::start();
     let target = Target::parse(&server.url()).unwrap();
@@ -343,7 +346,7 @@ fn failures_are_clear_errors_never_clean_verdicts() {
     );
     assert!(error.to_string().contains("missing"), "{error}");
     set(&mut conn, victim, &saved);
-    assert!(remote.check(b"bad7.example").unwrap().listed);
+    assert!(remote.check(b"bad7.example").unwrap().listed());
     // A short chunk.
     let saved = get(&mut conn, shortened);
     set(&mut conn, shortened, b"x");
@@ -388,7 +391,7 @@ fn only_blocked_xxh3_files_can_be_pushed() {
         ..BuildOptions::default()
     };
     let path = dir.path().join("classic.bloom");
-    Blocklist::from_entries(&entries, &options)
+    Blocklist::from_entries(&EntrySet::uncategorized(entries.clone(), "test"), &options)
         .unwrap()
         .save(&path, &[])
         .unwrap();

@@ -127,7 +127,7 @@ fn a_list_pushed_and_checked_over_tls() {
     let items: Vec<&[u8]> = queries.iter().map(String::as_bytes).collect();
     let verdicts = remote_verdicts(&mut remote, &items, 100);
     assert_eq!(verdicts, local_verdicts(&list, &items));
-    assert_eq!(verdicts.iter().filter(|v| v.listed).count(), 500);
+    assert_eq!(verdicts.iter().filter(|v| v.listed()).count(), 500);
     // The plain port holds the same list; TLS to it fails with a clear error.
     let plain = Target::parse(&format!("rediss://127.0.0.1:{}", server.port())).unwrap();
     let error = RedisBlocklist::open(&plain, "secure").err().unwrap();

@@ -41,7 +41,7 @@ fn checks_during_pushes_never_mix_versions_and_never_fail() {
     assert!(answers_a
         .iter()
         .zip(&answers_b)
-        .all(|(a, b)| a.listed != b.listed));
+        .all(|(a, b)| a.listed() != b.listed()));
 
     let server = RedisServer::start();
     let target = Target::parse(&server.url()).unwrap();

@@ -7,12 +7,13 @@
 //! CaBF finds; so domain entries match every subdomain and URL entries every URL below them,
 //! under any subdomain. The structures themselves are `phishbloom_filter::cabf`.
 
-use phishbloom_filter::cabf::{longest_confirmed, Allocation, Cabf, CheckStore, PrefixFilter};
+use phishbloom_filter::cabf::{Allocation, Cabf, CheckStore, PrefixFilter};
 use phishbloom_filter::{BloomFilter, KeyHash};
-use phishbloom_url::{CanonicalUrl, Entry, Expression};
+use phishbloom_url::{CanonicalUrl, Entry};
 
-use super::{per_probe_fpp, Fingerprints, Hit, Matcher, Scratch};
+use super::{per_probe_fpp, Matcher, Scratch};
 use crate::error::Result;
+use crate::resolve::Candidate;
 
 /// Parallel filters of the engine (the paper's p = 8).
 pub const ENGINE_FILTERS: usize = 8;
@@ -231,36 +232,30 @@ fn prefix_expression(split: Split, components: &[String]) -> (String, String) {
 }
 
 impl Matcher for CabfEngine {
-    fn find(
-        &self,
-        url: &CanonicalUrl,
-        scratch: &mut Scratch,
-        confirm: Option<&Fingerprints>,
-    ) -> Option<Hit> {
+    fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
         for host in url.host_suffixes() {
             let sequence = url_components(self.split, url, host);
-            let len = longest_confirmed(&self.cabf, &sequence, &mut scratch.candidates, |len| {
-                confirm.is_none_or(|t| t.contains(sequence_fingerprint(&sequence[..len])))
-            });
-            if len > 0 {
+            self.cabf.probe(&sequence, &mut scratch.candidates);
+            for len in (1..=sequence.len()).filter(|&l| scratch.candidates[l - 1]) {
                 let (host, path) = prefix_expression(self.split, &sequence[..len]);
                 // A reversed-host prefix that stops inside the host names a parent domain, but
                 // the query was for this suffix: only whole-host prefixes are entries.
                 if self.split == Split::Slash || url.host().ends_with(&host) {
-                    return Some(Hit::of(Expression {
-                        host: &host,
-                        path: &path,
-                    }));
+                    out.push(Candidate {
+                        fingerprint: sequence_fingerprint(&sequence[..len]),
+                        host,
+                        path,
+                    });
                 }
             }
         }
-        None
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resolve::{Resolver, Verification};
     use phishbloom_url::canonicalize;
 
     fn entry(line: &str) -> Entry {
@@ -299,14 +294,18 @@ mod tests {
             .map(|l| entry(l))
             .collect();
         let (engine, fingerprints) = CabfEngine::build(&list, 0.001, 20).unwrap();
-        let table = Fingerprints::new(fingerprints);
-        for confirm in [None, Some(&table)] {
+        let table = Verification::new(
+            fingerprints.into_iter().map(|f| (f, vec![])).collect(),
+            false,
+        );
+        let verified = Resolver::new(Vec::new(), Some(table), Default::default());
+        for resolver in [Resolver::default(), verified] {
             let find = |u: &str| {
-                engine.find(
-                    &canonicalize(u.as_bytes()).unwrap(),
-                    &mut Scratch::default(),
-                    confirm,
-                )
+                let url = canonicalize(u.as_bytes()).unwrap();
+                let mut scratch = Scratch::default();
+                let mut found = Vec::new();
+                engine.candidates(&url, &mut scratch, &mut found);
+                resolver.url_verdict(&url, &mut found, &mut Vec::new()).hit
             };
             assert_eq!(
                 find("http://a.b.evil.com/x").map(|h| h.expression),

@@ -5,7 +5,9 @@ use std::collections::HashSet;
 
 use phishbloom_url::{CanonicalUrl, Entry};
 
-use super::{Fingerprints, Hit, Matcher, Scratch};
+use super::urls::expression_hash;
+use super::{fingerprint, Matcher, Scratch};
+use crate::resolve::Candidate;
 
 /// Entry keys in a hash set.
 #[derive(Clone, Debug, Default)]
@@ -36,18 +38,15 @@ impl ExactMatcher {
 }
 
 impl Matcher for ExactMatcher {
-    fn find(
-        &self,
-        url: &CanonicalUrl,
-        scratch: &mut Scratch,
-        _confirm: Option<&Fingerprints>,
-    ) -> Option<Hit> {
-        url.expressions().find_map(|expression| {
+    fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
+        for expression in url.expressions() {
             scratch.key.clear();
             expression.write_key(&mut scratch.key);
             // Canonical keys are ASCII, so always UTF-8.
-            let key = std::str::from_utf8(&scratch.key).ok()?;
-            self.keys.contains(key).then(|| Hit::of(expression))
-        })
+            if std::str::from_utf8(&scratch.key).is_ok_and(|k| self.keys.contains(k)) {
+                let print = fingerprint(expression_hash(expression));
+                out.push(Candidate::new(print, expression));
+            }
+        }
     }
 }

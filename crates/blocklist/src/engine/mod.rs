@@ -19,6 +19,8 @@ pub mod urls;
 use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
 
+use crate::resolve::Candidate;
+
 /// The number of expressions per URL a URL filter is sized for, unless told otherwise.
 ///
 /// Measured on the dataset's 43,639 URLs (`phishbloom eval` prints the distribution): most URLs
@@ -55,18 +57,24 @@ pub struct Scratch {
     pub(crate) url: urls::UrlProbes,
     pub(crate) answers: Vec<bool>,
     pub(crate) candidates: Vec<bool>,
+    pub(crate) found: Vec<Candidate>,
 }
 
-/// Something that decides whether a canonical URL is listed.
+/// What finds the entries that may list a canonical URL; [`crate::resolve::Resolver`] then
+/// confirms them and decides the verdict.
 pub trait Matcher: Send + Sync {
-    /// The expression that lists `url`, if any; with `confirm`, a filter hit counts only if its
-    /// fingerprint is in the table.
-    fn find(
-        &self,
-        url: &CanonicalUrl,
-        scratch: &mut Scratch,
-        confirm: Option<&Fingerprints>,
-    ) -> Option<Hit>;
+    /// Appends to `out` every expression of `url` that the structure answers for (in any
+    /// order; a filter's false positives included), with its fingerprint.
+    fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>);
+
+    /// The most specific candidate, for callers without a resolver (tests, experiments): the
+    /// entry that lists `url` according to the structure alone.
+    fn find(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Option<Hit> {
+        let mut found = Vec::new();
+        self.candidates(url, scratch, &mut found);
+        let resolver = crate::resolve::Resolver::default();
+        resolver.url_verdict(url, &mut found, &mut scratch.key).hit
+    }
 }
 
 /// The verification fingerprint of a key hash: 64 bits mixed from both halves, so that it is

@@ -7,7 +7,8 @@ use phishbloom_filter::{AnyFilter, KeyHash};
 use phishbloom_url::{CanonicalUrl, Expression};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::{fingerprint, Fingerprints, Hit, Matcher, Scratch};
+use super::{fingerprint, Matcher, Scratch};
+use crate::resolve::Candidate;
 
 /// The hash of an expression or entry key `(host, path)`: the xxh3-128 of each part, combined.
 pub fn expression_hash(expression: Expression<'_>) -> KeyHash {
@@ -108,22 +109,18 @@ impl UrlFilter {
 }
 
 impl Matcher for UrlFilter {
-    fn find(
-        &self,
-        url: &CanonicalUrl,
-        scratch: &mut Scratch,
-        confirm: Option<&Fingerprints>,
-    ) -> Option<Hit> {
+    fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
         scratch.url.compute(url);
         let probes = scratch.url.hashes();
         scratch.answers.clear();
         self.filter
             .contains_hash_batch(probes, &mut scratch.answers);
-        let index = (0..probes.len()).find(|&i| {
-            scratch.answers[i] && confirm.is_none_or(|t| t.contains(fingerprint(probes[i])))
-        })?;
-        // Rebuild the matched expression's text only on a hit (rare for clean traffic).
-        scratch.url.expression(url, index).map(Hit::of)
+        for (index, _) in scratch.answers.iter().enumerate().filter(|(_, &hit)| hit) {
+            // Rebuild the expression's text only on a hit (rare for clean traffic).
+            if let Some(expression) = scratch.url.expression(url, index) {
+                out.push(Candidate::new(fingerprint(probes[index]), expression));
+            }
+        }
     }
 }
 
@@ -131,6 +128,7 @@ impl Matcher for UrlFilter {
 mod tests {
     use super::*;
     use crate::engine::exact::ExactMatcher;
+    use crate::engine::Hit;
     use phishbloom_filter::{HashStrategy, LayoutKind};
     use phishbloom_url::{canonicalize, Entry};
 
@@ -159,7 +157,6 @@ mod tests {
         matcher.find(
             &canonicalize(url.as_bytes()).unwrap(),
             &mut Scratch::default(),
-            None,
         )
     }
 
@@ -197,27 +194,25 @@ mod tests {
     }
 
     #[test]
-    fn confirmation_rejects_hits_without_a_fingerprint() {
+    fn every_hit_is_a_candidate_with_its_fingerprint() {
         let list = entries(&["evil.com"]);
         // A filter whose every bit is set: every probe is a hit.
         let mut full = url_filter(&list, 0.5);
         full.filter_mut().bit_bytes_mut().fill(0xff);
-        let url = canonicalize(b"http://clean.example/").unwrap();
-        let mut scratch = Scratch::default();
-        assert!(full.find(&url, &mut scratch, None).is_some());
-        let table = Fingerprints::new(
-            list.iter()
-                .map(|e| fingerprint(expression_hash(e.key())))
-                .collect(),
-        );
-        assert!(full.find(&url, &mut scratch, Some(&table)).is_none());
-        let listed = canonicalize(b"http://a.evil.com/x").unwrap();
-        assert_eq!(
-            full.find(&listed, &mut scratch, Some(&table))
-                .unwrap()
-                .expression,
-            "evil.com"
-        );
+        let url = canonicalize(b"http://a.clean.example/x/y").unwrap();
+        let mut found = Vec::new();
+        full.candidates(&url, &mut Scratch::default(), &mut found);
+        assert_eq!(found.len(), url.expression_count());
+        for (candidate, expression) in found.iter().zip(url.expressions()) {
+            assert_eq!(
+                candidate.fingerprint,
+                fingerprint(expression_hash(expression))
+            );
+            assert_eq!(
+                (&*candidate.host, &*candidate.path),
+                (expression.host, expression.path)
+            );
+        }
     }
 
     #[test]

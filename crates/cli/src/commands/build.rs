@@ -10,21 +10,23 @@ use indicatif::{ProgressBar, ProgressStyle};
 use phishbloom_blocklist::atomic::check_output;
 use phishbloom_blocklist::blocklist::{now, Engine};
 use phishbloom_blocklist::engine::per_probe_fpp;
-use phishbloom_blocklist::entries::{read_entries, EntrySource, EntrySummary};
+use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
 use phishbloom_blocklist::fmt;
-use phishbloom_blocklist::source::{read_list, Format, LabelFilter, ListOptions};
+use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
 use phishbloom_filter::{Filter, HashStrategy, LayoutKind};
 
 use crate::args::{BuildArgs, EngineArg, FormatArg};
 use crate::commands::default_threads;
 
-/// Reads the list, builds and saves the blocklist, prints the summary.
+/// Reads the lists, builds and saves the blocklist, prints the summary.
 pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    // Refuse an output that must not be replaced before spending time on the input (the
-    // inputs are compared again when the file is written).
+    // Refuse an output that must not be replaced, and flags that do not apply, before spending
+    // time on the input (the inputs are compared with the output again when it is written).
     check_output(&args.output, &[])?;
+    check_flags(args)?;
     let kind = match (args.engine, LayoutKind::from(args.filter.layout)) {
         (EngineArg::Cabf, _) => Kind::Cabf,
         (EngineArg::Bloom, LayoutKind::Blocked) => Kind::Blocked,
@@ -33,7 +35,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     let options = BuildOptions {
         kind,
         fpp: args.filter.fpp,
-        expression_bound: args.expressions,
+        expression_bound: args.expressions.unwrap_or(DEFAULT_EXPRESSION_BOUND),
         strategy: args.filter.hash.into(),
         verify: args.verify,
         threads: default_threads(args.threads),
@@ -41,21 +43,36 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         version: next_version(&args.output),
         created: now(),
     };
-    let (blocklist, inputs) = if args.exact {
-        // `--exact` conflicts with `--ut1`, so clap guarantees the positional input.
-        let input = Input::from_arg(args.input.as_deref().unwrap_or("-"));
-        let bar = progress_bar(&input);
-        let (keys, summary) =
-            read_list(&input, &list_options(args, KeyScheme::Exact), &mut |read| {
-                bar.set_position(read)
-            })?;
-        bar.finish_and_clear();
-        print_list_summary(&input.display_path().display().to_string(), &summary);
-        let inputs: Vec<PathBuf> = input.file().map(Path::to_path_buf).into_iter().collect();
-        (
-            Blocklist::from_keys(&keys, KeyScheme::Exact, &options)?,
-            inputs,
-        )
+    let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
+    let (blocklist, files) = if args.exact {
+        let scheme = if args.fold_case {
+            KeyScheme::Folded
+        } else {
+            KeyScheme::Exact
+        };
+        let mut groups: Vec<(String, phishbloom_blocklist::KeyList)> = Vec::new();
+        for input in &inputs {
+            let bar = progress_bar(input);
+            let category = category_of(args, input);
+            let (read, summary) =
+                read_list_groups(input, &list_options(args, scheme), &category, &mut |read| {
+                    bar.set_position(read)
+                })?;
+            bar.finish_and_clear();
+            print_list_summary(&input.display_path().display().to_string(), &summary);
+            for (name, keys) in read {
+                match groups.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, existing)) => existing.extend(&keys),
+                    None => groups.push((name, keys)),
+                }
+            }
+        }
+        let files: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(Input::file)
+            .map(Path::to_path_buf)
+            .collect();
+        (Blocklist::from_keys(&groups, scheme, &options)?, files)
     } else {
         if HashStrategy::from(args.filter.hash) != HashStrategy::Xxh3 {
             anyhow::bail!(
@@ -63,20 +80,31 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
                  hashed with xxh3, one hash per host suffix and per path prefix"
             );
         }
-        let mut sources = Vec::new();
-        if let Some(input) = &args.input {
-            sources.push(EntrySource::List(
-                Input::from_arg(input),
-                list_options(args, KeyScheme::Expressions),
-            ));
-        }
+        let mut sources: Vec<EntrySource> = inputs
+            .iter()
+            .map(|input| EntrySource::List {
+                input: input.clone(),
+                options: list_options(args, KeyScheme::Expressions),
+                category: args.category.clone(),
+                role: Role::Block,
+            })
+            .collect();
         sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
-        let (entries, summary) = read_entries(&sources)?;
-        print_entry_summary(&summary);
-        let inputs: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
-        (Blocklist::from_entries(&entries, &options)?, inputs)
+        sources.extend(args.allow.iter().map(|list| EntrySource::List {
+            input: Input::from_arg(list),
+            options: ListOptions {
+                format: Format::Auto,
+                ..ListOptions::default()
+            },
+            category: Some("exceptions".into()),
+            role: Role::Allow,
+        }));
+        let (set, summary) = read_entries(&sources).map_err(hint)?;
+        print_entry_summary(&summary, &set);
+        let files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
+        (Blocklist::from_entries(&set, &options)?, files)
     };
-    blocklist.save(&args.output, &inputs).with_context(|| {
+    blocklist.save(&args.output, &files).with_context(|| {
         format!(
             "cannot write the blocklist; {} was left as it was",
             args.output.display()
@@ -84,6 +112,83 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     })?;
     print_summary(args, &blocklist, started);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses flags that do not apply to the chosen mode: a flag is never silently ignored.
+fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
+    let refuse = |flag: &str, why: &str| Err(anyhow::anyhow!("{flag} {why}"));
+    if args.exact {
+        if args.expressions.is_some() {
+            return refuse(
+                "--expressions",
+                "applies to URL entries, not to --exact keys (each key is one lookup)",
+            );
+        }
+        if args.engine == EngineArg::Cabf {
+            return refuse("--engine cabf", "holds URL entries, not --exact keys");
+        }
+    } else if args.fold_case {
+        return refuse(
+            "--fold-case",
+            "applies to --exact keys; URLs are already compared by their canonical form",
+        );
+    }
+    let csv_inputs = args.inputs.iter().any(|input| match args.format {
+        FormatArg::Csv => true,
+        FormatArg::Lines => false,
+        FormatArg::Auto => input.to_ascii_lowercase().ends_with(".csv"),
+    });
+    let csv_flags = [
+        ("--column", args.column != "url"),
+        ("--label-column", args.label_column.is_some()),
+        ("--label-value", args.label_value.is_some()),
+        ("--all-rows", args.all_rows),
+        ("--category-column", args.category_column.is_some()),
+    ];
+    if !csv_inputs {
+        if let Some((flag, _)) = csv_flags.iter().find(|(_, given)| *given) {
+            return refuse(
+                flag,
+                "applies to CSV lists; no LIST is read as CSV (name it .csv, or pass --format csv)",
+            );
+        }
+    }
+    if args.inputs.is_empty() && args.category.is_some() {
+        return refuse(
+            "--category",
+            "names the category of the LIST arguments; UT1 folders are named by their folder",
+        );
+    }
+    Ok(())
+}
+
+/// The category of a LIST argument's entries: `--category`, else the file's stem.
+fn category_of(args: &BuildArgs, input: &Input) -> String {
+    args.category.clone().unwrap_or_else(|| match input {
+        Input::Path(path) => path
+            .file_stem()
+            .map_or_else(|| "list".into(), |s| s.to_string_lossy().into_owned()),
+        Input::Stdin => "stdin".into(),
+    })
+}
+
+/// Adds the command line's way out to the library's refusals of a list.
+fn hint(error: phishbloom_blocklist::Error) -> anyhow::Error {
+    use phishbloom_blocklist::Error as E;
+    let fix = match &error {
+        E::LooksLikeCsv { .. } => Some("pass --format csv (it works on standard input too), or --format lines if it really is a list"),
+        E::LooksLikeAddresses { .. } => Some("build it with --exact (and --fold-case to ignore case)"),
+        E::MostLinesRejected { .. } => Some("check the file, or pass --exact if its lines are whole keys"),
+        E::MissingColumn { role: "key", .. } => Some("name the column with --column, or pass --format lines for a plain list"),
+        E::MissingColumn { role: "label", .. } => Some("name the label column with --label-column"),
+        E::MissingColumn { role: "category", .. } => Some("name the category column with --category-column"),
+        E::NoMatchingRows { .. } => Some("choose one of the values seen with --label-value, or --all-rows to take every row"),
+        _ => None,
+    };
+    match fix {
+        Some(fix) => anyhow::anyhow!("{error}; {fix}"),
+        None => error.into(),
+    }
 }
 
 /// The list's name: `--name`, else the output file's stem.
@@ -125,6 +230,7 @@ fn list_options(args: &BuildArgs, scheme: KeyScheme) -> ListOptions {
         key_column: args.column.clone(),
         label,
         scheme,
+        category_column: args.category_column.clone(),
     }
 }
 
@@ -167,7 +273,7 @@ fn print_list_summary(source: &str, summary: &ListSummary) {
     }
 }
 
-fn print_entry_summary(summary: &EntrySummary) {
+fn print_entry_summary(summary: &EntrySummary, set: &EntrySet) {
     for (path, list) in &summary.files {
         print_list_summary(&path.display().to_string(), list);
     }
@@ -178,6 +284,16 @@ fn print_entry_summary(summary: &EntrySummary) {
         fmt::count(summary.duplicates),
         fmt::count(summary.rejected),
     );
+    let categories: Vec<String> = set
+        .categories
+        .iter()
+        .enumerate()
+        .map(|(id, name)| format!("{name} {}", fmt::count(set.count_in(id as u16))))
+        .collect();
+    println!("  categories: {}", categories.join(", "));
+    if !set.exceptions.is_empty() {
+        println!("  exceptions: {}", fmt::count(set.exceptions.len() as u64));
+    }
     for (path, line, reason) in &summary.rejected_examples {
         println!("    {}: {line:?}: {reason}", path.display());
     }
@@ -217,8 +333,8 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
         println!(
             "  per checked URL: target {} at up to {} expressions, so {} per probe",
             fmt::percent(args.filter.fpp),
-            args.expressions,
-            fmt::percent(per_probe_fpp(args.filter.fpp, args.expressions)),
+            meta.probes_per_item,
+            fmt::percent(per_probe_fpp(args.filter.fpp, meta.probes_per_item)),
         );
     }
 }

@@ -22,12 +22,15 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let Some(filter) = &args.filter else {
         anyhow::bail!("give a blocklist file, or --redis URL --name NAME");
     };
-    let blocklist = Blocklist::open(filter)?;
+    let mut blocklist = Blocklist::open(filter)?;
     if args.verify && blocklist.verification().is_none() {
         return Err(Error::NoVerification {
             path: filter.clone(),
         })
         .map_err(|e| anyhow::anyhow!("{e} (`phishbloom build --verify`)"));
+    }
+    if !args.category.is_empty() {
+        blocklist.keep_categories(&args.category, filter)?;
     }
     let stats = answer(&blocklist, args, output)?;
     Ok(exit_code(stats))

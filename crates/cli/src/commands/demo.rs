@@ -109,7 +109,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         "\n5. verdicts (blocked filter of URL entries, verified against the fingerprint table):"
     );
     let input = Input::Path(args.data.clone());
-    let (entries, _) = read_entries(&[EntrySource::List(input, ListOptions::default())])?;
+    let (entries, _) = read_entries(&[EntrySource::list(input, ListOptions::default())])?;
     let blocklist = Blocklist::from_entries(
         &entries,
         &BuildOptions {

@@ -37,6 +37,7 @@ fn print_text(file: &str, d: &Description) {
     let keys = match meta.scheme {
         KeyScheme::Expressions => "URL entries (domain and URL semantics)",
         KeyScheme::Exact => "exact keys",
+        KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
     };
     println!("entries           {} {keys}", fmt::count(meta.entries));
@@ -51,6 +52,18 @@ fn print_text(file: &str, d: &Description) {
             "per checked key".to_string()
         };
         println!("target rate       {} {per}", fmt::percent(p));
+    }
+    let categories: Vec<String> = d
+        .categories
+        .iter()
+        .map(|c| format!("{} ({})", c.name, fmt::count(c.entries)))
+        .collect();
+    println!("categories        {}", categories.join(", "));
+    if d.exceptions > 0 {
+        println!(
+            "exceptions        {} entries allowed even where a less specific entry lists them",
+            fmt::count(d.exceptions)
+        );
     }
     match d.verification {
         Some(count) => println!(

@@ -178,6 +178,7 @@ fn print_info(info: &Info) {
     let keys = match list.scheme {
         KeyScheme::Expressions => "URL entries (domain and URL semantics)",
         KeyScheme::Exact => "exact keys",
+        KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
     };
     println!("entries           {} {keys}", fmt::count(list.entries));
@@ -311,5 +312,5 @@ fn answer(
         write_verdict(line, verdict, output, &mut text);
     }
     out.write_all(&text)?;
-    Ok(verdicts.iter().filter(|v| v.listed).count() as u64)
+    Ok(verdicts.iter().filter(|v| v.listed()).count() as u64)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use phishbloom_blocklist::blocklist::BuildOptions;
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
 use phishbloom_blocklist::{Blocklist, Verdict};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_redis::RedisBlocklist;
@@ -51,7 +51,7 @@ pub fn lists() -> Lists {
             );
         }
         return Lists {
-            entries,
+            entries: entries.entries,
             held_out,
             source: "UT1 phishing, held out: UT1 gambling, games, adult",
         };
@@ -106,7 +106,7 @@ pub fn build(
         ..BuildOptions::default()
     };
     let path = dir.join(format!("{name}.bloom"));
-    Blocklist::from_entries(entries, &options)
+    Blocklist::from_entries(&EntrySet::uncategorized(entries.to_vec(), "test"), &options)
         .unwrap()
         .save(&path, &[])
         .unwrap();
@@ -133,5 +133,5 @@ pub fn remote_verdicts(remote: &mut RedisBlocklist, items: &[&[u8]], batch: usiz
 pub fn truly_listed(exact: &ExactMatcher, item: &[u8]) -> bool {
     phishbloom_url::canonicalize(item)
         .ok()
-        .is_some_and(|url| exact.find(&url, &mut Scratch::default(), None).is_some())
+        .is_some_and(|url| exact.find(&url, &mut Scratch::default()).is_some())
 }

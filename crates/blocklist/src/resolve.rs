@@ -1,0 +1,569 @@
+//! From filter hits to a verdict: exact confirmation, categories, exceptions and the "most
+//! specific entry wins" rule. Every engine (and a store of the filter elsewhere, such as Redis)
+//! finds the candidate entries its filter answers for; [`Resolver`] decides what they mean.
+//!
+//! - **Confirmation.** With a verification table, a candidate counts only if its 64-bit
+//!   fingerprint is in the table; without one, every candidate counts (a Bloom filter's false
+//!   positives included).
+//! - **Categories.** Every entry belongs to one or more categories (the UT1 folder, the list
+//!   file, `--category`). With a table, the categories of the confirmed entry are exact; without
+//!   one, the verdict names every category of the list as *possible* (a single-category list
+//!   is exact either way). A category filter (`check --category`) keeps only candidates of those
+//!   categories.
+//! - **Exceptions.** Exception entries (`--allow`, UT1's `liste_blanche`) are stored exactly,
+//!   never in a filter — a false "allowed" would be a false negative. Among the entries that
+//!   match a URL, the most specific wins, as in squidGuard: the longer host, then the longer path;
+//!   on a tie the exception wins. A URL whose block entry is overridden is `allowed`.
+
+use std::collections::HashSet;
+
+use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
+
+use crate::engine::{Fingerprints, Hit};
+
+/// One category of a list: its name and how many entries it holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Category {
+    /// The name (a UT1 folder, a list file's stem, or `--category NAME`).
+    pub name: String,
+    /// Distinct entries in it.
+    pub entries: u64,
+}
+
+/// The most categories a list may have: ids are `u16`.
+pub const MAX_CATEGORIES: usize = u16::MAX as usize;
+
+/// Interned sets of category ids, so that each entry stores one small set index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CategorySets {
+    sets: Vec<Vec<u16>>,
+    index: std::collections::HashMap<Vec<u16>, u32>,
+}
+
+impl CategorySets {
+    /// The index of `set` (sorted, distinct ids), adding it if new.
+    pub fn intern(&mut self, set: &[u16]) -> u32 {
+        if let Some(&index) = self.index.get(set) {
+            return index;
+        }
+        let index = self.sets.len() as u32;
+        self.sets.push(set.to_vec());
+        self.index.insert(set.to_vec(), index);
+        index
+    }
+
+    /// The set at `index`.
+    pub fn get(&self, index: u32) -> &[u16] {
+        self.sets.get(index as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every set, in index order.
+    pub fn all(&self) -> &[Vec<u16>] {
+        &self.sets
+    }
+
+    /// Builds from stored sets (as a file holds them).
+    pub fn from_sets(sets: Vec<Vec<u16>>) -> Self {
+        let index = sets
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.clone(), i as u32))
+            .collect();
+        CategorySets { sets, index }
+    }
+}
+
+/// The verification table and, for lists of several categories, the category set of each
+/// fingerprint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Verification {
+    fingerprints: Fingerprints,
+    /// Parallel to the fingerprints; empty when the list has one category.
+    set_of: Vec<u32>,
+    sets: CategorySets,
+}
+
+impl Verification {
+    /// A table from `(fingerprint, category ids)` pairs (in any order; entries of equal
+    /// fingerprints are merged, their categories united). `with_sets` keeps the categories.
+    pub fn new(mut pairs: Vec<(u64, Vec<u16>)>, with_sets: bool) -> Self {
+        pairs.sort_unstable_by_key(|p| p.0);
+        let mut fingerprints: Vec<u64> = Vec::with_capacity(pairs.len());
+        let mut merged: Vec<Vec<u16>> = Vec::with_capacity(if with_sets { pairs.len() } else { 0 });
+        for (fingerprint, ids) in pairs {
+            if fingerprints.last() == Some(&fingerprint) {
+                if let Some(last) = merged.last_mut() {
+                    last.extend(ids);
+                    last.sort_unstable();
+                    last.dedup();
+                }
+                continue;
+            }
+            fingerprints.push(fingerprint);
+            if with_sets {
+                merged.push(ids);
+            }
+        }
+        let mut sets = CategorySets::default();
+        let set_of = merged.iter().map(|s| sets.intern(s)).collect();
+        // Sorted and deduplicated above.
+        let fingerprints = Fingerprints::from_sorted(fingerprints).unwrap_or_default();
+        Verification {
+            fingerprints,
+            set_of,
+            sets,
+        }
+    }
+
+    /// A table as a file stores it (checked by the caller: `set_of` is empty or parallel, and
+    /// every index is in `sets`).
+    pub fn from_parts(fingerprints: Fingerprints, set_of: Vec<u32>, sets: CategorySets) -> Self {
+        Verification {
+            fingerprints,
+            set_of,
+            sets,
+        }
+    }
+
+    /// The fingerprints.
+    pub fn fingerprints(&self) -> &Fingerprints {
+        &self.fingerprints
+    }
+
+    /// The set index of each fingerprint (empty without categories).
+    pub fn set_of(&self) -> &[u32] {
+        &self.set_of
+    }
+
+    /// The interned category sets.
+    pub fn sets(&self) -> &CategorySets {
+        &self.sets
+    }
+
+    /// Whether `fingerprint` is an entry's; with its category ids when the table keeps them.
+    pub fn lookup(&self, fingerprint: u64) -> Option<&[u16]> {
+        let at = self
+            .fingerprints
+            .as_slice()
+            .binary_search(&fingerprint)
+            .ok()?;
+        Some(match self.set_of.get(at) {
+            Some(&set) => self.sets.get(set),
+            None => &[],
+        })
+    }
+
+    /// Number of fingerprints.
+    pub fn len(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.fingerprints.is_empty()
+    }
+}
+
+/// A candidate entry for a URL: an expression the filter answered for, and its fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    /// The entry's 64-bit fingerprint, for confirmation.
+    pub fingerprint: u64,
+    /// The host of the expression.
+    pub host: String,
+    /// Its path (`""` for a domain entry).
+    pub path: String,
+}
+
+impl Candidate {
+    /// The candidate for an expression.
+    pub fn new(fingerprint: u64, expression: Expression<'_>) -> Self {
+        Candidate {
+            fingerprint,
+            host: expression.host.to_string(),
+            path: expression.path.to_string(),
+        }
+    }
+
+    fn expression(&self) -> Expression<'_> {
+        Expression {
+            host: &self.host,
+            path: &self.path,
+        }
+    }
+}
+
+/// How specific an entry is among those matching one URL: the longer host (more labels), then
+/// the longer path (with a query longer than without). Expressions of one URL are suffixes of
+/// its host and prefixes of its path, so lengths order them.
+fn specificity(expression: Expression<'_>) -> (usize, usize) {
+    (expression.host.len(), expression.path.len())
+}
+
+/// What a verdict says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// No entry lists the item.
+    #[default]
+    Clean,
+    /// An entry lists it (for a filter without verification: possibly, wrong with the list's
+    /// false-positive rate).
+    Listed,
+    /// An entry lists it, but an equally or more specific exception allows it.
+    Allowed,
+}
+
+impl Status {
+    /// `clean`, `listed` or `allowed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Clean => "clean",
+            Status::Listed => "listed",
+            Status::Allowed => "allowed",
+        }
+    }
+}
+
+/// The answer for one checked item.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Verdict {
+    /// Clean, listed or allowed.
+    pub status: Status,
+    /// The entry that lists the item (also when an exception overrides it).
+    pub hit: Option<Hit>,
+    /// The exception that allows it.
+    pub exception: Option<Hit>,
+    /// The categories of the entry: exact, or every category the entry may belong to.
+    pub categories: Vec<String>,
+    /// Whether `categories` are exactly the entry's (verified, or a one-category list).
+    pub categories_exact: bool,
+}
+
+impl Verdict {
+    /// Whether the item is listed (and not allowed).
+    pub fn listed(&self) -> bool {
+        self.status == Status::Listed
+    }
+}
+
+/// Exception entries, exact.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Exceptions {
+    keys: HashSet<Box<str>>,
+}
+
+impl Exceptions {
+    /// The exceptions with these entry keys (`docs.evil.com`, `evil.com/help`).
+    pub fn new(keys: impl IntoIterator<Item = String>) -> Self {
+        Exceptions {
+            keys: keys.into_iter().map(String::into_boxed_str).collect(),
+        }
+    }
+
+    /// The keys, sorted (as a file stores them).
+    pub fn sorted_keys(&self) -> Vec<&str> {
+        let mut keys: Vec<&str> = self.keys.iter().map(|k| &**k).collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Number of exceptions.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The most specific exception that matches `url`, at least as specific as `floor`.
+    fn most_specific<'u>(
+        &self,
+        url: &'u CanonicalUrl,
+        floor: (usize, usize),
+        key: &mut Vec<u8>,
+    ) -> Option<Expression<'u>> {
+        url.expressions()
+            .filter(|e| specificity(*e) >= floor)
+            .filter(|e| {
+                key.clear();
+                e.write_key(key);
+                std::str::from_utf8(key).is_ok_and(|k| self.keys.contains(k))
+            })
+            .max_by_key(|e| specificity(*e))
+    }
+}
+
+/// Decides verdicts: confirmation, categories, exceptions, the category filter.
+#[derive(Clone, Debug, Default)]
+pub struct Resolver {
+    verification: Option<Verification>,
+    categories: Vec<Category>,
+    exceptions: Exceptions,
+    filter: Option<Vec<u16>>,
+}
+
+impl Resolver {
+    /// A resolver for a list with these categories, table and exceptions.
+    pub fn new(
+        categories: Vec<Category>,
+        verification: Option<Verification>,
+        exceptions: Exceptions,
+    ) -> Self {
+        Resolver {
+            verification,
+            categories,
+            exceptions,
+            filter: None,
+        }
+    }
+
+    /// The list's categories.
+    pub fn categories(&self) -> &[Category] {
+        &self.categories
+    }
+
+    /// The verification table.
+    pub fn verification(&self) -> Option<&Verification> {
+        self.verification.as_ref()
+    }
+
+    /// The exceptions.
+    pub fn exceptions(&self) -> &Exceptions {
+        &self.exceptions
+    }
+
+    /// Answers only for entries of these categories (ids into [`Resolver::categories`]).
+    pub fn set_filter(&mut self, ids: Vec<u16>) {
+        self.filter = Some(ids);
+    }
+
+    /// Whether a confirmed candidate with category ids `ids` passes the filter, and the
+    /// categories the verdict names: `(passes, names, exact)`.
+    fn categorize(&self, ids: Option<&[u16]>) -> (bool, Vec<String>, bool) {
+        let single = self.categories.len() == 1;
+        let exact_ids: Option<Vec<u16>> = match ids {
+            Some(ids) if !ids.is_empty() => Some(ids.to_vec()),
+            // One category: every entry is in it.
+            _ if single => Some(vec![0]),
+            _ => None,
+        };
+        let names = |ids: &[u16]| -> Vec<String> {
+            ids.iter()
+                .filter_map(|&id| self.categories.get(id as usize).map(|c| c.name.clone()))
+                .collect()
+        };
+        match (&exact_ids, &self.filter) {
+            (Some(ids), Some(filter)) => {
+                let kept: Vec<u16> = ids.iter().copied().filter(|i| filter.contains(i)).collect();
+                (!kept.is_empty(), names(ids), true)
+            }
+            (Some(ids), None) => (true, names(ids), true),
+            // Possible categories: the filter's, or every category of the list.
+            (None, Some(filter)) => (!filter.is_empty(), names(filter), false),
+            (None, None) => {
+                let all: Vec<u16> = (0..self.categories.len() as u16).collect();
+                (true, names(&all), false)
+            }
+        }
+    }
+
+    /// The verdict for `url` given the entries its filter answered for (in any order; the
+    /// vector is reordered). `key` is scratch space.
+    pub fn url_verdict(
+        &self,
+        url: &CanonicalUrl,
+        candidates: &mut [Candidate],
+        key: &mut Vec<u8>,
+    ) -> Verdict {
+        self.url_verdict_with(url, candidates, key, &|_| false)
+    }
+
+    /// [`Resolver::url_verdict`], where a candidate missing from the verification table still
+    /// counts if `extra` vouches for its fingerprint (entries added to a copy of the list
+    /// elsewhere, such as keys added in Redis); its categories are then the possible ones.
+    pub fn url_verdict_with(
+        &self,
+        url: &CanonicalUrl,
+        candidates: &mut [Candidate],
+        key: &mut Vec<u8>,
+        extra: &dyn Fn(u64) -> bool,
+    ) -> Verdict {
+        if candidates.is_empty() {
+            return Verdict::default();
+        }
+        candidates.sort_by_key(|c| std::cmp::Reverse(specificity(c.expression())));
+        let block = candidates.iter().find_map(|candidate| {
+            let ids = self.confirm(candidate.fingerprint, extra)?;
+            let (passes, names, exact) = self.categorize(ids);
+            passes.then_some((candidate, names, exact))
+        });
+        let Some((candidate, categories, categories_exact)) = block else {
+            return Verdict::default();
+        };
+        let exception = if self.exceptions.is_empty() {
+            None
+        } else {
+            self.exceptions
+                .most_specific(url, specificity(candidate.expression()), key)
+        };
+        Verdict {
+            status: if exception.is_some() {
+                Status::Allowed
+            } else {
+                Status::Listed
+            },
+            hit: Some(Hit::of(candidate.expression())),
+            exception: exception.map(Hit::of),
+            categories,
+            categories_exact,
+        }
+    }
+
+    /// Whether a candidate is confirmed: `None` if not; `Some(None)` if confirmed without
+    /// knowing its categories (no table, or vouched for by `extra`); `Some(Some(ids))` from the
+    /// table.
+    fn confirm(&self, fingerprint: u64, extra: &dyn Fn(u64) -> bool) -> Option<Option<&[u16]>> {
+        match &self.verification {
+            None => Some(None),
+            Some(table) => match table.lookup(fingerprint) {
+                Some(ids) => Some(Some(ids)),
+                None if extra(fingerprint) => Some(None),
+                None => None,
+            },
+        }
+    }
+
+    /// The verdict for a whole key the filter answered `hit` for, with its fingerprint.
+    pub fn key_verdict(&self, key: &[u8], hit: bool, fingerprint: u64) -> Verdict {
+        self.key_verdict_with(key, hit, fingerprint, &|_| false)
+    }
+
+    /// [`Resolver::key_verdict`] with an extra confirmation (see
+    /// [`Resolver::url_verdict_with`]).
+    pub fn key_verdict_with(
+        &self,
+        key: &[u8],
+        hit: bool,
+        fingerprint: u64,
+        extra: &dyn Fn(u64) -> bool,
+    ) -> Verdict {
+        if !hit || key.is_empty() {
+            // An empty key (a blank line) is never listed: no list entry is empty.
+            return Verdict::default();
+        }
+        let Some(ids) = self.confirm(fingerprint, extra) else {
+            return Verdict::default();
+        };
+        let (passes, categories, categories_exact) = self.categorize(ids);
+        if !passes {
+            return Verdict::default();
+        }
+        Verdict {
+            status: Status::Listed,
+            hit: Some(Hit {
+                expression: String::from_utf8_lossy(key).into_owned(),
+                kind: "key",
+            }),
+            exception: None,
+            categories,
+            categories_exact,
+        }
+    }
+}
+
+/// Whether an expression is a domain or URL key (`evil.com` or `evil.com/x`).
+pub fn key_kind(key: &str) -> ExpressionKind {
+    if key.contains('/') {
+        ExpressionKind::Url
+    } else {
+        ExpressionKind::Domain
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phishbloom_url::canonicalize;
+
+    fn candidate(fingerprint: u64, host: &str, path: &str) -> Candidate {
+        Candidate {
+            fingerprint,
+            host: host.into(),
+            path: path.into(),
+        }
+    }
+
+    fn categories(names: &[&str]) -> Vec<Category> {
+        names
+            .iter()
+            .map(|n| Category {
+                name: n.to_string(),
+                entries: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_most_specific_entry_wins_and_ties_go_to_the_exception() {
+        let url = canonicalize(b"http://docs.evil-hosting.com/guide/x").unwrap();
+        let exceptions = Exceptions::new(["docs.evil-hosting.com".to_string()]);
+        let resolver = Resolver::new(categories(&["malware"]), None, exceptions);
+        let mut key = Vec::new();
+        // Block evil-hosting.com, except docs.evil-hosting.com: allowed.
+        let mut found = vec![candidate(1, "evil-hosting.com", "")];
+        let verdict = resolver.url_verdict(&url, &mut found, &mut key);
+        assert_eq!(verdict.status, Status::Allowed);
+        assert_eq!(
+            verdict.exception.unwrap().expression,
+            "docs.evil-hosting.com"
+        );
+        assert_eq!(verdict.hit.unwrap().expression, "evil-hosting.com");
+        // A block entry below the exception is more specific: listed.
+        let mut found = vec![
+            candidate(1, "evil-hosting.com", ""),
+            candidate(2, "docs.evil-hosting.com", "/guide"),
+        ];
+        let verdict = resolver.url_verdict(&url, &mut found, &mut key);
+        assert_eq!(verdict.status, Status::Listed);
+        assert_eq!(
+            verdict.hit.unwrap().expression,
+            "docs.evil-hosting.com/guide"
+        );
+        // The same entry blocked and allowed: the exception wins.
+        let mut found = vec![candidate(3, "docs.evil-hosting.com", "")];
+        assert_eq!(
+            resolver.url_verdict(&url, &mut found, &mut key).status,
+            Status::Allowed
+        );
+    }
+
+    #[test]
+    fn categories_are_exact_with_a_table_and_possible_without() {
+        let names = categories(&["phishing", "gambling", "malware"]);
+        let table = Verification::new(vec![(7, vec![1]), (8, vec![0, 2]), (7, vec![2])], true);
+        let exact = Resolver::new(names.clone(), Some(table), Exceptions::default());
+        let url = canonicalize(b"http://a.example/").unwrap();
+        let mut key = Vec::new();
+        let verdict = exact.url_verdict(&url, &mut [candidate(7, "a.example", "")], &mut key);
+        assert_eq!(verdict.categories, ["gambling", "malware"]);
+        assert!(verdict.categories_exact);
+        // Not in the table: a false positive, clean.
+        let verdict = exact.url_verdict(&url, &mut [candidate(9, "a.example", "")], &mut key);
+        assert_eq!(verdict.status, Status::Clean);
+        // Without the table: every category is possible.
+        let possible = Resolver::new(names, None, Exceptions::default());
+        let verdict = possible.url_verdict(&url, &mut [candidate(9, "a.example", "")], &mut key);
+        assert_eq!(verdict.categories, ["phishing", "gambling", "malware"]);
+        assert!(!verdict.categories_exact);
+        // The category filter: only entries of that category count.
+        let mut filtered = exact.clone();
+        filtered.set_filter(vec![0]);
+        let verdict = filtered.url_verdict(&url, &mut [candidate(7, "a.example", "")], &mut key);
+        assert_eq!(verdict.status, Status::Clean);
+        let verdict = filtered.url_verdict(&url, &mut [candidate(8, "a.example", "")], &mut key);
+        assert_eq!(verdict.status, Status::Listed);
+    }
+}
