@@ -1,0 +1,150 @@
+//! Exceptions and categories against a brute-force model: for random block lists, exception
+//! lists and URLs, a verified blocklist answers exactly as "the most specific matching entry
+//! wins, the exception on a tie" says — so an exception never turns a URL that a more specific
+//! block entry lists into `allowed`, and never makes a URL that no block entry matches `listed`.
+
+use phishbloom_blocklist::engine::Scratch;
+use phishbloom_blocklist::entries::EntrySet;
+use phishbloom_blocklist::{Blocklist, BuildOptions, Kind, Status};
+use phishbloom_url::{canonicalize, CanonicalUrl, Entry};
+use proptest::prelude::*;
+
+fn label() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec!["a", "b", "evil", "docs", "www"])
+}
+
+/// An entry line: 1–3 labels under `.com`, and 0–2 path segments.
+fn entry_line() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(label(), 1..4),
+        prop::collection::vec(label(), 0..3),
+    )
+        .prop_map(|(host, path)| {
+            let mut line = format!("{}.com", host.join("."));
+            for segment in path {
+                line.push('/');
+                line.push_str(segment);
+            }
+            line
+        })
+}
+
+fn url_line() -> impl Strategy<Value = String> {
+    (entry_line(), prop::collection::vec(label(), 0..2))
+        .prop_map(|(base, deeper)| format!("http://{base}/{}", deeper.join("/")))
+}
+
+fn parse(lines: &[String]) -> Vec<Entry> {
+    let mut seen = std::collections::HashSet::new();
+    lines
+        .iter()
+        .filter_map(|l| Entry::parse(l.as_bytes()).ok())
+        .filter(|e| seen.insert(e.to_key_string()))
+        .collect()
+}
+
+/// The most specific of `entries` that matches `url`: (host length, path length).
+fn most_specific(entries: &[Entry], url: &CanonicalUrl) -> Option<(usize, usize)> {
+    url.expressions()
+        .filter(|e| entries.iter().any(|entry| entry.key() == *e))
+        .map(|e| (e.host.len(), e.path.len()))
+        .max()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn verdicts_follow_the_most_specific_entry(
+        block in prop::collection::vec(entry_line(), 1..12),
+        allow in prop::collection::vec(entry_line(), 0..6),
+        urls in prop::collection::vec(url_line(), 1..30),
+        kind in prop::sample::select(vec![Kind::Blocked, Kind::Classic, Kind::Cabf]),
+    ) {
+        let mut set = EntrySet::uncategorized(parse(&block), "block");
+        set.exceptions = parse(&allow);
+        let options = BuildOptions { kind, fpp: 0.3, verify: true, ..BuildOptions::default() };
+        let list = Blocklist::from_entries(&set, &options).unwrap();
+        let list = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
+        let mut scratch = Scratch::default();
+        for raw in urls.iter().chain(&block) {
+            let url = canonicalize(raw.as_bytes()).unwrap();
+            let blocked = most_specific(&set.entries, &url);
+            let allowed = most_specific(&set.exceptions, &url);
+            let want = match (blocked, allowed) {
+                (None, _) => Status::Clean,
+                (Some(b), Some(a)) if a >= b => Status::Allowed,
+                (Some(_), _) => Status::Listed,
+            };
+            let got = list.check_url(&url, &mut scratch);
+            prop_assert_eq!(got.status, want, "{}", raw);
+            if let Some(hit) = &got.hit {
+                // The reported entry is the most specific block entry.
+                let spec = hit.expression.split_once('/').map_or(
+                    (hit.expression.len(), 0),
+                    |(host, path)| (host.len(), path.len() + 1),
+                );
+                prop_assert_eq!(Some(spec), blocked, "{}", raw);
+            }
+        }
+    }
+}
+
+#[test]
+fn categories_name_the_entrys_own_lists() {
+    let mut set = EntrySet::default();
+    set.categories = vec!["phishing".into(), "gambling".into()];
+    for (line, ids) in [
+        ("evil.com", vec![0]),
+        ("casino.com", vec![1]),
+        ("both.com", vec![0, 1]),
+    ] {
+        set.entries.push(Entry::parse(line.as_bytes()).unwrap());
+        set.membership.push(ids);
+    }
+    let mut scratch = Scratch::default();
+    for verify in [true, false] {
+        let options = BuildOptions {
+            verify,
+            ..BuildOptions::default()
+        };
+        let mut list = Blocklist::from_entries(&set, &options).unwrap();
+        let names = |list: &Blocklist, url: &str, scratch: &mut Scratch| {
+            let verdict = list.check(url.as_bytes(), scratch);
+            (verdict.status, verdict.categories, verdict.categories_exact)
+        };
+        if verify {
+            assert_eq!(
+                names(&list, "http://a.casino.com/x", &mut scratch),
+                (Status::Listed, vec!["gambling".to_string()], true)
+            );
+            assert_eq!(
+                names(&list, "both.com", &mut scratch).1,
+                ["phishing", "gambling"]
+            );
+        } else {
+            assert_eq!(
+                names(&list, "http://a.casino.com/x", &mut scratch),
+                (
+                    Status::Listed,
+                    vec!["phishing".to_string(), "gambling".to_string()],
+                    false
+                )
+            );
+        }
+        // Only phishing: the gambling entry is not an answer any more (with the table, exactly).
+        list.keep_categories(&["phishing".to_string()], "list".as_ref())
+            .unwrap();
+        let expected = if verify {
+            Status::Clean
+        } else {
+            Status::Listed
+        };
+        assert_eq!(names(&list, "casino.com", &mut scratch).0, expected);
+        assert_eq!(names(&list, "evil.com", &mut scratch).0, Status::Listed);
+        let error = list
+            .keep_categories(&["adult".to_string()], "list".as_ref())
+            .unwrap_err();
+        assert!(error.to_string().contains("phishing, gambling"), "{error}");
+    }
+}
