@@ -92,8 +92,10 @@ proptest! {
 
 #[test]
 fn categories_name_the_entrys_own_lists() {
-    let mut set = EntrySet::default();
-    set.categories = vec!["phishing".into(), "gambling".into()];
+    let mut set = EntrySet {
+        categories: vec!["phishing".into(), "gambling".into()],
+        ..EntrySet::default()
+    };
     for (line, ids) in [
         ("evil.com", vec![0]),
         ("casino.com", vec![1]),
