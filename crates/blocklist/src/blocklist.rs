@@ -233,6 +233,7 @@ impl Blocklist {
             entries: entries as u64,
             fingerprint: set_fingerprint,
             target_fpp: Some(options.fpp),
+            exact_count: true,
         };
         Ok(Blocklist {
             kind: options.kind,
@@ -301,6 +302,7 @@ impl Blocklist {
             entries: entries.len() as u64,
             fingerprint: fingerprint_of_set,
             target_fpp: Some(options.fpp),
+            exact_count: true,
         };
         Ok(Blocklist {
             kind: options.kind,
@@ -832,6 +834,163 @@ fn read_meta(path: &Path, source: &dyn Source, directory: &Directory) -> Result<
         section: "metadata",
     })?;
     sections::decode_meta(path, &format::read_section_vec(path, source, entry)?)
+}
+
+/// What an [`Blocklist::add`] or [`Blocklist::remove`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// Items newly in the list (added) or no longer in it (removed).
+    pub changed: u64,
+    /// Items that were in the list already (add) — or, for a list without a verification
+    /// section, that its filter already answered for (they may or may not have been new).
+    pub unchanged: u64,
+}
+
+/// One item to add or remove, prepared: its entry key (for the set fingerprint), its filter
+/// hash and its verification fingerprint.
+struct Prepared {
+    key: Vec<u8>,
+    hash: KeyHash,
+    fingerprint: u64,
+}
+
+impl Blocklist {
+    /// Prepares items as this list's key scheme reads them: URL entries are parsed (an item
+    /// that is not an entry is an error naming it), keys normalized; blank items are skipped.
+    fn prepare(&self, items: &[&[u8]]) -> Result<Vec<Prepared>> {
+        let mut prepared = Vec::with_capacity(items.len());
+        for item in items {
+            let item = item.strip_suffix(b"\r").unwrap_or(item);
+            match self.meta.scheme {
+                KeyScheme::Expressions => {
+                    if item.trim_ascii().is_empty() {
+                        continue;
+                    }
+                    let entry = Entry::parse(item).map_err(|error| Error::InvalidItem {
+                        item: String::from_utf8_lossy(item).into_owned(),
+                        error,
+                    })?;
+                    let hash = expression_hash(entry.key());
+                    prepared.push(Prepared {
+                        key: entry.to_key_string().into_bytes(),
+                        hash,
+                        fingerprint: fingerprint(hash),
+                    });
+                }
+                scheme => {
+                    let mut key = Vec::new();
+                    if !scheme.normalize_into(item, &mut key) {
+                        continue;
+                    }
+                    let hash = KeyHash::of(&key);
+                    prepared.push(Prepared {
+                        key,
+                        hash,
+                        fingerprint: fingerprint(hash),
+                    });
+                }
+            }
+        }
+        // One change per distinct item.
+        let mut seen = std::collections::HashSet::new();
+        prepared.retain(|p| seen.insert(p.fingerprint));
+        Ok(prepared)
+    }
+
+    /// Whether the list's structure can delete entries (`remove`).
+    pub fn supports_remove(&self) -> bool {
+        false
+    }
+
+    /// Adds items (URL entries, or keys for a list of keys) in category `category` (the list's
+    /// name if `None`), and moves the list version forward. With a verification section an item
+    /// already listed is counted `unchanged` and the set fingerprint stays exact; without one,
+    /// an item the filter already answers for is counted `unchanged` (RedisBloom's `BF.ADD`
+    /// rule) and the count and fingerprint are marked approximate.
+    pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        if matches!(self.engine, Engine::Cabf(_)) {
+            return Err(Error::CannotChange {
+                kind: self.kind,
+                action: "add to",
+            });
+        }
+        let prepared = self.prepare(items)?;
+        let id = self
+            .resolver
+            .category_id(category.unwrap_or(&self.meta.name));
+        let with_sets = self.resolver.categories().len() > 1;
+        let mut change = Change::default();
+        let mut table_added = Vec::new();
+        for item in &prepared {
+            // A table without category sets belongs to a one-category list: category 0.
+            let listed: Option<Option<Vec<u16>>> = self.resolver.verification().map(|table| {
+                table.lookup(item.fingerprint).map(|ids| {
+                    if ids.is_empty() {
+                        vec![0]
+                    } else {
+                        ids.to_vec()
+                    }
+                })
+            });
+            let known = match listed {
+                Some(Some(ids)) if ids.contains(&id) => Some(true),
+                // Listed in another category: it joins this one too, the set is unchanged.
+                Some(Some(ids)) => {
+                    table_added.push((item.fingerprint, ids.into_iter().chain([id]).collect()));
+                    self.resolver.count_entries(id, 1);
+                    change.unchanged += 1;
+                    continue;
+                }
+                Some(None) => Some(false),
+                None => None,
+            };
+            let maybe_present = match &self.engine {
+                Engine::Keys(filter) => filter.contains(&item.key),
+                Engine::Urls(urls) => urls.filter().contains_hash(item.hash),
+                Engine::Cabf(_) => false,
+            };
+            match known {
+                Some(true) => {
+                    change.unchanged += 1;
+                    continue;
+                }
+                None if maybe_present => {
+                    self.meta.exact_count = false;
+                    change.unchanged += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            match &mut self.engine {
+                Engine::Keys(filter) => filter.insert(&item.key),
+                Engine::Urls(urls) => urls.filter_mut().insert_hash(item.hash),
+                Engine::Cabf(_) => {}
+            }
+            table_added.push((item.fingerprint, vec![id]));
+            self.meta.fingerprint.add(&item.key);
+            self.meta.entries += 1;
+            self.resolver.count_entries(id, 1);
+            change.changed += 1;
+        }
+        let with_sets = with_sets || self.resolver.categories().len() > 1;
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &[], with_sets);
+        }
+        self.meta.version += 1;
+        self.meta.created = now();
+        self.directory = None;
+        Ok(change)
+    }
+
+    /// Removes items from a list whose structure can delete them. Refused for Bloom kinds, and
+    /// for items not in the list's verification section (removing a key that is not there would
+    /// corrupt the structure and turn listed keys clean).
+    pub fn remove(&mut self, _items: &[&[u8]]) -> Result<Change> {
+        Err(Error::CannotChange {
+            kind: self.kind,
+            action: "remove from",
+        })
+    }
 }
 
 /// What `info` shows about one Bloom filter.

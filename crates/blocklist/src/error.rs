@@ -350,6 +350,27 @@ pub enum Error {
     #[error(transparent)]
     Entry(#[from] phishbloom_url::Error),
 
+    /// An item to add or remove is not an entry of the list's kind.
+    #[error("`{item}` is not a blocklist entry: {error}")]
+    InvalidItem {
+        /// The item, lossily decoded.
+        item: String,
+        /// Why.
+        error: phishbloom_url::Error,
+    },
+
+    /// The list's structure cannot make this change.
+    #[error(
+        "cannot {action} a {kind} blocklist: its filter cannot forget an entry (or CaBF cannot \
+         take one without a rebuild); build a list that changes as a cuckoo or counting kind"
+    )]
+    CannotChange {
+        /// The list's kind.
+        kind: crate::blocklist::Kind,
+        /// `add to` or `remove from`.
+        action: &'static str,
+    },
+
     /// An error from the filter crate (sizing, parameters).
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),

@@ -8,7 +8,10 @@
 //! - [`keys`] — [`KeyScheme`], the one function that turns a line into the bytes that are hashed.
 //! - [`engine`] — the lookup engines (exact, Bloom over URL expressions, CaBF), verification
 //!   fingerprints and the per-item rate formulas.
-//! - [`blocklist`] — [`Blocklist`]: build, save, open (whichever [`Kind`] the file holds), check.
+//! - [`blocklist`] — [`Blocklist`]: build, save, open (whichever [`Kind`] the file holds), check,
+//!   add and remove.
+//! - [`resolve`] — from filter hits to a [`Verdict`]: verification, categories, exceptions, the
+//!   most specific entry.
 //! - [`format`] — the container (header, checksummed section table, aligned sections);
 //!   [`sections`] — what each section holds. `docs/FORMAT.md` specifies every byte.
 //! - [`check`] — checking a stream of lines on several threads, answers in input order;
@@ -22,12 +25,14 @@
 //! ```
 //! use phishbloom_blocklist::blocklist::{Blocklist, BuildOptions};
 //! use phishbloom_blocklist::engine::Scratch;
+//! use phishbloom_blocklist::entries::EntrySet;
 //! use phishbloom_url::Entry;
 //!
 //! # fn main() -> Result<(), phishbloom_blocklist::Error> {
 //! let entries = vec![Entry::parse(b"evil.com")?, Entry::parse(b"bad.org/login")?];
+//! let set = EntrySet::uncategorized(entries, "phishing");
 //! let options = BuildOptions { verify: true, ..BuildOptions::default() };
-//! let list = Blocklist::from_entries(&entries, &options)?;
+//! let list = Blocklist::from_entries(&set, &options)?;
 //!
 //! // Saved as one file and opened again, whichever kind it holds.
 //! let dir = std::env::temp_dir().join(format!("phishbloom-doc-{}", std::process::id()));
@@ -38,9 +43,10 @@
 //!
 //! let mut scratch = Scratch::default();
 //! let verdict = opened.check(b"HTTP://WWW.Evil.COM:80/a/../x", &mut scratch);
-//! assert!(verdict.listed);
+//! assert!(verdict.listed());
+//! assert_eq!(verdict.categories, ["phishing"]);
 //! assert_eq!(verdict.hit.unwrap().expression, "evil.com");
-//! assert!(!opened.check(b"bad.org/loginX", &mut scratch).listed);
+//! assert!(!opened.check(b"bad.org/loginX", &mut scratch).listed());
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok(())
 //! # }

@@ -158,6 +158,31 @@ impl Verification {
         self.fingerprints.len()
     }
 
+    /// Adds fingerprints with their category ids (an existing fingerprint gains the ids) and
+    /// removes others, in one merge: O(n + changes · log changes).
+    pub fn update(&mut self, added: &[(u64, Vec<u16>)], removed: &[u64], with_sets: bool) {
+        let mut removed = removed.to_vec();
+        removed.sort_unstable();
+        let mut pairs: Vec<(u64, Vec<u16>)> = self
+            .fingerprints
+            .as_slice()
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| {
+                let ids = match self.set_of.get(i) {
+                    Some(&set) => self.sets.get(set).to_vec(),
+                    // A one-category table: every entry is in category 0.
+                    None if with_sets => vec![0],
+                    None => Vec::new(),
+                };
+                (f, ids)
+            })
+            .filter(|(f, _)| removed.binary_search(f).is_err())
+            .collect();
+        pairs.extend(added.iter().cloned());
+        *self = Verification::new(pairs, with_sets);
+    }
+
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
         self.fingerprints.is_empty()
@@ -333,6 +358,32 @@ impl Resolver {
     /// The exceptions.
     pub fn exceptions(&self) -> &Exceptions {
         &self.exceptions
+    }
+
+    /// The category id of `name`, added (with no entries yet) if new.
+    pub fn category_id(&mut self, name: &str) -> u16 {
+        match self.categories.iter().position(|c| c.name == name) {
+            Some(id) => id as u16,
+            None => {
+                self.categories.push(Category {
+                    name: name.to_string(),
+                    entries: 0,
+                });
+                (self.categories.len() - 1) as u16
+            }
+        }
+    }
+
+    /// Counts `delta` more (or fewer) entries in category `id`.
+    pub fn count_entries(&mut self, id: u16, delta: i64) {
+        if let Some(category) = self.categories.get_mut(id as usize) {
+            category.entries = category.entries.saturating_add_signed(delta);
+        }
+    }
+
+    /// The verification table, to change it.
+    pub fn verification_mut(&mut self) -> Option<&mut Verification> {
+        self.verification.as_mut()
     }
 
     /// Answers only for entries of these categories (ids into [`Resolver::categories`]).

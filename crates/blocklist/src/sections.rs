@@ -79,6 +79,10 @@ pub struct Meta {
     pub fingerprint: SetFingerprint,
     /// The false-positive rate per checked item the list was built for.
     pub target_fpp: Option<f64>,
+    /// Whether `entries` and `fingerprint` are exact. They stop being exact when an item is
+    /// added to a list without a verification section and its filter already answered for it:
+    /// it may have been new (a false positive hid it) or not.
+    pub exact_count: bool,
 }
 
 /// Length of the metadata section's fixed part (the name follows).
@@ -98,7 +102,8 @@ pub fn encode_meta(meta: &Meta) -> Vec<u8> {
     out.put_u64(meta.target_fpp.map_or(NO_RATE, f64::to_bits));
     out.put_u32(meta.probes_per_item);
     out.push(meta.scheme.code());
-    out.push(0);
+    // Flags: bit 0 set when the count and set fingerprint are approximate.
+    out.push(u8::from(!meta.exact_count));
     out.put_u16(name.len() as u16);
     out.put_u64(0);
     out.extend_from_slice(name);
@@ -121,7 +126,7 @@ pub fn decode_meta(path: &Path, bytes: &[u8]) -> Result<Meta> {
     let reserved = reader.u64().ok_or_else(short)?;
     let scheme = KeyScheme::from_code(scheme_code)
         .ok_or_else(|| Error::invalid(path, "metadata key scheme", scheme_code))?;
-    if flags != 0 || reserved != 0 {
+    if flags > 1 || reserved != 0 {
         return Err(Error::invalid(path, "metadata reserved bytes", "not zero"));
     }
     if version == 0 {
@@ -153,6 +158,7 @@ pub fn decode_meta(path: &Path, bytes: &[u8]) -> Result<Meta> {
         entries,
         fingerprint,
         target_fpp,
+        exact_count: flags & 1 == 0,
     })
 }
 
@@ -515,6 +521,7 @@ mod tests {
             entries: 10_317,
             fingerprint: SetFingerprint(u128::MAX - 5),
             target_fpp: Some(0.01),
+            exact_count: false,
         };
         let bytes = encode_meta(&meta);
         assert_eq!(bytes.len(), 64 + "phishing-ü".len());

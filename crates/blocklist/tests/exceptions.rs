@@ -150,3 +150,52 @@ fn categories_name_the_entrys_own_lists() {
         assert!(error.to_string().contains("phishing, gambling"), "{error}");
     }
 }
+
+#[test]
+fn added_entries_are_listed_with_their_category_and_survive_a_save() {
+    let entries = vec![Entry::parse(b"evil.com").unwrap()];
+    let set = EntrySet::uncategorized(entries, "phishing");
+    for verify in [true, false] {
+        let options = BuildOptions {
+            verify,
+            name: "phishing".into(),
+            ..BuildOptions::default()
+        };
+        let mut list = Blocklist::from_entries(&set, &options).unwrap();
+        let before = list.meta().clone();
+        let change = list
+            .add(
+                &[b"casino.example", b"evil.com", b"casino.example"],
+                Some("gambling"),
+            )
+            .unwrap();
+        assert_eq!(change.changed, 1);
+        assert_eq!(list.meta().version, before.version + 1);
+        assert_eq!(list.meta().entries, 2);
+        let list = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
+        let mut scratch = Scratch::default();
+        let verdict = list.check(b"http://www.casino.example/", &mut scratch);
+        assert!(verdict.listed());
+        if verify {
+            assert_eq!(verdict.categories, ["gambling"]);
+            assert!(list.meta().exact_count);
+            // evil.com is now in both categories.
+            assert_eq!(
+                list.check(b"evil.com", &mut scratch).categories,
+                ["phishing", "gambling"]
+            );
+            // The set fingerprint is exactly the one of the new set.
+            let mut expected = before.fingerprint;
+            expected.add(b"casino.example");
+            assert_eq!(list.meta().fingerprint, expected);
+        } else {
+            // evil.com was "maybe present" to the filter alone: the count is approximate now.
+            assert!(!list.meta().exact_count);
+        }
+        let mut again = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
+        assert!(matches!(
+            again.remove(&[b"evil.com"]),
+            Err(phishbloom_blocklist::Error::CannotChange { .. })
+        ));
+    }
+}

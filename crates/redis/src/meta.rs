@@ -157,6 +157,7 @@ impl RemoteMeta {
             entries: reader.number("entries")?,
             fingerprint: SetFingerprint(fingerprint),
             target_fpp: reader.optional_rate("target-fpp")?,
+            exact_count: true,
         };
         let num_bits: u64 = reader.number("m")?;
         let num_hashes: u32 = reader.number("k")?;
