@@ -364,6 +364,7 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
         // The lock is free: every shard has finished.
         fingerprint: *fingerprint.lock().unwrap(),
         target_fpp: Some(fpp),
+        exact_count: true,
     };
     let mut admin = server.connection();
     // A Redisson filter of this size is one string of m bits: Redis refuses bit offsets past
