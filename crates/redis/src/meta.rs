@@ -291,6 +291,7 @@ mod tests {
                 entries: 10,
                 fingerprint: SetFingerprint(0x1234),
                 target_fpp: Some(0.01),
+                exact_count: true,
             },
             pushed: 1_700_000_100,
             num_bits: 1024,
