@@ -112,6 +112,16 @@ pub struct BuildOptions {
     pub version: u64,
     /// Creation time (seconds since the Unix epoch).
     pub created: u64,
+    /// Size the structure for this many entries when the list has fewer (room to add, or
+    /// shards built apart that can be merged).
+    pub capacity: Option<u64>,
+}
+
+impl BuildOptions {
+    /// The entry count the structure is sized for: the list's, or the capacity if larger.
+    pub fn sized_for(&self, entries: usize) -> u64 {
+        (entries as u64).max(self.capacity.unwrap_or(0)).max(1)
+    }
 }
 
 impl Default for BuildOptions {
@@ -126,6 +136,7 @@ impl Default for BuildOptions {
             name: String::from("list"),
             version: 1,
             created: now(),
+            capacity: None,
         }
     }
 }
@@ -200,8 +211,12 @@ impl Blocklist {
             }
             _ => distinct.len(),
         };
-        let mut filter =
-            AnyFilter::new(layout, entries.max(1) as u64, options.fpp, options.strategy)?;
+        let mut filter = AnyFilter::new(
+            layout,
+            options.sized_for(entries),
+            options.fpp,
+            options.strategy,
+        )?;
         for (_, keys) in groups {
             filter.insert_parallel(&keys.as_slices(), options.threads);
         }
@@ -257,7 +272,7 @@ impl Blocklist {
                 let probe = per_probe_fpp(options.fpp, options.expression_bound);
                 let mut filter = AnyFilter::new(
                     layout,
-                    entries.len().max(1) as u64,
+                    options.sized_for(entries.len()),
                     probe,
                     HashStrategy::Xxh3,
                 )?;

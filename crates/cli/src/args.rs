@@ -260,6 +260,10 @@ pub struct BuildArgs {
     /// rate per checked URL, so each lookup gets 1 - (1 - fpp)^(1/E).
     #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=1040))]
     pub expressions: Option<u32>,
+    /// Size the filter for this many entries even if the lists hold fewer: room to `add` more
+    /// later at the promised rate, or shards built apart that `merge` can combine.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub capacity: Option<u64>,
     /// Threads for inserting (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,

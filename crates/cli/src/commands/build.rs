@@ -42,6 +42,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         name: list_name(args),
         version: next_version(&args.output),
         created: now(),
+        capacity: args.capacity,
     };
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
