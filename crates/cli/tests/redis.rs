@@ -178,7 +178,7 @@ fn redis_down_a_missing_list_and_a_classic_file_are_errors_with_exit_2() {
     );
     let classic = dir.path().join("classic.bloom");
     phishbloom()
-        .args(["build", "--layout", "classic"])
+        .args(["build", "--kind", "classic"])
         .arg(dir.path().join("list.txt"))
         .arg("-o")
         .arg(&classic)
