@@ -9,8 +9,8 @@
 //! | `name`, `version` | the list name and this Redis version (the `vV` of the keys) |
 //! | `list-version`, `created` | the file's list version and creation time |
 //! | `pushed` | when the push wrote this version (Unix seconds) |
-//! | `scheme` | `exact`, `url` or `url-expressions` |
-//! | `probes-per-item`, `entries`, `fingerprint`, `target-fpp` | the file's metadata (`target-fpp` absent when unknown); `fingerprint` is the set fingerprint, 32 hex digits |
+//! | `scheme` | `exact`, `exact-folded`, `url` or `url-expressions` |
+//! | `probes-per-item`, `entries`, `fingerprint`, `target-fpp`, `exact-count` | the file's metadata (`target-fpp` absent when unknown); `fingerprint` is the set fingerprint, 32 hex digits; `exact-count` is `true`, or `false` when `entries` and `fingerprint` are approximate |
 //! | `m`, `k`, `items`, `sized-for`, `probe-fpp` | the filter's parameters |
 //! | `bytes`, `chunk-bytes`, `chunks` | the bit array's length and its cut into chunks |
 //! | `sum:I` | chunk I's [`crate::layout::BitSum`], decimal; `add` increases it |
@@ -123,6 +123,7 @@ impl RemoteMeta {
             ),
             ("entries".into(), self.list.entries.to_string()),
             ("fingerprint".into(), self.list.fingerprint.to_string()),
+            ("exact-count".into(), self.list.exact_count.to_string()),
             ("m".into(), self.num_bits.to_string()),
             ("k".into(), self.num_hashes.to_string()),
             ("items".into(), self.items.to_string()),
@@ -184,10 +185,15 @@ impl RemoteMeta {
             }
         }
         let scheme_name = reader.text("scheme")?;
-        let scheme = [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions]
-            .into_iter()
-            .find(|s| s.name() == scheme_name)
-            .ok_or_else(|| reader.bad("scheme", format!("`{scheme_name}`")))?;
+        let scheme = [
+            KeyScheme::Exact,
+            KeyScheme::Folded,
+            KeyScheme::Url,
+            KeyScheme::Expressions,
+        ]
+        .into_iter()
+        .find(|s| s.name() == scheme_name)
+        .ok_or_else(|| reader.bad("scheme", format!("`{scheme_name}`")))?;
         let fingerprint_text = reader.text("fingerprint")?;
         let fingerprint = u128::from_str_radix(fingerprint_text, 16)
             .ok()
@@ -202,7 +208,13 @@ impl RemoteMeta {
             entries: reader.number("entries")?,
             fingerprint: SetFingerprint(fingerprint),
             target_fpp: reader.optional_rate("target-fpp")?,
-            exact_count: true,
+            exact_count: match reader.text("exact-count")? {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(reader.bad("exact-count", format!("`{other}`, not true or false")))
+                }
+            },
         };
         let num_bits: u64 = reader.number("m")?;
         let num_hashes: u32 = reader.number("k")?;
@@ -429,6 +441,7 @@ mod tests {
         plain.category_sets = None;
         plain.exceptions = None;
         plain.list.target_fpp = None;
+        plain.list.exact_count = false;
         assert_eq!(decode(plain.to_fields()).unwrap(), plain);
         // Category sets belong to a verification table.
         let orphan: Vec<_> = sample()
@@ -454,6 +467,7 @@ mod tests {
             ("format", "phishbloom-redis 9"),
             ("chunk-bytes", "100"),
             ("categories-chunks", "2"),
+            ("exact-count", "maybe"),
             ("exceptions-sum:0", "xyz"),
         ] {
             let mut fields = sample().to_fields();

@@ -569,10 +569,12 @@ fn whole_keys_of_several_categories_through_redis() {
     ];
     let mut queries: Vec<Vec<u8>> = (0..4000).map(|i| format!("pw-{i}").into_bytes()).collect();
     queries.extend((0..3000).map(|i| format!("other-{i}").into_bytes()));
+    // Listed only when case is folded.
+    queries.extend((0..500).map(|i| format!("PW-{i}").into_bytes()));
     let items: Vec<&[u8]> = queries.iter().map(Vec::as_slice).collect();
     let server = RedisServer::start();
     let target = Target::parse(&server.url()).unwrap();
-    for verify in [true, false] {
+    for (verify, scheme) in [(true, KeyScheme::Exact), (false, KeyScheme::Folded)] {
         let name = format!("keys-{verify}");
         let options = BuildOptions {
             fpp: 0.02,
@@ -581,7 +583,7 @@ fn whole_keys_of_several_categories_through_redis() {
             ..BuildOptions::default()
         };
         let path = dir.path().join(format!("{name}.bloom"));
-        Blocklist::from_keys(&groups, KeyScheme::Exact, &options)
+        Blocklist::from_keys(&groups, scheme, &options)
             .unwrap()
             .save(&path, &[])
             .unwrap();
@@ -593,6 +595,8 @@ fn whole_keys_of_several_categories_through_redis() {
         let both = &local[1200];
         assert_eq!(both.categories, ["leaked", "common"], "{name}");
         assert_eq!(both.categories_exact, verify, "{name}");
+        let folded = local[7000..].iter().filter(|v| v.listed()).count();
+        assert_eq!(folded, if scheme == KeyScheme::Folded { 500 } else { 0 });
     }
 }
 
