@@ -192,7 +192,7 @@ fn redis_down_a_missing_list_and_a_classic_file_are_errors_with_exit_2() {
             .args(["redis", "push"])
             .arg(&classic)
             .args([&url, "--name", "c"]),
-        &["classic", "blocked layout"],
+        &["classic", "--kind blocked"],
     );
     phishbloom()
         .args(["redis", "push"])

@@ -96,11 +96,16 @@ impl<'a> PushSource<'a> {
         let filter = match (kind, blocklist.filter()) {
             (Kind::Blocked, Some(filter)) => filter,
             _ => {
+                let what = if blocklist.layers().is_some_and(|l| l.grows()) {
+                    format!("a growing {kind} blocklist")
+                } else {
+                    format!("a {kind} blocklist")
+                };
                 return Err(cannot(format!(
-                    "a {kind} blocklist cannot be pushed to Redis: only the blocked layout keeps \
-                     a key's bits in one 64-byte block (one GETRANGE per probe); rebuild it with \
-                     the blocked layout (the default)"
-                )))
+                    "{what} cannot be pushed to Redis: only one blocked Bloom filter keeps a \
+                     key's bits in one 64-byte block (one GETRANGE per probe); rebuild it with \
+                     --kind blocked (the default), without --grow"
+                )));
             }
         };
         if filter.layout() != LayoutKind::Blocked || filter.hash_strategy() != HashStrategy::Xxh3 {
