@@ -601,6 +601,19 @@ impl Blocklist {
             }
         };
         let resolver = read_resolver(path, source, &directory, &meta)?;
+        let mut meta = meta;
+        if directory.version < 3 {
+            // Version 2 summed the xxh3-128 of entry keys: the fingerprint of this version is
+            // recomputed from the entries' fingerprints where the file has them, else it is
+            // marked approximate (a delta then refuses the file until it is rebuilt).
+            match (kind, resolver.verification()) {
+                (Kind::Cabf, _) | (_, None) => meta.exact_count = false,
+                (_, Some(table)) => {
+                    meta.fingerprint =
+                        SetFingerprint::of(table.fingerprints().as_slice().iter().copied());
+                }
+            }
+        }
         Ok(Blocklist {
             kind,
             meta,
@@ -977,6 +990,9 @@ pub struct Applied {
     pub added: u64,
     /// Entries removed.
     pub removed: u64,
+    /// Entries the delta removes that a Bloom file without a verification section keeps (it
+    /// cannot forget them): they answer as false positives until the file is rebuilt.
+    pub kept: u64,
     /// Entries whose categories changed.
     pub recategorized: u64,
     /// The list version now.
@@ -1065,8 +1081,9 @@ impl Blocklist {
         }
     }
 
-    /// Adds items (URL entries, or keys for a list of keys) in category `category` (the list's
-    /// name if `None`), and moves the list version forward. With a verification section an item
+    /// Adds items (URL entries, or keys for a list of keys) in category `category` (a new name
+    /// adds a category; `None` is the list's category when it has one, and an error naming
+    /// them when it has several), and moves the list version forward. With a verification section an item
     /// already listed is counted `unchanged` and the set fingerprint stays exact; without one,
     /// an item the filter already answers for is counted `unchanged` (RedisBloom's `BF.ADD`
     /// rule) and the count and fingerprint are marked approximate.
@@ -1083,9 +1100,7 @@ impl Blocklist {
             });
         }
         let prepared = self.prepare(items)?;
-        let id = self
-            .resolver
-            .category_id(category.unwrap_or(&self.meta.name));
+        let id = self.resolver.category_id(&self.category_for_add(category)?);
         let with_sets = self.resolver.categories().len() > 1;
         let scheme = self.meta.scheme;
         let mut change = Change::default();
@@ -1146,6 +1161,23 @@ impl Blocklist {
         }
         self.touch();
         Ok(change)
+    }
+
+    /// The category items join: the one given, else the list's only one.
+    fn category_for_add(&self, category: Option<&str>) -> Result<String> {
+        match (category, self.resolver.categories()) {
+            (Some(name), _) => Ok(name.to_string()),
+            (None, [only]) => Ok(only.name.clone()),
+            (None, []) => Ok(self.meta.name.clone()),
+            (None, several) => Err(Error::CategoryNeeded {
+                path: self.origin(),
+                available: several
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
     }
 
     /// Removes items from a list with a verification section: from category `category` only if
@@ -1318,13 +1350,19 @@ impl Blocklist {
         {
             let describe = |state: ListState, categories: usize| {
                 format!(
-                    "{} with {} entries in {categories} categories, set fingerprint {}",
+                    "{} ({} entries, {} {}, set fingerprint {})",
                     if state.version == 0 {
                         "a version".to_string()
                     } else {
                         format!("version {}", state.version)
                     },
-                    state.entries,
+                    crate::fmt::count(state.entries),
+                    categories,
+                    if categories == 1 {
+                        "category"
+                    } else {
+                        "categories"
+                    },
                     state.fingerprint
                 )
             };
@@ -1510,6 +1548,7 @@ impl Blocklist {
         Ok(Applied {
             added: delta.added.len() as u64,
             removed: removed.len() as u64,
+            kept: delta.removed_count - removed.len() as u64,
             recategorized: recategorized.len() as u64,
             version,
         })
@@ -1831,6 +1870,7 @@ impl Blocklist {
     /// file).
     pub fn describe(&self) -> Description {
         let directory = self.directory.clone().unwrap_or_else(|| Directory {
+            version: format::FORMAT_VERSION,
             kind: self.kind.code(),
             file_len: 0,
             checksum: 0,
@@ -1864,7 +1904,7 @@ impl Blocklist {
         let grows = self.layers().is_some_and(Layers::grows);
         Description {
             kind: self.kind,
-            format_version: format::FORMAT_VERSION,
+            format_version: directory.version,
             file_bytes: directory.file_len,
             checksum: format!("{:016x}", directory.checksum),
             sections: directory

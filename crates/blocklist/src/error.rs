@@ -425,6 +425,15 @@ pub enum Error {
         right: String,
     },
 
+    /// Entries to add to a list of several categories, without saying which.
+    #[error("{path}: the list has several categories ({available}); name the one the entries join with --category")]
+    CategoryNeeded {
+        /// The file.
+        path: PathBuf,
+        /// Its categories.
+        available: String,
+    },
+
     /// Removal needs the exact list of entries, and this list has none.
     #[error(
         "{path}: cannot remove entries without the list's verification section (removing an \

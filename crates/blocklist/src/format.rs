@@ -32,8 +32,13 @@ use crate::error::{Error, Result};
 /// 7-bit or line-ending-mangling copies fail the magic check).
 pub const MAGIC: [u8; 8] = [0x89, b'P', b'H', b'B', b'L', b'O', b'M', 0x0a];
 
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+/// The format version this build writes.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The oldest format version this build reads: version 2 differs only in the set fingerprint's
+/// definition (Σ xxh3-128 of entry keys), which a reader recomputes from the verification
+/// section or marks approximate (docs/FORMAT.md, "Compatibility policy").
+pub const OLDEST_READ: u32 = 2;
 
 /// Length of the header.
 pub const HEADER_LEN: usize = 64;
@@ -135,6 +140,8 @@ impl SectionEntry {
 /// The header and section table of a file: everything but the sections' contents.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Directory {
+    /// The format version the file was written in.
+    pub version: u32,
     /// The blocklist kind code (see [`crate::blocklist::Kind`]).
     pub kind: u16,
     /// Total length of the file.
@@ -205,6 +212,7 @@ pub fn plan(kind: u16, sections: &[SectionData<'_>]) -> Directory {
     }
     let table = encode_table(&entries);
     Directory {
+        version: FORMAT_VERSION,
         kind,
         file_len: offset,
         checksum: xxh3_64(&table),
@@ -385,7 +393,7 @@ pub fn read_directory(path: &Path, source: &dyn Source) -> Result<Directory> {
             what: "a filter file",
         });
     }
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ..=FORMAT_VERSION).contains(&version) {
         return Err(Error::Version {
             path: path.to_path_buf(),
             found: version,
@@ -530,6 +538,7 @@ pub fn read_directory(path: &Path, source: &dyn Source) -> Result<Directory> {
     }
     check_padding(path, source, end, file_len, file_len)?;
     Ok(Directory {
+        version,
         kind,
         file_len,
         checksum,

@@ -321,8 +321,9 @@ pub struct ChangeArgs {
     /// Also take the entries of this list (one per line, or a CSV; `-` reads standard input).
     #[arg(long, value_name = "LIST")]
     pub from: Option<String>,
-    /// add: the category the entries join (default: the list's name); remove: take the
-    /// entries out of this category only (default: out of the list).
+    /// add: the category the entries join (a new name adds a category; needed when the list
+    /// has several); remove: take the entries out of this category only (default: out of the
+    /// list).
     #[arg(long, value_name = "NAME")]
     pub category: Option<String>,
 }

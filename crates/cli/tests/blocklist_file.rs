@@ -210,7 +210,7 @@ fn info_and_check_work_on_every_kind_of_file() {
         let text = String::from_utf8(output.stdout).unwrap();
         for needle in [
             format!("kind              {kind}"),
-            "format            version 2".to_string(),
+            "format            version 3".to_string(),
             format!("list              \"{name}\", version 1"),
             "set fingerprint   ".to_string(),
             "metadata section".to_string(),

@@ -108,9 +108,17 @@ fn print_text(file: &str, d: &Description) {
         };
         print_filter(&label, filter);
     }
-    if d.filters.is_empty() {
-        for (i, layer) in d.layers.iter().enumerate() {
-            let label = if d.layers.len() == 1 {
+    // Patches (after the filters of a Bloom list), or every layer of the other kinds.
+    let shown = if d.filters.is_empty() {
+        0
+    } else {
+        d.filters.len()
+    };
+    if !d.layers.is_empty() {
+        for (i, layer) in d.layers.iter().enumerate().skip(shown) {
+            let label = if layer.structure.starts_with("patch") {
+                format!("patch {}", i - shown)
+            } else if d.layers.len() == 1 {
                 "filter".to_string()
             } else {
                 format!("layer {i}")
