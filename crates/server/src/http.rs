@@ -305,7 +305,8 @@ async fn check_many(
     let checker = Arc::new(Checker::new(&shared.lists, query.list.as_deref())?);
     match content_type(&headers) {
         Some(NDJSON) => return Ok(stream_ndjson(shared, checker, body)),
-        None | Some("application/json") => {}
+        // curl's `-d` labels JSON as a form; read it as the JSON it is.
+        None | Some("application/json" | "application/x-www-form-urlencoded") => {}
         Some(other) => {
             return Err(ApiError::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,

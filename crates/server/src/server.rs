@@ -309,3 +309,44 @@ async fn serve_http(
         }
     }
 }
+
+/// The addresses a server listens on, as [`run_blocking`] reports them once bound.
+#[derive(Clone, Copy, Debug)]
+pub struct Bound {
+    /// The HTTP address.
+    pub http: Option<SocketAddr>,
+    /// The Redis-protocol address.
+    pub resp: Option<SocketAddr>,
+}
+
+/// Runs a server on its own multi-threaded runtime (`threads` workers, 0: one per core) until
+/// SIGTERM or SIGINT, reloading on SIGHUP; calls `ready` once the listeners are bound. Returns
+/// after the graceful drain.
+pub fn run_blocking(
+    shared: Arc<Shared>,
+    http: Option<&str>,
+    resp: Option<&str>,
+    threads: usize,
+    ready: impl FnOnce(Bound),
+) -> Result<()> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if threads > 0 {
+        builder.worker_threads(threads);
+    }
+    let runtime = builder
+        .build()
+        .map_err(|e| Error::io("starting the server's runtime", e))?;
+    runtime.block_on(async {
+        let server = Server::bind(shared.clone(), http, resp).await?;
+        let shutdown = CancellationToken::new();
+        let signals = tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        ready(Bound {
+            http: server.http_addr(),
+            resp: server.resp_addr(),
+        });
+        server.run(shutdown.clone()).await;
+        signals.abort();
+        Ok(())
+    })
+}
