@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::extract::{MatchedPath, Path, Query, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -149,12 +149,6 @@ fn json_response(status: StatusCode, body: Vec<u8>, content_type: &'static str) 
 }
 
 #[derive(serde::Deserialize)]
-struct CheckQuery {
-    url: Option<String>,
-    list: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
 struct ListQuery {
     list: Option<String>,
 }
@@ -183,19 +177,50 @@ fn bad_url(url: &[u8], reason: &str) -> ApiError {
     )
 }
 
+/// The decoded `name=value` pairs of a query string (`+` is a space). A value that is not
+/// UTF-8 once decoded is an error naming its parameter.
+fn query_pairs(query: Option<&str>) -> ApiResult<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    for pair in query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |text: &str| -> Option<String> {
+            let text = text.replace('+', " ");
+            percent_encoding::percent_decode_str(&text)
+                .decode_utf8()
+                .ok()
+                .map(Cow::into_owned)
+        };
+        let (Some(name), Some(value)) = (decode(name), decode(value)) else {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("bad query string: {pair:?} is not UTF-8 once percent-decoded"),
+            ));
+        };
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
 /// `GET /v1/check?url=…[&list=…]`.
-async fn check_one(
-    State(shared): State<Arc<Shared>>,
-    query: Result<Query<CheckQuery>, QueryRejection>,
-) -> ApiResult {
-    let Query(query) = query.map_err(query_error)?;
-    let url = query.url.ok_or_else(|| {
+async fn check_one(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -> ApiResult {
+    let pairs = query_pairs(query.as_deref())?;
+    let param = |name: &str| {
+        pairs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let url = param("url").ok_or_else(|| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "give the URL to check: GET /v1/check?url=…",
         )
     })?;
-    let checker = Checker::new(&shared.lists, query.list.as_deref())?;
+    let checker = Checker::new(&shared.lists, param("list"))?;
     let mut answers = Vec::with_capacity(1);
     let bad = checker.check(&[url.as_bytes()], &mut Scratch::default(), &mut answers);
     if let Some(bad) = bad.first() {
@@ -761,5 +786,20 @@ mod tests {
         assert!(none_match("\"x\", W/\"abc\"", "\"abc\""));
         assert!(none_match("*", "\"abc\""));
         assert!(!none_match("\"abd\"", "\"abc\""));
+    }
+
+    #[test]
+    fn query_strings_decode_to_utf8_or_fail() {
+        let pairs = query_pairs(Some("url=http%3A%2F%2Fa.b%2F%3Fq%3D1+2&list=x&flag")).unwrap();
+        assert_eq!(
+            pairs,
+            [
+                ("url".to_string(), "http://a.b/?q=1 2".to_string()),
+                ("list".into(), "x".into()),
+                ("flag".into(), "".into())
+            ]
+        );
+        assert!(query_pairs(Some("url=%FF")).is_err());
+        assert!(query_pairs(None).unwrap().is_empty());
     }
 }
