@@ -49,6 +49,11 @@ pub fn phish_entries() -> Vec<String> {
 /// Builds `NAME.bloom` in `dir` from URL entries (verified, category `phishing`, the exception
 /// `docs.evil1.example`).
 pub fn build_urls(dir: &Path, name: &str, entries: &[String]) -> PathBuf {
+    build_urls_sized(dir, name, entries, entries.len())
+}
+
+/// [`build_urls`] with room for `capacity` entries.
+pub fn build_urls_sized(dir: &Path, name: &str, entries: &[String], capacity: usize) -> PathBuf {
     let list = dir.join(format!("{name}.txt"));
     std::fs::write(&list, entries.join("\n") + "\n").unwrap();
     let allow = dir.join(format!("{name}-allow.txt"));
@@ -63,6 +68,8 @@ pub fn build_urls(dir: &Path, name: &str, entries: &[String]) -> PathBuf {
             "--category",
             "phishing",
             "--verify",
+            "--capacity",
+            &capacity.to_string(),
             "--name",
             name,
             "-o",
