@@ -157,24 +157,40 @@ impl Served {
 }
 
 /// What identifies one version of a file on disk: replacing it by rename changes the inode,
-/// rewriting it changes the length or the modification time.
+/// rewriting it changes the length or the modification time, and any change of content changes
+/// the file's head (its header and checksummed section table), which is hashed too — inode
+/// numbers are reused and modification times are coarse, so a file replaced twice within one
+/// clock tick is still told apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Stamp {
     dev: u64,
     ino: u64,
     len: u64,
     mtime_ns: i128,
+    head: u64,
 }
+
+/// Bytes of a file's head hashed into its [`Stamp`]: the header and the section table of any
+/// list with a few dozen sections.
+const HEAD_BYTES: u64 = 4096;
 
 impl Stamp {
     fn of(path: &Path) -> Option<Stamp> {
+        use std::hash::{Hash, Hasher};
+        use std::io::Read;
         use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
+        let file = std::fs::File::open(path).ok()?;
+        let m = file.metadata().ok()?;
+        let mut head = Vec::new();
+        file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        head.hash(&mut hasher);
         Some(Stamp {
             dev: m.dev(),
             ino: m.ino(),
             len: m.len(),
             mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            head: hasher.finish(),
         })
     }
 }
