@@ -179,10 +179,13 @@ impl Stamp {
         use std::hash::{Hash, Hasher};
         use std::io::Read;
         use std::os::unix::fs::MetadataExt;
-        let file = std::fs::File::open(path).ok()?;
-        let m = file.metadata().ok()?;
+        let m = std::fs::metadata(path).ok()?;
         let mut head = Vec::new();
-        file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+        // Only a regular file is read: opening a FIFO would wait for a writer.
+        if m.is_file() {
+            let file = std::fs::File::open(path).ok()?;
+            file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+        }
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         head.hash(&mut hasher);
         Some(Stamp {

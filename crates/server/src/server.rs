@@ -80,7 +80,7 @@ impl Server {
                 shutdown.clone(),
                 tracker.clone(),
                 shared.clone(),
-                |stream, shared, stop| crate::resp::serve_connection(stream, shared, stop),
+                crate::resp::serve_connection,
             ));
         }
         tracker.spawn(poll_files(shared.clone(), shutdown.clone()));

@@ -166,7 +166,10 @@ mod tests {
         max_line: 32,
     };
 
-    fn words(buf: &[u8]) -> Result<Option<(Vec<Vec<u8>>, usize)>, ProtocolError> {
+    /// The arguments of the first command and the bytes it used.
+    type Words = Option<(Vec<Vec<u8>>, usize)>;
+
+    fn words(buf: &[u8]) -> Result<Words, ProtocolError> {
         let mut args = Vec::new();
         Ok(parse(buf, &LIMITS, &mut args)?
             .map(|used| (args.iter().map(|r| buf[r.clone()].to_vec()).collect(), used)))
