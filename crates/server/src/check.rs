@@ -82,62 +82,63 @@ impl Checker {
         out: &mut Vec<Answer>,
     ) -> Vec<BadItem> {
         let guards: Vec<_> = self.lists.iter().map(|(_, served)| served.read()).collect();
-        let url_lists = guards
+        let is_url = |g: &crate::lists::State| g.list.meta().scheme == KeyScheme::Expressions;
+        let url_lists = guards.iter().any(|g| is_url(g));
+        // Lists of keys answer the whole batch at once (one prefetched pass); lists of URL
+        // entries answer item by item below, from one canonical form per item.
+        let mut key_verdicts: Vec<Option<Vec<Verdict>>> = guards
             .iter()
-            .any(|g| g.list.meta().scheme == KeyScheme::Expressions);
-        let mut urls = Vec::new();
+            .map(|g| {
+                (!is_url(g)).then(|| {
+                    let mut verdicts = Vec::with_capacity(items.len());
+                    g.list.check_batch(items, scratch, &mut verdicts);
+                    verdicts
+                })
+            })
+            .collect();
+        let single = guards.len() == 1;
         let mut bad = Vec::new();
-        if url_lists {
-            urls.reserve(items.len());
-            for (index, item) in items.iter().enumerate() {
+        out.reserve(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let url = if url_lists {
                 match phishbloom_url::canonicalize(item) {
-                    Ok(url) => urls.push(Some(url)),
+                    Ok(url) => Some(url),
                     Err(error) => {
                         bad.push(BadItem {
                             index,
                             reason: error.to_string(),
                         });
-                        urls.push(None);
+                        None
                     }
                 }
-            }
-        }
-        let start = out.len();
-        let mut verdicts = Vec::new();
-        for (at, guard) in guards.iter().enumerate() {
-            verdicts.clear();
-            if guard.list.meta().scheme == KeyScheme::Expressions {
-                // The same as `check_batch`, which canonicalizes each item the same way; the
-                // canonical forms are made once for every list.
-                verdicts.extend(urls.iter().map(|url| match url {
-                    Some(url) => guard.list.check_url(url, scratch),
-                    None => Verdict::default(),
-                }));
             } else {
-                guard.list.check_batch(items, scratch, &mut verdicts);
-            }
-            if at == 0 {
-                let single = guards.len() == 1;
-                out.extend(verdicts.drain(..).map(|verdict| Answer {
-                    list: (single || verdict.status != Status::Clean).then_some(0),
-                    verdict,
-                }));
-                continue;
-            }
-            for (answer, verdict) in out[start..].iter_mut().zip(verdicts.drain(..)) {
-                let better = match (answer.verdict.status, verdict.status) {
-                    (Status::Listed, _) => false,
-                    (_, Status::Listed) => true,
-                    (Status::Clean, Status::Allowed) => true,
-                    _ => false,
+                None
+            };
+            let mut answer = Answer::default();
+            for (at, guard) in guards.iter().enumerate() {
+                // The same verdict `check_batch` gives: it canonicalizes each item this way.
+                let verdict = match &mut key_verdicts[at] {
+                    Some(verdicts) => std::mem::take(&mut verdicts[index]),
+                    None => match &url {
+                        Some(url) => guard.list.check_url(url, scratch),
+                        None => Verdict::default(),
+                    },
                 };
+                let better = at == 0
+                    || match (answer.verdict.status, verdict.status) {
+                        (Status::Listed, _) => false,
+                        (_, Status::Listed) => true,
+                        (Status::Clean, Status::Allowed) => true,
+                        _ => false,
+                    };
                 if better {
-                    *answer = Answer {
+                    answer = Answer {
+                        list: (single || verdict.status != Status::Clean).then_some(at),
                         verdict,
-                        list: Some(at),
                     };
                 }
             }
+            out.push(answer);
         }
         bad
     }

@@ -42,6 +42,9 @@ pub const NDJSON: &str = "application/x-ndjson";
 /// big batch does not hold up other connections' small requests.
 const INLINE_BATCH: usize = 256;
 
+/// Items answered and written at a time within one batch.
+const ANSWER_SLICE: usize = 256;
+
 /// An error answer: a status and a message, sent as `{"error": message}`.
 #[derive(Debug)]
 pub struct ApiError {
@@ -283,17 +286,19 @@ async fn read_body(shared: &Shared, headers: &HeaderMap, body: Body) -> ApiResul
 
 /// Parses a JSON body: not UTF-8, or not JSON of the expected shape → 400.
 fn parse_json<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8], shape: &str) -> ApiResult<T> {
-    if let Err(error) = std::str::from_utf8(bytes) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("the request body is not UTF-8 ({error}); JSON must be"),
-        ));
-    }
     serde_json::from_slice(bytes).map_err(|error| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("the request body is not {shape}: {error}"),
-        )
+        // serde_json checks the strings it reads; a body it refuses is checked whole only then,
+        // to say which is wrong.
+        match std::str::from_utf8(bytes) {
+            Err(utf8) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("the request body is not UTF-8 ({utf8}); JSON must be"),
+            ),
+            Ok(_) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("the request body is not {shape}: {error}"),
+            ),
+        }
     })
 }
 
@@ -344,49 +349,76 @@ async fn check_many(
     let bytes = read_body(&shared, &headers, body).await?;
     let ndjson_out = accepts_ndjson(&headers);
     let max_batch = shared.limits.max_batch;
-    let count = parse_json::<Batch>(&bytes, "{\"urls\": [...]}")?.urls.len();
-    if count > max_batch {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("{count} URLs in one batch, over the cap of {max_batch}: split the batch, or stream it as NDJSON"),
-        ));
-    }
     let metrics = shared.lists.metrics().clone();
-    compute(count, move || -> ApiResult {
-        // Parsed again here so the borrowed strings live with the bytes on this thread.
+    // Small bodies are answered inline; one large enough to hold many URLs goes to the blocking
+    // pool (and is parsed there, so its borrowed strings live on that thread).
+    let size = bytes.len() / 32;
+    compute(size, move || -> ApiResult {
         let batch: Batch = parse_json(&bytes, "{\"urls\": [...]}")?;
-        let items: Vec<&[u8]> = batch.urls.iter().map(|u| u.as_bytes()).collect();
-        let mut answers = Vec::with_capacity(items.len());
-        let bad = checker.check(&items, &mut Scratch::default(), &mut answers);
-        if let Some(bad) = bad.first() {
+        let count = batch.urls.len();
+        if count > max_batch {
             return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "urls[{}]: {:?} is not a URL: {}",
-                    bad.index,
-                    batch.urls[bad.index].as_ref(),
-                    bad.reason
-                ),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("{count} URLs in one batch, over the cap of {max_batch}: split the batch, or stream it as NDJSON"),
             ));
         }
-        metrics.count_checks(items.len() as u64, listed(&answers));
-        let mut out = Vec::with_capacity(items.len() * 96 + 16);
-        if ndjson_out {
-            for (item, answer) in items.iter().zip(&answers) {
+        let items: Vec<&[u8]> = batch.urls.iter().map(|u| u.as_bytes()).collect();
+        // Answered and written a slice at a time, into pieces of the body: no buffer grows with
+        // the batch (large allocations are what the allocator is slowest at), and a URL that does
+        // not canonicalize anywhere in the batch still turns the whole answer into a 400.
+        let mut scratch = Scratch::default();
+        let mut answers = Vec::with_capacity(ANSWER_SLICE);
+        let mut pieces: Vec<Bytes> = Vec::with_capacity(items.len() / ANSWER_SLICE + 2);
+        let mut listed_count = 0;
+        let mut out = Vec::with_capacity(ANSWER_SLICE * 128);
+        if !ndjson_out {
+            out.extend_from_slice(b"{\"results\":[");
+        }
+        for (n, slice) in items.chunks(ANSWER_SLICE).enumerate() {
+            answers.clear();
+            let bad = checker.check(slice, &mut scratch, &mut answers);
+            if let Some(bad) = bad.first() {
+                let index = n * ANSWER_SLICE + bad.index;
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "urls[{index}]: {:?} is not a URL: {}",
+                        batch.urls[index].as_ref(),
+                        bad.reason
+                    ),
+                ));
+            }
+            listed_count += listed(&answers);
+            for (i, (item, answer)) in slice.iter().zip(&answers).enumerate() {
+                // A JSON array holds the lines without their newlines, a comma between them.
+                if !ndjson_out && n + i > 0 {
+                    out.push(b',');
+                }
                 checker.write_line(item, answer, &mut out);
+                if !ndjson_out {
+                    out.pop();
+                }
             }
-            return Ok(json_response(StatusCode::OK, out, NDJSON));
+            pieces.push(Bytes::from(std::mem::replace(
+                &mut out,
+                Vec::with_capacity(ANSWER_SLICE * 128),
+            )));
         }
-        out.extend_from_slice(b"{\"results\":[");
-        for (i, (item, answer)) in items.iter().zip(&answers).enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            checker.write_line(item, answer, &mut out);
-            out.pop();
+        if !ndjson_out {
+            out.extend_from_slice(b"]}");
         }
-        out.extend_from_slice(b"]}");
-        Ok(json_response(StatusCode::OK, out, "application/json"))
+        pieces.push(Bytes::from(out));
+        metrics.count_checks(items.len() as u64, listed_count);
+        let length: usize = pieces.iter().map(Bytes::len).sum();
+        let body = Body::from_stream(futures_util::stream::iter(
+            pieces.into_iter().map(Ok::<_, Infallible>),
+        ));
+        let mut response = Response::new(body);
+        let content_type = if ndjson_out { NDJSON } else { "application/json" };
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+        Ok(response)
     })
     .await?
 }
