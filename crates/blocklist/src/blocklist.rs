@@ -12,6 +12,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use phishbloom_filter::{AnyFilter, BloomFilter, Filter, HashStrategy, KeyHash, LayoutKind};
+
+use crate::structure::{Layer, LayerInfo, Layers};
 use phishbloom_url::{CanonicalUrl, Entry};
 
 use crate::atomic::AtomicFile;
@@ -36,11 +38,21 @@ pub enum Kind {
     Blocked,
     /// Seed 003's CaBF: parallel component filters and a check filter (URL entries only).
     Cabf,
+    /// A cuckoo filter (Fan et al. 2014): deletes; never evicts a resident fingerprint.
+    Cuckoo,
+    /// A counting Bloom filter with 4-bit counters: deletes; four times a Bloom filter's memory.
+    Counting,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 3] = [Kind::Classic, Kind::Blocked, Kind::Cabf];
+    pub const ALL: [Kind; 5] = [
+        Kind::Classic,
+        Kind::Blocked,
+        Kind::Cabf,
+        Kind::Cuckoo,
+        Kind::Counting,
+    ];
 
     /// The code stored in the file header.
     pub fn code(self) -> u16 {
@@ -48,6 +60,8 @@ impl Kind {
             Kind::Classic => 1,
             Kind::Blocked => 2,
             Kind::Cabf => 3,
+            Kind::Cuckoo => 4,
+            Kind::Counting => 5,
         }
     }
 
@@ -62,16 +76,23 @@ impl Kind {
             Kind::Classic => "classic",
             Kind::Blocked => "blocked",
             Kind::Cabf => "cabf",
+            Kind::Cuckoo => "cuckoo",
+            Kind::Counting => "counting",
         }
     }
 
-    /// The Bloom layout of a single-filter kind.
+    /// The Bloom layout of a Bloom kind.
     pub fn layout(self) -> Option<LayoutKind> {
         match self {
             Kind::Classic => Some(LayoutKind::Classic),
             Kind::Blocked => Some(LayoutKind::Blocked),
-            Kind::Cabf => None,
+            _ => None,
         }
+    }
+
+    /// Whether lists of this kind can delete entries.
+    pub fn deletes(self) -> bool {
+        matches!(self, Kind::Cuckoo | Kind::Counting)
     }
 }
 
@@ -83,9 +104,9 @@ impl std::fmt::Display for Kind {
 
 /// The structure that answers queries.
 pub enum Engine {
-    /// Whole keys (exact or URL-normalized) in one Bloom filter.
-    Keys(AnyFilter),
-    /// URL entries in one Bloom filter, probed with every lookup expression.
+    /// Whole keys (exact or URL-normalized) in the list's structure.
+    Keys(Layers),
+    /// URL entries in the list's structure, probed with every lookup expression.
     Urls(UrlFilter),
     /// URL entries in CaBF.
     Cabf(CabfEngine),
@@ -113,14 +134,22 @@ pub struct BuildOptions {
     /// Creation time (seconds since the Unix epoch).
     pub created: u64,
     /// Size the structure for this many entries when the list has fewer (room to add, or
-    /// shards built apart that can be merged).
+    /// shards built apart that can be merged); with `grow`, the first layer's size.
     pub capacity: Option<u64>,
+    /// Grow when full: add layers of twice the capacity at half the rate (RedisBloom's
+    /// scalable scheme), so a list of unknown size keeps its rate.
+    pub grow: bool,
 }
 
 impl BuildOptions {
-    /// The entry count the structure is sized for: the list's, or the capacity if larger.
+    /// The entry count the structure (its first layer, for a list that grows) is sized for:
+    /// the list's, or the capacity if larger — or, for a list that grows, the capacity as
+    /// given (the layers added as it fills take the rest).
     pub fn sized_for(&self, entries: usize) -> u64 {
-        (entries as u64).max(self.capacity.unwrap_or(0)).max(1)
+        match self.capacity {
+            Some(capacity) if self.grow => capacity.max(1),
+            capacity => (entries as u64).max(capacity.unwrap_or(0)).max(1),
+        }
     }
 }
 
@@ -137,6 +166,30 @@ impl Default for BuildOptions {
             version: 1,
             created: now(),
             capacity: None,
+            grow: false,
+        }
+    }
+}
+
+/// The list's structure for `entries` entries at per-probe rate `fpp`, filled by `insert`. A
+/// cuckoo filter that cannot take every key at 95 % load is rebuilt with more buckets (a few
+/// times, 5 % more each) before the list is reported full.
+fn fill(
+    options: &BuildOptions,
+    entries: usize,
+    fpp: f64,
+    insert: impl Fn(&mut Layers) -> Result<()>,
+) -> Result<Layers> {
+    let capacity = options.sized_for(entries);
+    let mut headroom = 1.0;
+    loop {
+        let sized = (capacity as f64 * headroom).ceil() as u64;
+        let mut layers = Layers::new(options.kind, sized, fpp, options.strategy, options.grow)?;
+        match insert(&mut layers) {
+            Err(Error::Full { .. }) if options.kind == Kind::Cuckoo && headroom < 1.3 => {
+                headroom *= 1.05;
+            }
+            other => return other.map(|()| layers),
         }
     }
 }
@@ -162,6 +215,8 @@ pub struct Blocklist {
     engine: Engine,
     resolver: Resolver,
     directory: Option<Directory>,
+    /// The file it was read from (its name for a list built in memory), for messages.
+    origin: PathBuf,
 }
 
 impl Blocklist {
@@ -173,14 +228,14 @@ impl Blocklist {
         scheme: KeyScheme,
         options: &BuildOptions,
     ) -> Result<Self> {
-        let Some(layout) = options.kind.layout() else {
+        if options.kind == Kind::Cabf {
             return Err(Error::WrongScheme {
                 path: PathBuf::from(&options.name),
                 problem: "a CaBF blocklist holds URL entries, not whole keys; build it as a \
-                          blocked or classic filter"
+                          blocked, classic, cuckoo or counting filter"
                     .into(),
             });
-        };
+        }
         // Distinct keys across the groups, with their categories. One group is distinct already.
         let mut distinct: Vec<(u128, Vec<u16>)> = Vec::new();
         let mut set_fingerprint = SetFingerprint::default();
@@ -211,15 +266,21 @@ impl Blocklist {
             }
             _ => distinct.len(),
         };
-        let mut filter = AnyFilter::new(
-            layout,
-            options.sized_for(entries),
-            options.fpp,
-            options.strategy,
-        )?;
-        for (_, keys) in groups {
-            filter.insert_parallel(&keys.as_slices(), options.threads);
-        }
+        let layers = fill(options, entries, options.fpp, |layers| {
+            match layers.single_bloom_mut() {
+                // One Bloom filter of known size: every core inserts.
+                Some(filter) if !options.grow => {
+                    for (_, keys) in groups {
+                        filter.insert_parallel(&keys.as_slices(), options.threads);
+                    }
+                    Ok(())
+                }
+                _ => groups
+                    .iter()
+                    .flat_map(|(_, keys)| keys.iter())
+                    .try_for_each(|key| layers.insert_key(key)),
+            }
+        })?;
         let verification = options.verify.then(|| {
             let pairs = groups
                 .iter()
@@ -253,9 +314,10 @@ impl Blocklist {
         Ok(Blocklist {
             kind: options.kind,
             meta,
-            engine: Engine::Keys(filter),
+            engine: Engine::Keys(layers),
             resolver: Resolver::new(categories, verification, Exceptions::default()),
             directory: None,
+            origin: PathBuf::from(&options.name),
         })
     }
 
@@ -267,27 +329,21 @@ impl Blocklist {
         let entries = &set.entries;
         let keys: Vec<String> = entries.iter().map(Entry::to_key_string).collect();
         let fingerprint_of_set = SetFingerprint::of(keys.iter().map(|k| k.as_bytes()));
-        let (engine, fingerprints) = match options.kind.layout() {
-            Some(layout) => {
-                let probe = per_probe_fpp(options.fpp, options.expression_bound);
-                let mut filter = AnyFilter::new(
-                    layout,
-                    options.sized_for(entries.len()),
-                    probe,
-                    HashStrategy::Xxh3,
-                )?;
-                let hashes: Vec<KeyHash> =
-                    entries.iter().map(|e| expression_hash(e.key())).collect();
-                for &hash in &hashes {
-                    filter.insert_hash(hash);
-                }
-                let fingerprints: Vec<u64> = hashes.into_iter().map(fingerprint).collect();
-                (Engine::Urls(UrlFilter::new(filter)), fingerprints)
-            }
-            None => {
+        let (engine, fingerprints) = match options.kind {
+            Kind::Cabf => {
                 let (engine, fingerprints) =
                     CabfEngine::build(entries, options.fpp, options.expression_bound)?;
                 (Engine::Cabf(engine), fingerprints)
+            }
+            _ => {
+                let probe = per_probe_fpp(options.fpp, options.expression_bound);
+                let hashes: Vec<KeyHash> =
+                    entries.iter().map(|e| expression_hash(e.key())).collect();
+                let layers = fill(options, entries.len(), probe, |layers| {
+                    hashes.iter().try_for_each(|&hash| layers.insert_hash(hash))
+                })?;
+                let fingerprints: Vec<u64> = hashes.into_iter().map(fingerprint).collect();
+                (Engine::Urls(UrlFilter::new(layers)), fingerprints)
             }
         };
         let verification = options.verify.then(|| {
@@ -325,6 +381,7 @@ impl Blocklist {
             engine,
             resolver: Resolver::new(categories, verification, exceptions),
             directory: None,
+            origin: PathBuf::from(&options.name),
         })
     }
 
@@ -375,12 +432,18 @@ impl Blocklist {
     fn read(path: &Path, source: &dyn Source) -> Result<Self> {
         let directory = format::read_directory(path, source)?;
         let kind = kind_of(path, &directory)?;
+        let layer_tag = match kind {
+            Kind::Classic | Kind::Blocked | Kind::Cabf => tag::FILTER,
+            Kind::Cuckoo => tag::CUCKOO,
+            Kind::Counting => tag::COUNTERS,
+        };
         for entry in &directory.sections {
             let expected = match entry.tag {
                 tag::META | tag::VERIFY | tag::CATEGORIES | tag::CATEGORY_SETS => entry.index == 0,
                 tag::EXCEPTIONS => entry.index == 0,
-                tag::FILTER => true,
+                tag::FILTER | tag::CUCKOO | tag::COUNTERS => entry.tag == layer_tag,
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
+                tag::GROWTH => kind != Kind::Cabf && entry.index == 0,
                 t if t >= format::OPTIONAL_TAGS => true,
                 t => {
                     return Err(Error::UnknownSection {
@@ -410,40 +473,63 @@ impl Blocklist {
         let filter_count = directory
             .sections
             .iter()
-            .filter(|s| s.tag == tag::FILTER)
+            .filter(|s| s.tag == layer_tag)
             .count();
-        let engine = match kind.layout() {
-            Some(layout) => {
-                if filter_count != 1 {
+        let engine = match kind {
+            Kind::Classic | Kind::Blocked | Kind::Cuckoo | Kind::Counting => {
+                let grows = match directory.find(tag::GROWTH, 0) {
+                    Some(entry) => {
+                        sections::decode_growth(
+                            path,
+                            &format::read_section_vec(path, source, entry)?,
+                        )?;
+                        true
+                    }
+                    None => false,
+                };
+                if filter_count == 0 || (filter_count > 1 && !grows) {
                     return Err(Error::invalid(
                         path,
                         "filter sections",
-                        format!("{filter_count} in a {kind} blocklist, expected 1"),
+                        format!(
+                            "{filter_count} in a {kind} blocklist that does not grow, expected 1"
+                        ),
                     ));
                 }
-                let filter = filter_at(0)?;
-                if filter.layout() != layout {
-                    return Err(Error::invalid(
-                        path,
-                        "filter layout",
-                        format!("{} in a {kind} blocklist", filter.layout()),
-                    ));
-                }
-                match meta.scheme {
-                    KeyScheme::Expressions => {
-                        if filter.hash_strategy() != HashStrategy::Xxh3 {
+                let mut layers = Vec::with_capacity(filter_count);
+                for index in 0..filter_count {
+                    // Indices are unique (the table is checked) and, being as many as the
+                    // sections, run 0..n exactly when each is found.
+                    let entry = directory.find(layer_tag, index as u16).ok_or_else(|| {
+                        Error::invalid(path, "layer numbering", format!("no layer {index}"))
+                    })?;
+                    let layer = sections::read_layer(path, source, entry)?;
+                    if let Layer::Bloom(filter) = &layer {
+                        if Some(filter.layout()) != kind.layout() {
+                            return Err(Error::invalid(
+                                path,
+                                "filter layout",
+                                format!("{} in a {kind} blocklist", filter.layout()),
+                            ));
+                        }
+                        let xxh3_only = grows || meta.scheme == KeyScheme::Expressions;
+                        if xxh3_only && filter.hash_strategy() != HashStrategy::Xxh3 {
                             return Err(Error::invalid(
                                 path,
                                 "filter hash strategy",
-                                "URL entries are hashed with xxh3",
+                                "URL entries and growing lists are hashed with xxh3",
                             ));
                         }
-                        Engine::Urls(UrlFilter::new(filter))
                     }
-                    KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(filter),
+                    layers.push(layer);
+                }
+                let layers = Layers::from_layers(kind, layers, grows);
+                match meta.scheme {
+                    KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
+                    KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
                 }
             }
-            None => {
+            Kind::Cabf => {
                 let params = directory.find(tag::CABF, 0).ok_or(Error::MissingSection {
                     path: path.to_path_buf(),
                     section: "CaBF",
@@ -498,6 +584,7 @@ impl Blocklist {
             engine,
             resolver,
             directory: Some(directory),
+            origin: path.to_path_buf(),
         })
     }
 
@@ -531,22 +618,12 @@ impl Blocklist {
             .map(sections::encode_category_sets);
         let exceptions = (!self.resolver.exceptions().is_empty())
             .then(|| sections::encode_exceptions(self.resolver.exceptions()));
-        let mut blocks: Vec<(u16, Vec<u8>, &[u8])> = Vec::new();
+        // (tag, index, parameter block, data) of each structure section.
+        let mut blocks: Vec<(u16, u16, Vec<u8>, &[u8])> = Vec::new();
         let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
-        match &self.engine {
-            Engine::Keys(filter) => blocks.push((
-                0,
-                sections::encode_filter_params(&filter.params()),
-                filter.bit_bytes(),
-            )),
-            Engine::Urls(urls) => {
-                let filter = urls.filter();
-                blocks.push((
-                    0,
-                    sections::encode_filter_params(&filter.params()),
-                    filter.bit_bytes(),
-                ));
-            }
+        let layers = match &self.engine {
+            Engine::Keys(layers) => Some(layers),
+            Engine::Urls(urls) => Some(urls.layers()),
             Engine::Cabf(engine) => {
                 extra.push((
                     tag::CABF,
@@ -554,22 +631,38 @@ impl Blocklist {
                 ));
                 for (index, filter) in engine.filters().enumerate() {
                     blocks.push((
+                        tag::FILTER,
                         index as u16,
                         sections::encode_filter_params(&filter.params()),
                         filter.bit_bytes(),
                     ));
                 }
+                None
+            }
+        };
+        if let Some(layers) = layers {
+            for (index, layer) in layers.layers().iter().enumerate() {
+                let (tag, params, bytes) = sections::encode_layer(layer);
+                blocks.push((tag, index as u16, params, bytes));
+            }
+            if layers.grows() {
+                extra.push((
+                    tag::GROWTH,
+                    sections::encode_growth(
+                        crate::structure::EXPANSION as u32,
+                        crate::structure::TIGHTENING,
+                    ),
+                ));
             }
         }
-        // Ascending (tag, index) order, as the format requires.
         let mut data = vec![SectionData {
             tag: tag::META,
             index: 0,
             parts: vec![&meta],
         }];
-        for (index, params, bits) in &blocks {
+        for (tag, index, params, bits) in &blocks {
             data.push(SectionData {
-                tag: tag::FILTER,
+                tag: *tag,
                 index: *index,
                 parts: vec![params, bits],
             });
@@ -607,6 +700,8 @@ impl Blocklist {
                 parts: vec![bytes],
             });
         }
+        // Ascending (tag, index) order, as the format requires.
+        data.sort_by_key(|section| (section.tag, section.index));
         let directory = format::plan(self.kind.code(), &data);
         format::write(out, &directory, &data)?;
         Ok(directory)
@@ -679,13 +774,10 @@ impl Blocklist {
         self.meta.target_fpp
     }
 
-    /// The single Bloom filter of a classic or blocked blocklist (`None` for CaBF).
+    /// The single Bloom filter of a classic or blocked blocklist that does not grow (`None`
+    /// for the other kinds).
     pub fn filter(&self) -> Option<&AnyFilter> {
-        match &self.engine {
-            Engine::Keys(filter) => Some(filter),
-            Engine::Urls(urls) => Some(urls.filter()),
-            Engine::Cabf(_) => None,
-        }
+        self.layers().and_then(Layers::single_bloom)
     }
 
     /// The verdict for a canonical URL, for blocklists of URL entries (whole keys have no URL
@@ -729,8 +821,8 @@ impl Blocklist {
     /// listed) and matched through their expressions.
     pub fn check_batch(&self, items: &[&[u8]], scratch: &mut Scratch, out: &mut Vec<Verdict>) {
         out.reserve(items.len());
-        if let Engine::Keys(filter) = &self.engine {
-            self.check_keys(filter, items, scratch, out);
+        if let Engine::Keys(layers) = &self.engine {
+            self.check_keys(layers, items, scratch, out);
             return;
         }
         out.extend(
@@ -746,7 +838,7 @@ impl Blocklist {
     /// Whole-key verdicts: normalize every item into one arena, then one batched query.
     fn check_keys(
         &self,
-        filter: &AnyFilter,
+        layers: &Layers,
         items: &[&[u8]],
         scratch: &mut Scratch,
         out: &mut Vec<Verdict>,
@@ -768,7 +860,7 @@ impl Blocklist {
             })
             .collect();
         scratch.answers.clear();
-        filter.contains_batch(&keys, &mut scratch.answers);
+        layers.contains_key_batch(&keys, &mut scratch.answers);
         out.extend(keys.iter().zip(&scratch.answers).map(|(key, &hit)| {
             // The fingerprint only matters for a hit; hashing is skipped for the rest.
             let print = if hit {
@@ -914,7 +1006,32 @@ impl Blocklist {
 
     /// Whether the list's structure can delete entries (`remove`).
     pub fn supports_remove(&self) -> bool {
-        false
+        self.kind.deletes()
+    }
+
+    /// The structure of a list that is not CaBF.
+    pub fn layers(&self) -> Option<&Layers> {
+        match &self.engine {
+            Engine::Keys(layers) => Some(layers),
+            Engine::Urls(urls) => Some(urls.layers()),
+            Engine::Cabf(_) => None,
+        }
+    }
+
+    fn layers_mut(&mut self) -> Option<&mut Layers> {
+        match &mut self.engine {
+            Engine::Keys(layers) => Some(layers),
+            Engine::Urls(urls) => Some(urls.layers_mut()),
+            Engine::Cabf(_) => None,
+        }
+    }
+
+    /// Whether the structure may hold a prepared item.
+    fn structure_holds(layers: &Layers, scheme: KeyScheme, item: &Prepared) -> bool {
+        match scheme {
+            KeyScheme::Expressions => layers.contains_hash(item.hash),
+            _ => layers.contains_key(&item.key),
+        }
     }
 
     /// Adds items (URL entries, or keys for a list of keys) in category `category` (the list's
@@ -922,8 +1039,11 @@ impl Blocklist {
     /// already listed is counted `unchanged` and the set fingerprint stays exact; without one,
     /// an item the filter already answers for is counted `unchanged` (RedisBloom's `BF.ADD`
     /// rule) and the count and fingerprint are marked approximate.
+    ///
+    /// On an error (a full cuckoo filter that does not grow) the blocklist in memory may hold
+    /// some of the items: save nothing and start again from the file.
     pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
-        if matches!(self.engine, Engine::Cabf(_)) {
+        if self.layers().is_none() {
             return Err(Error::CannotChange {
                 kind: self.kind,
                 action: "add to",
@@ -934,6 +1054,7 @@ impl Blocklist {
             .resolver
             .category_id(category.unwrap_or(&self.meta.name));
         let with_sets = self.resolver.categories().len() > 1;
+        let scheme = self.meta.scheme;
         let mut change = Change::default();
         let mut table_added = Vec::new();
         for item in &prepared {
@@ -959,27 +1080,25 @@ impl Blocklist {
                 Some(None) => Some(false),
                 None => None,
             };
-            let maybe_present = match &self.engine {
-                Engine::Keys(filter) => filter.contains(&item.key),
-                Engine::Urls(urls) => urls.filter().contains_hash(item.hash),
-                Engine::Cabf(_) => false,
+            // `layers()` was checked above.
+            let Some(layers) = self.layers_mut() else {
+                break;
             };
             match known {
                 Some(true) => {
                     change.unchanged += 1;
                     continue;
                 }
-                None if maybe_present => {
+                None if Self::structure_holds(layers, scheme, item) => {
                     self.meta.exact_count = false;
                     change.unchanged += 1;
                     continue;
                 }
                 _ => {}
             }
-            match &mut self.engine {
-                Engine::Keys(filter) => filter.insert(&item.key),
-                Engine::Urls(urls) => urls.filter_mut().insert_hash(item.hash),
-                Engine::Cabf(_) => {}
+            match scheme {
+                KeyScheme::Expressions => layers.insert_hash(item.hash)?,
+                _ => layers.insert_key(&item.key)?,
             }
             table_added.push((item.fingerprint, vec![id]));
             self.meta.fingerprint.add(&item.key);
@@ -991,20 +1110,153 @@ impl Blocklist {
         if let Some(table) = self.resolver.verification_mut() {
             table.update(&table_added, &[], with_sets);
         }
-        self.meta.version += 1;
-        self.meta.created = now();
-        self.directory = None;
+        self.touch();
         Ok(change)
     }
 
-    /// Removes items from a list whose structure can delete them. Refused for Bloom kinds, and
-    /// for items not in the list's verification section (removing a key that is not there would
-    /// corrupt the structure and turn listed keys clean).
-    pub fn remove(&mut self, _items: &[&[u8]]) -> Result<Change> {
-        Err(Error::CannotChange {
-            kind: self.kind,
-            action: "remove from",
+    /// Removes items from a list whose structure can delete them (cuckoo, counting): from
+    /// category `category` only if given (an entry left in no category leaves the list), else
+    /// from the list. Every item is checked against the verification section first, and the
+    /// call changes nothing unless all of them are listed: removing a key that is not in the
+    /// structure would take another key's fingerprint or counters and turn it clean.
+    pub fn remove(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let Some(layers) = self.layers().filter(|_| self.kind.deletes()) else {
+            return Err(Error::CannotChange {
+                kind: self.kind,
+                action: "remove from",
+            });
+        };
+        let Some(table) = self.resolver.verification() else {
+            return Err(Error::RemoveNeedsVerification {
+                path: self.origin(),
+            });
+        };
+        let prepared = self.prepare(items)?;
+        let category_id = match category {
+            Some(name) => Some(
+                self.resolver
+                    .categories()
+                    .iter()
+                    .position(|c| c.name == name)
+                    .map(|id| id as u16)
+                    .ok_or_else(|| Error::UnknownCategory {
+                        path: self.origin(),
+                        name: name.to_string(),
+                        available: self.category_names(),
+                    })?,
+            ),
+            None => None,
+        };
+        // Check everything before changing anything.
+        let mut missing = prepared
+            .iter()
+            .filter(|item| table.lookup(item.fingerprint).is_none());
+        if let Some(first) = missing.next() {
+            return Err(Error::NotListed {
+                path: self.origin(),
+                count: 1 + missing.count(),
+                first: String::from_utf8_lossy(&first.key).into_owned(),
+            });
+        }
+        // Per item: its categories, and whether it leaves the structure.
+        let mut plan: Vec<(&Prepared, Vec<u16>, bool)> = Vec::with_capacity(prepared.len());
+        let mut unchanged = 0;
+        for item in &prepared {
+            let ids = match table.lookup(item.fingerprint) {
+                Some([]) | None => vec![0],
+                Some(ids) => ids.to_vec(),
+            };
+            let leaves = match category_id {
+                Some(id) if !ids.contains(&id) => {
+                    unchanged += 1;
+                    continue;
+                }
+                Some(_) => ids.len() == 1,
+                None => true,
+            };
+            if leaves {
+                let holders = layers
+                    .layers()
+                    .iter()
+                    .filter(|layer| layer.contains_hash(Self::structure_hash(item)))
+                    .count();
+                if holders > 1 {
+                    return Err(Error::AmbiguousRemoval { layers: holders });
+                }
+            }
+            plan.push((item, ids, leaves));
+        }
+        let with_sets = self.resolver.categories().len() > 1;
+        let mut table_added = Vec::new();
+        let mut table_removed = Vec::new();
+        for (item, ids, leaves) in &plan {
+            let gone: Vec<u16> = match category_id {
+                Some(id) => vec![id],
+                None => ids.clone(),
+            };
+            for &id in &gone {
+                self.resolver.count_entries(id, -1);
+            }
+            table_removed.push(item.fingerprint);
+            if !leaves {
+                table_added.push((
+                    item.fingerprint,
+                    ids.iter().copied().filter(|i| !gone.contains(i)).collect(),
+                ));
+                continue;
+            }
+            let hash = Self::structure_hash(item);
+            // Checked above: the kind deletes, one layer holds the item.
+            if let Some(layers) = self.layers_mut() {
+                if !layers.remove_hash(hash)? {
+                    return Err(Error::invalid(
+                        self.origin(),
+                        "filter",
+                        format!(
+                            "`{}` is in the verification section but not in the filter",
+                            String::from_utf8_lossy(&item.key)
+                        ),
+                    ));
+                }
+            }
+            self.meta.fingerprint.remove(&item.key);
+            self.meta.entries = self.meta.entries.saturating_sub(1);
+        }
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &table_removed, with_sets);
+        }
+        self.touch();
+        Ok(Change {
+            changed: plan.len() as u64,
+            unchanged,
         })
+    }
+
+    /// The hash the structure holds for an item (whole keys of a sha256 list hash differently,
+    /// but such lists are Bloom kinds, which do not delete).
+    fn structure_hash(item: &Prepared) -> KeyHash {
+        item.hash
+    }
+
+    /// A new version: the version goes up by one, the time is now, the old directory is gone.
+    fn touch(&mut self) {
+        self.meta.version += 1;
+        self.meta.created = now();
+        self.directory = None;
+    }
+
+    /// The file the blocklist was read from, or its name if it was built in memory.
+    pub fn origin(&self) -> PathBuf {
+        self.origin.clone()
+    }
+
+    fn category_names(&self) -> String {
+        self.resolver
+            .categories()
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -1074,8 +1326,12 @@ pub struct Description {
     pub meta: Meta,
     /// The per-item rate at the probes per item, implied by the filter's per-probe target.
     pub per_item_fpp: Option<f64>,
-    /// The filters (one, or CaBF's components then its check filter).
+    /// The Bloom filters (one per layer, or CaBF's components then its check filter).
     pub filters: Vec<FilterInfo>,
+    /// The structure's layers (one unless the list grows); empty for CaBF.
+    pub layers: Vec<LayerInfo>,
+    /// Whether the list grows when full.
+    pub grows: bool,
     /// CaBF's split, for a CaBF blocklist.
     pub split: Option<&'static str>,
     /// Fingerprints in the verification section, if there is one.
@@ -1109,19 +1365,32 @@ impl Blocklist {
             checksum: 0,
             sections: Vec::new(),
         });
-        let (filters, split, probe_target) = match &self.engine {
-            Engine::Keys(filter) => (vec![FilterInfo::of(&**filter)], None, filter.target_fpp()),
-            Engine::Urls(urls) => (
-                vec![FilterInfo::of(&**urls.filter())],
-                None,
-                urls.filter().target_fpp(),
-            ),
-            Engine::Cabf(engine) => (
+        let (filters, split, probe_target) = match (&self.engine, self.layers()) {
+            (Engine::Cabf(engine), _) => (
                 engine.filters().map(|f| FilterInfo::of(f)).collect(),
                 Some(engine.split().name()),
                 None,
             ),
+            (_, Some(layers)) => (
+                layers
+                    .layers()
+                    .iter()
+                    .filter_map(|layer| match layer {
+                        Layer::Bloom(filter) => Some(FilterInfo::of(&**filter)),
+                        _ => None,
+                    })
+                    .collect(),
+                None,
+                // A growing list's layers share the per-item budget; its metadata holds it.
+                match layers.layers() {
+                    [only] if !layers.grows() => only.target_fpp(),
+                    _ => None,
+                },
+            ),
+            (_, None) => (Vec::new(), None, None),
         };
+        let layers = self.layers().map(Layers::describe).unwrap_or_default();
+        let grows = self.layers().is_some_and(Layers::grows);
         Description {
             kind: self.kind,
             format_version: format::FORMAT_VERSION,
@@ -1142,6 +1411,8 @@ impl Blocklist {
                 .map(|f| per_item_fpp(f, self.meta.probes_per_item))
                 .or(self.meta.target_fpp),
             filters,
+            layers,
+            grows,
             split,
             verification: self.resolver.verification().map(|t| t.len() as u64),
             categories: self.resolver.categories().to_vec(),

@@ -371,6 +371,70 @@ pub enum Error {
         action: &'static str,
     },
 
+    /// An option that does not apply to this kind of list.
+    #[error("{what} cannot be used here: {why}")]
+    Unsupported {
+        /// The option.
+        what: &'static str,
+        /// Why, and what to use instead.
+        why: &'static str,
+    },
+
+    /// A list that does not grow has no room for another entry.
+    #[error(
+        "the {kind} filter is full at {items} entries: rebuild it with a larger --capacity, or          with --grow so that it adds room as it fills"
+    )]
+    Full {
+        /// The list's kind.
+        kind: crate::blocklist::Kind,
+        /// Entries it holds.
+        items: u64,
+    },
+
+    /// A key to remove is answered for by two layers of a growing list.
+    #[error(
+        "cannot remove the entry: {layers} layers of the growing list answer for it (its own and          another's false positive), and removing from the wrong one would drop another entry;          rebuild the list without it"
+    )]
+    AmbiguousRemoval {
+        /// Layers that answer.
+        layers: usize,
+    },
+
+    /// Two lists cannot be combined because a parameter differs.
+    #[error(
+        "the lists differ in {parameter} ({left} vs {right}); only lists built with the same          kind and sizing (--kind, --fpp, --capacity) can be merged — rebuild one like the other"
+    )]
+    Incompatible {
+        /// What differs.
+        parameter: &'static str,
+        /// The first list's value.
+        left: String,
+        /// The second list's value.
+        right: String,
+    },
+
+    /// Removal needs the exact list of entries, and this list has none.
+    #[error(
+        "{path}: cannot remove entries without the list's verification section (removing an          entry that is not in the list would make listed entries answer clean); build the list          with --verify"
+    )]
+    RemoveNeedsVerification {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// Items to remove that are not in the list.
+    #[error(
+        "{path}: {count} item(s) to remove are not in the list (first: `{first}`); removing an          entry that is not there would make listed entries answer clean, so nothing was removed"
+    )]
+    NotListed {
+        /// The file.
+        path: PathBuf,
+        /// How many.
+        count: usize,
+        /// The first of them.
+        first: String,
+    },
+
     /// An error from the filter crate (sizing, parameters).
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),

@@ -71,6 +71,12 @@ pub mod tag {
     pub const CATEGORY_SETS: u16 = 6;
     /// Exception entries, exact.
     pub const EXCEPTIONS: u16 = 7;
+    /// A cuckoo filter: its parameters, then its packed fingerprint slots.
+    pub const CUCKOO: u16 = 8;
+    /// A counting Bloom filter: its parameters, then its 4-bit counters.
+    pub const COUNTERS: u16 = 9;
+    /// A growing list's growth factors (present only in lists that grow).
+    pub const GROWTH: u16 = 10;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
 }
@@ -87,6 +93,9 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::CATEGORIES => "categories",
         tag::CATEGORY_SETS => "category sets",
         tag::EXCEPTIONS => "exceptions",
+        tag::CUCKOO => "cuckoo",
+        tag::COUNTERS => "counting",
+        tag::GROWTH => "growth",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }
@@ -111,7 +120,9 @@ impl SectionEntry {
     /// `filter section 3`, `metadata section`: how messages name the section.
     pub fn describe(&self) -> String {
         match (self.tag, self.index) {
-            (tag::FILTER, index) => format!("filter section {index}"),
+            (tag::FILTER | tag::CUCKOO | tag::COUNTERS, index) => {
+                format!("{} section {index}", tag_name(self.tag))
+            }
             (tag, 0) => format!("{} section", tag_name(tag)),
             (tag, index) => format!("{} section {index}", tag_name(tag)),
         }

@@ -18,6 +18,8 @@
 //!   [`printer`] — verdict lines as TSV or JSON; [`fmt`] — numbers for people.
 //! - [`atomic`] — the one atomic file writer; [`bytes`] — the one bounds-checked
 //!   little-endian reader.
+//! - [`structure`] — what holds a list's keys: a Bloom, cuckoo or counting filter, or the
+//!   growing stack of them.
 //! - [`plan`] — the sizing calculator.
 //! - [`Error`] — everything that can fail, naming the file and the fix.
 //!
@@ -69,6 +71,7 @@ pub mod printer;
 pub mod resolve;
 pub mod sections;
 pub mod source;
+pub mod structure;
 
 pub use blocklist::{Blocklist, BuildOptions, Kind};
 pub use error::{Error, Result};

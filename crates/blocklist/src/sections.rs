@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use phishbloom_filter::counting::{CountingFilter, CountingParams};
+use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams};
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 
 use crate::bytes::{ByteReader, PutLe};
@@ -13,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, SectionEntry, Source};
 use crate::keys::KeyScheme;
 use crate::resolve::{Category, CategorySets, Exceptions, Verification, MAX_CATEGORIES};
+use crate::structure::Layer;
 
 /// The set fingerprint of a list: `Σ xxh3-128(entry key) mod 2^128` over its distinct entries
 /// (seed 001's order-free set fingerprint `FP(S) = FP(e₁) + … + FP(eₙ)`). Adding or removing
@@ -265,37 +268,257 @@ fn field_or_checksum(
 
 /// Reads a filter section straight into a new filter (no intermediate copy of the bits).
 pub fn read_filter(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<AnyFilter> {
+    read_sized(
+        path,
+        source,
+        entry,
+        "filter",
+        |block| {
+            let params = decode_filter_params(path, block)?;
+            Ok((params, params.data_len()))
+        },
+        |params| {
+            AnyFilter::from_params(params).map_err(|e| Error::invalid(path, "filter parameters", e))
+        },
+        |filter| filter.bit_bytes_mut(),
+    )
+}
+
+/// Reads a section made of a 64-byte parameter block and the data it sizes: `decode` reads the
+/// block's parameters and the data length they imply, which must be the section's rest; only
+/// then does `make` allocate the empty structure, whose `data` is read straight from the file
+/// while the checksum is verified.
+fn read_sized<P, T>(
+    path: &Path,
+    source: &dyn Source,
+    entry: &SectionEntry,
+    what: &'static str,
+    decode: impl FnOnce(&[u8; FILTER_PARAMS]) -> Result<(P, u64)>,
+    make: impl FnOnce(&P) -> Result<T>,
+    data: impl FnOnce(&mut T) -> &mut [u8],
+) -> Result<T> {
     let mut block = [0u8; FILTER_PARAMS];
     if entry.len < FILTER_PARAMS as u64 {
-        return Err(Error::invalid(path, "filter section length", entry.len));
+        return Err(Error::invalid(
+            path,
+            "section length",
+            format!("{what}: {}", entry.len),
+        ));
     }
     source
         .read_exact_at(&mut block, entry.offset)
         .map_err(|e| Error::io(path, "read", e))?;
-    let decoded = decode_filter_params(path, &block).and_then(|params| {
-        let expected = FILTER_PARAMS as u64 + params.data_len();
-        if entry.len != expected {
-            return Err(Error::invalid(
+    // The data length is checked against the section's before anything is allocated, and the
+    // section lies inside the file: no allocation exceeds the file's own length.
+    let decoded = decode(&block).and_then(|(params, data_len)| {
+        let expected = (FILTER_PARAMS as u64).saturating_add(data_len);
+        if entry.len == expected {
+            make(&params)
+        } else {
+            Err(Error::invalid(
                 path,
-                "filter size",
+                "section size",
                 format!(
-                    "m = {} bits needs a {expected}-byte section, found {}",
-                    params.num_bits, entry.len
+                    "the {what} parameters need a {expected}-byte section, found {}",
+                    entry.len
                 ),
-            ));
+            ))
         }
-        // The section is as long as m says and lies inside the file, so this allocates no more
-        // than the file's own length.
-        AnyFilter::from_params(&params).map_err(|e| Error::invalid(path, "filter parameters", e))
     });
-    let mut filter = decoded.map_err(|error| field_or_checksum(path, source, entry, error))?;
-    format::read_section(
+    let mut structure = decoded.map_err(|error| field_or_checksum(path, source, entry, error))?;
+    format::read_section(path, source, entry, &mut [&mut block, data(&mut structure)])?;
+    Ok(structure)
+}
+
+/// Encodes a cuckoo section's parameter block.
+pub fn encode_cuckoo_params(params: &CuckooParams) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FILTER_PARAMS);
+    out.put_u32(params.fingerprint_bits);
+    out.put_u32(0);
+    out.put_u64(params.num_buckets);
+    out.put_u64(params.items);
+    out.put_u64(params.expected_items);
+    out.put_u64(params.target_fpp.map_or(NO_RATE, f64::to_bits));
+    out.resize(FILTER_PARAMS, 0);
+    out
+}
+
+/// Encodes a counting section's parameter block.
+pub fn encode_counting_params(params: &CountingParams) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FILTER_PARAMS);
+    out.put_u32(params.num_hashes);
+    out.put_u32(0);
+    out.put_u64(params.num_counters);
+    out.put_u64(params.items);
+    out.put_u64(params.expected_items);
+    out.put_u64(params.target_fpp.map_or(NO_RATE, f64::to_bits));
+    out.resize(FILTER_PARAMS, 0);
+    out
+}
+
+/// The common shape of the cuckoo and counting blocks: a u32 (fingerprint bits, or k), zero,
+/// then size, items, sized-for items and the target rate.
+struct SizedBlock {
+    width: u32,
+    size: u64,
+    items: u64,
+    expected_items: u64,
+    target_fpp: Option<f64>,
+}
+
+fn decode_sized_block(
+    path: &Path,
+    what: &'static str,
+    block: &[u8; FILTER_PARAMS],
+) -> Result<SizedBlock> {
+    let mut reader = ByteReader::new(block);
+    // The block has 64 bytes: every read below succeeds.
+    let width = reader.u32().unwrap_or_default();
+    let reserved = reader.u32().unwrap_or(1);
+    let size = reader.u64().unwrap_or_default();
+    let items = reader.u64().unwrap_or_default();
+    let expected_items = reader.u64().unwrap_or_default();
+    let target_fpp = reader.f64().unwrap_or_default();
+    if reserved != 0 || reader.rest().iter().any(|&b| b != 0) {
+        return Err(Error::invalid(
+            path,
+            "reserved bytes",
+            format!("{what}: not zero"),
+        ));
+    }
+    Ok(SizedBlock {
+        width,
+        size,
+        items,
+        expected_items,
+        target_fpp: decode_fpp(path, "target rate", target_fpp)?,
+    })
+}
+
+/// Reads a cuckoo section (its parameters, then its packed slots).
+pub fn read_cuckoo(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<CuckooFilter> {
+    read_sized(
         path,
         source,
         entry,
-        &mut [&mut block, filter.bit_bytes_mut()],
-    )?;
-    Ok(filter)
+        "cuckoo",
+        |block| {
+            let b = decode_sized_block(path, "cuckoo", block)?;
+            let params = CuckooParams {
+                num_buckets: b.size,
+                fingerprint_bits: b.width,
+                items: b.items,
+                expected_items: b.expected_items,
+                target_fpp: b.target_fpp,
+            };
+            if params.items > params.num_buckets.saturating_mul(4) {
+                return Err(Error::invalid(path, "cuckoo item count", params.items));
+            }
+            Ok((params, params.data_len()))
+        },
+        |params| {
+            CuckooFilter::with_params(params)
+                .map_err(|e| Error::invalid(path, "cuckoo parameters", e))
+        },
+        CuckooFilter::bytes_mut,
+    )
+}
+
+/// Reads a counting section (its parameters, then its 4-bit counters).
+pub fn read_counting(
+    path: &Path,
+    source: &dyn Source,
+    entry: &SectionEntry,
+) -> Result<CountingFilter> {
+    read_sized(
+        path,
+        source,
+        entry,
+        "counting",
+        |block| {
+            let b = decode_sized_block(path, "counting", block)?;
+            let params = CountingParams {
+                num_counters: b.size,
+                num_hashes: b.width,
+                items: b.items,
+                expected_items: b.expected_items,
+                target_fpp: b.target_fpp,
+            };
+            Ok((params, params.data_len()))
+        },
+        |params| {
+            CountingFilter::with_params(params)
+                .map_err(|e| Error::invalid(path, "counting parameters", e))
+        },
+        CountingFilter::bytes_mut,
+    )
+}
+
+/// Reads layer `entry` of a list (a filter, cuckoo or counting section).
+pub fn read_layer(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<Layer> {
+    Ok(match entry.tag {
+        format::tag::CUCKOO => Layer::Cuckoo(read_cuckoo(path, source, entry)?),
+        format::tag::COUNTERS => Layer::Counting(read_counting(path, source, entry)?),
+        _ => Layer::Bloom(read_filter(path, source, entry)?),
+    })
+}
+
+/// A layer's section: its tag, parameter block and data.
+pub fn encode_layer(layer: &Layer) -> (u16, Vec<u8>, &[u8]) {
+    match layer {
+        Layer::Bloom(filter) => (
+            format::tag::FILTER,
+            encode_filter_params(&filter.params()),
+            filter.bit_bytes(),
+        ),
+        Layer::Cuckoo(filter) => (
+            format::tag::CUCKOO,
+            encode_cuckoo_params(&filter.params()),
+            filter.bytes(),
+        ),
+        Layer::Counting(filter) => (
+            format::tag::COUNTERS,
+            encode_counting_params(&filter.params()),
+            filter.bytes(),
+        ),
+    }
+}
+
+/// The growth section: the capacity factor and tightening ratio of a growing list.
+pub fn encode_growth(expansion: u32, tightening: f64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16);
+    out.put_u32(expansion);
+    out.put_u32(0);
+    out.put_f64(tightening);
+    out
+}
+
+/// Decodes the growth section; only the factors this version grows by are accepted.
+pub fn decode_growth(path: &Path, bytes: &[u8]) -> Result<(u32, f64)> {
+    let mut reader = ByteReader::new(bytes);
+    let (Some(expansion), Some(0), Some(tightening), true) =
+        (reader.u32(), reader.u32(), reader.f64(), bytes.len() == 16)
+    else {
+        return Err(Error::invalid(
+            path,
+            "growth section",
+            format!("{} bytes", bytes.len()),
+        ));
+    };
+    if u64::from(expansion) != crate::structure::EXPANSION
+        || tightening != crate::structure::TIGHTENING
+    {
+        return Err(Error::invalid(
+            path,
+            "growth parameters",
+            format!(
+                "expansion {expansion}, tightening {tightening}; this version grows by {} at {}",
+                crate::structure::EXPANSION,
+                crate::structure::TIGHTENING
+            ),
+        ));
+    }
+    Ok((expansion, tightening))
 }
 
 /// Encodes the verification section: the fingerprints, little-endian, ascending.

@@ -194,7 +194,7 @@ fn added_entries_are_listed_with_their_category_and_survive_a_save() {
         }
         let mut again = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
         assert!(matches!(
-            again.remove(&[b"evil.com"]),
+            again.remove(&[b"evil.com"], None),
             Err(phishbloom_blocklist::Error::CannotChange { .. })
         ));
     }

@@ -103,13 +103,28 @@ fn every_kind() -> Vec<Blocklist> {
         keys.push(key.as_bytes());
     }
     let mut all = Vec::new();
-    for kind in [Kind::Blocked, Kind::Classic, Kind::Cabf] {
+    for kind in Kind::ALL {
         for verify in [false, true] {
             all.push(Blocklist::from_entries(&list, &options(kind, 0.01, verify)).unwrap());
         }
     }
-    for kind in [Kind::Blocked, Kind::Classic] {
+    // Growing lists with several layers (a first layer for one entry: the rest add room).
+    let many: Vec<String> = (0..12).map(|i| format!("evil{i}.com")).collect();
+    for kind in [Kind::Blocked, Kind::Cuckoo, Kind::Counting] {
+        let growing = BuildOptions {
+            grow: true,
+            capacity: Some(1),
+            ..options(kind, 0.01, true)
+        };
+        let list = Blocklist::from_entries(&entries(&many), &growing).unwrap();
+        assert!(list.layers().unwrap().layers().len() > 1);
+        all.push(list);
+    }
+    for kind in [Kind::Blocked, Kind::Classic, Kind::Cuckoo, Kind::Counting] {
         for strategy in [HashStrategy::Xxh3, HashStrategy::Sha256] {
+            if strategy == HashStrategy::Sha256 && kind.deletes() {
+                continue;
+            }
             let options = BuildOptions {
                 strategy,
                 verify: strategy == HashStrategy::Xxh3,
@@ -129,7 +144,7 @@ proptest! {
     fn saved_and_opened_answers_identically_for_every_kind(
         lines in prop::collection::vec(entry_line(), 1..40),
         queries in prop::collection::vec(url_line(), 0..40),
-        kind in prop::sample::select(vec![Kind::Blocked, Kind::Classic, Kind::Cabf]),
+        kind in prop::sample::select(Kind::ALL.to_vec()),
         verify in any::<bool>(),
     ) {
         let list = entries(&lines);
@@ -154,7 +169,7 @@ proptest! {
     fn a_verified_bloom_blocklist_answers_exactly_like_the_exact_matcher(
         lines in prop::collection::vec(entry_line(), 1..60),
         queries in prop::collection::vec(url_line(), 1..80),
-        kind in prop::sample::select(vec![Kind::Blocked, Kind::Classic, Kind::Cabf]),
+        kind in prop::sample::select(Kind::ALL.to_vec()),
     ) {
         let list = entries(&lines);
         // A very loose filter (50 % per URL): most hits must be settled by verification.
@@ -181,10 +196,11 @@ proptest! {
 
     #[test]
     fn resealed_edits_of_valid_files_are_refused_or_answer(
-        which in 0usize..10,
+        which in any::<prop::sample::Index>(),
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
     ) {
-        let mut bytes = every_kind()[which].to_bytes();
+        let kinds = every_kind();
+        let mut bytes = kinds[which.index(kinds.len())].to_bytes();
         for (at, value) in edits {
             let at = at.index(bytes.len());
             bytes[at] = value;

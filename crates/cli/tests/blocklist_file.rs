@@ -180,27 +180,22 @@ fn info_and_check_work_on_every_kind_of_file() {
     let kinds: [(&str, &[&str], &str, &str); 6] = [
         ("exact", &["--exact"], "evil.com", "blocked"),
         ("urls", &[], "http://www.evil.com/x", "blocked"),
-        (
-            "cabf",
-            &["--engine", "cabf"],
-            "http://www.evil.com/x",
-            "cabf",
-        ),
+        ("cabf", &["--kind", "cabf"], "http://www.evil.com/x", "cabf"),
         (
             "classic",
-            &["--layout", "classic"],
+            &["--kind", "classic"],
             "bad.org/login/a",
             "classic",
         ),
         (
             "sha",
-            &["--exact", "--hash", "sha256", "--layout", "classic"],
+            &["--exact", "--hash", "sha256", "--kind", "classic"],
             "bad.org/login",
             "classic",
         ),
         (
             "verified",
-            &["--engine", "cabf", "--verify"],
+            &["--kind", "cabf", "--verify"],
             "evil.com",
             "cabf",
         ),

@@ -115,7 +115,7 @@ fn build_check_info_round_trip_on_a_csv() {
 #[test]
 fn check_streams_stdin_in_order_as_text_and_json() {
     let dir = tempfile::tempdir().unwrap();
-    let filter = build(dir.path(), &dataset(dir.path()), &["--layout", "classic"]);
+    let filter = build(dir.path(), &dataset(dir.path()), &["--kind", "classic"]);
     let mut input = String::new();
     for i in 0..50_000 {
         input.push_str(&format!("site{}.example.com/login\n", i % 8000));
@@ -183,7 +183,7 @@ fn sha256_strategy_and_plain_lists_work_too() {
     let filter = build(
         dir.path(),
         &list,
-        &["--exact", "--hash", "sha256", "--layout", "classic"],
+        &["--exact", "--hash", "sha256", "--kind", "classic"],
     );
     phishbloom()
         .arg("check")
@@ -469,7 +469,7 @@ fn cabf_engine_has_the_same_semantics() {
     let category = ut1_category(dir.path());
     let filter = dir.path().join("p.cabf");
     phishbloom()
-        .args(["build", "--engine", "cabf", "--verify", "--ut1"])
+        .args(["build", "--kind", "cabf", "--verify", "--ut1"])
         .arg(&category)
         .arg("-o")
         .arg(&filter)

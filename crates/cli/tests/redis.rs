@@ -1,6 +1,7 @@
 //! End-to-end tests of `phishbloom redis …` and `phishbloom check --redis` against a real
-//! redis-server on loopback: byte-identical output to `check FILE`, `redis add`, `redis info`,
-//! and exit 2 with a clear message when Redis is down.
+//! redis-server on loopback: byte-identical output to `check FILE` (categories, exceptions and
+//! `allowed` verdicts included), `redis add`, `redis info`, and exit 2 with a clear message when
+//! Redis is down.
 
 use std::path::{Path, PathBuf};
 
@@ -143,7 +144,9 @@ fn check_through_redis_prints_what_check_on_the_file_prints() {
     assert_eq!(
         listed,
         (
-            "http://a.brand-new.example/path/x\tlisted\tbrand-new.example/path\turl\n".to_string(),
+            // The list's one category: an added key is in it.
+            "http://a.brand-new.example/path/x\tlisted\tbrand-new.example/path\turl\tlist\n"
+                .to_string(),
             Some(0)
         )
     );
@@ -178,7 +181,7 @@ fn redis_down_a_missing_list_and_a_classic_file_are_errors_with_exit_2() {
     );
     let classic = dir.path().join("classic.bloom");
     phishbloom()
-        .args(["build", "--layout", "classic"])
+        .args(["build", "--kind", "classic"])
         .arg(dir.path().join("list.txt"))
         .arg("-o")
         .arg(&classic)
@@ -189,7 +192,7 @@ fn redis_down_a_missing_list_and_a_classic_file_are_errors_with_exit_2() {
             .args(["redis", "push"])
             .arg(&classic)
             .args([&url, "--name", "c"]),
-        &["classic", "blocked layout"],
+        &["classic", "--kind blocked"],
     );
     phishbloom()
         .args(["redis", "push"])
@@ -216,5 +219,165 @@ fn redis_down_a_missing_list_and_a_classic_file_are_errors_with_exit_2() {
             "k",
         ]),
         &["redis://:***@127.0.0.1:1"],
+    );
+}
+
+/// A UT1-style list of two categories (some entries in both) with exceptions, built with
+/// verification: `phishing` and `gambling` folders and an allow list. Returns the file.
+fn build_ut1(dir: &Path) -> PathBuf {
+    let mut phishing_domains = String::new();
+    let mut phishing_urls = String::new();
+    let mut gambling_domains = String::new();
+    for i in 0..300 {
+        phishing_domains.push_str(&format!("evil{i}.example\nboth{i}.example\n"));
+        phishing_urls.push_str(&format!(
+            "host{i}.example/login\ndocs.evil{i}.example/malware\n"
+        ));
+        gambling_domains.push_str(&format!("bet{i}.example\nboth{i}.example\n"));
+    }
+    for (folder, file, text) in [
+        ("phishing", "domains", &phishing_domains),
+        ("phishing", "urls", &phishing_urls),
+        ("gambling", "domains", &gambling_domains),
+    ] {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        std::fs::write(dir.join(folder).join(file), text).unwrap();
+    }
+    // Exceptions: a subdomain of a blocked domain, a path under one, and an entry that is also
+    // blocked (the tie goes to the exception); `docs.evil*/malware` stays blocked under them.
+    let mut allow = String::new();
+    for i in 0..300 {
+        allow.push_str(&format!(
+            "docs.evil{i}.example\nhost{i}.example/login/help\nbet{i}.example\n"
+        ));
+    }
+    allow.push_str("docs.added.example\n");
+    std::fs::write(dir.join("allow.txt"), allow).unwrap();
+    let output = dir.join("ut1.bloom");
+    phishbloom()
+        .arg("build")
+        .arg("--ut1")
+        .arg(dir.join("phishing"))
+        .arg(dir.join("gambling"))
+        .arg("--allow")
+        .arg(dir.join("allow.txt"))
+        .arg("--verify")
+        .arg("-o")
+        .arg(&output)
+        .assert()
+        .success();
+    output
+}
+
+#[test]
+fn categories_and_exceptions_through_redis_are_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = build_ut1(dir.path());
+    let server = RedisServer::start();
+    let url = server.url();
+    phishbloom()
+        .args(["redis", "push"])
+        .arg(&file)
+        .args([&url, "--name", "ut1"])
+        .assert()
+        .success();
+    let redis = ["check", "--redis", &url, "--name", "ut1"];
+
+    let mut queries = Vec::new();
+    for i in (0..300).step_by(7) {
+        queries.extend([
+            format!("http://www.evil{i}.example/x"),
+            format!("https://docs.evil{i}.example/guide"),
+            format!("docs.evil{i}.example/malware/x.exe"),
+            format!("host{i}.example/login?next=1"),
+            format!("host{i}.example/login/help/faq"),
+            format!("bet{i}.example/slots"),
+            format!("www.both{i}.example"),
+            format!("clean{i}.example"),
+        ]);
+    }
+    let stdin = queries.join("\n") + "\n";
+    for flags in [
+        &[][..],
+        &["--json"],
+        &["--category", "gambling"],
+        &["--category", "phishing", "--json"],
+    ] {
+        let local = run(phishbloom().arg("check").arg(&file).args(flags), &stdin);
+        let remote = run(phishbloom().args(redis).args(flags), &stdin);
+        assert_eq!(remote, local, "{flags:?}");
+        assert_eq!(local.1, Some(0), "{flags:?}");
+    }
+    // What the file answers, spelled out once: exact categories (one or both), the exception
+    // that allows, and the more specific block entry under an exception.
+    let local = run(phishbloom().arg("check").arg(&file), &stdin).0;
+    for line in [
+        "http://www.evil7.example/x\tlisted\tevil7.example\tdomain\tphishing\n",
+        "https://docs.evil7.example/guide\tallowed\tdocs.evil7.example\tdomain\tphishing\n",
+        "docs.evil7.example/malware/x.exe\tlisted\tdocs.evil7.example/malware\turl\tphishing\n",
+        "host7.example/login/help/faq\tallowed\thost7.example/login/help\turl\tphishing\n",
+        "bet7.example/slots\tallowed\tbet7.example\tdomain\tgambling\n",
+        "www.both7.example\tlisted\tboth7.example\tdomain\tphishing,gambling\n",
+        "clean7.example\tclean\n",
+    ] {
+        assert!(local.contains(line), "{line:?} not in the file's answers");
+    }
+
+    // Exit codes: only allowed items are not listed (1), as for the file; as arguments too.
+    let allowed = [
+        "https://docs.evil14.example/",
+        "bet14.example",
+        "host14.example/login/help",
+    ];
+    let local = run(phishbloom().arg("check").arg(&file).args(allowed), "");
+    let remote = run(phishbloom().args(redis).args(allowed), "");
+    assert_eq!(remote, local);
+    assert_eq!(local.1, Some(1));
+    assert_eq!(local.0.matches("\tallowed\t").count(), 3, "{}", local.0);
+
+    // An unknown category is an error naming the list's, as for the file.
+    assert_error(
+        phishbloom()
+            .args(redis)
+            .args(["--category", "games", "x.example"]),
+        &["no category `games`", "phishing, gambling"],
+    );
+
+    // A key added in Redis: listed with the list's possible categories, and allowed under an
+    // exception like any entry.
+    phishbloom()
+        .args(["redis", "add", &url, "--name", "ut1", "added.example"])
+        .assert()
+        .success();
+    let added = run(
+        phishbloom().args(redis),
+        "http://www.added.example/\nhttp://docs.added.example/a\n",
+    );
+    assert_eq!(
+        added,
+        (
+            "http://www.added.example/\tlisted\tadded.example\tdomain\tpossible:phishing,gambling\n\
+             http://docs.added.example/a\tallowed\tdocs.added.example\tdomain\tpossible:phishing,gambling\n"
+                .to_string(),
+            Some(0)
+        )
+    );
+
+    // redis info lists the categories and exceptions as info does for the file.
+    let text = |command: &mut Command| run(command, "").0;
+    let local = text(phishbloom().arg("info").arg(&file));
+    let remote = text(phishbloom().args(["redis", "info", &url, "--name", "ut1"]));
+    for prefix in ["categories ", "exceptions "] {
+        let line = |text: &str| {
+            text.lines()
+                .find(|l| l.starts_with(prefix))
+                .map(str::to_string)
+        };
+        assert_eq!(line(&remote), line(&local), "{remote}");
+        assert!(line(&local).is_some(), "{local}");
+    }
+    assert!(
+        remote.contains("with their entries' categories"),
+        "{remote}"
     );
 }

@@ -11,6 +11,8 @@
 //!   [`BloomParams`] — everything but the bits, to rebuild a filter from storage.
 //! - [`KeyHash`] and [`HashStrategy`] — one xxh3-128 per key with enhanced double hashing, or
 //!   seed 000's SHA-256 per index.
+//! - [`cuckoo`] — the cuckoo filter (deletes; never evicts a resident fingerprint);
+//!   [`counting`] — the 4-bit counting Bloom filter (deletes; saturated counters stay).
 //! - [`cabf`] — BBF−/BBF+ and CaBF−/CaBF longest-prefix structures over component sequences.
 //! - [`math`] — every sizing formula as a small documented function.
 //! - [`rng`] — the one seeded generator (SplitMix64) of experiments and tests.
@@ -46,6 +48,8 @@ compile_error!(
 
 mod bits;
 pub mod cabf;
+pub mod counting;
+pub mod cuckoo;
 mod error;
 mod filter;
 mod hash;

@@ -27,6 +27,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use phishbloom_blocklist::blocklist::BuildOptions;
+use phishbloom_blocklist::resolve::{Category, Exceptions, Resolver};
 use phishbloom_blocklist::sections::{Meta, SetFingerprint};
 use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme, Verdict};
 use phishbloom_filter::rng::SplitMix64;
@@ -205,7 +206,7 @@ fn compare(server: &RedisServer, options: &Options) {
     let source = PushSource {
         meta: list.meta(),
         filter: list.filter().unwrap(),
-        verification: None,
+        resolver: list.resolver(),
         file_checksum: None,
         path: PathBuf::from("<memory>"),
     };
@@ -380,10 +381,19 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
         setbit.map_err(|e| e.to_string())
     );
     let target = Target::parse(&server.url()).unwrap();
+    // One category, no table, no exceptions: as a file built from one list without --verify.
+    let resolver = Resolver::new(
+        vec![Category {
+            name: meta.name.clone(),
+            entries: n,
+        }],
+        None,
+        Exceptions::default(),
+    );
     let source = PushSource {
         meta: &meta,
         filter: &filter,
-        verification: None,
+        resolver: &resolver,
         file_checksum: None,
         path: PathBuf::from("<memory>"),
     };

@@ -3,20 +3,26 @@
 //! Items are normalized (whole keys) or canonicalized and expanded into their probe hashes (URL
 //! entries) here, with the blocklist crate's own functions. Each probe's block is fetched with
 //! one `GETRANGE` of 64 bytes; a batch's `GETRANGE`s and a read of the version pointer go out as
-//! one pipeline (one round trip), and the blocks are probed here. Hits are confirmed against the
-//! verification table, read once per version, and — for a hit the table does not hold — against
-//! the set of keys `add` inserted, in a second round trip that only such hits cost.
+//! one pipeline (one round trip), and the blocks are probed here. Every probe that hits becomes a
+//! candidate entry, and the blocklist crate's [`Resolver`] — built once per version from the
+//! pushed file's categories, verification table and exceptions — decides the verdict exactly as
+//! it does for the file: confirmation, categories, exceptions, the most specific entry. A
+//! candidate the table does not hold may be a key `add` inserted: the resolver says which such
+//! candidates could change a verdict, and those are looked up in the set of added keys in a
+//! second round trip that only they cost.
 //!
 //! A batch answers from one version: the one whose chunks it read. If the pointer shows that a
 //! newer version went live, or a chunk is gone because its version expired, the batch re-reads
 //! the pointer and is retried once on the live version; a second switch, a missing list or a
 //! damaged chunk is an error, never a clean verdict.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
+use phishbloom_blocklist::engine::fingerprint;
 use phishbloom_blocklist::engine::urls::UrlProbes;
-use phishbloom_blocklist::engine::{fingerprint, Fingerprints, Hit};
-use phishbloom_blocklist::{KeyScheme, Status, Verdict};
+use phishbloom_blocklist::resolve::{Candidate, Category, Resolver, Verification};
+use phishbloom_blocklist::{KeyScheme, Verdict};
 use phishbloom_filter::{Block, Blocked, KeyHash};
 use phishbloom_url::CanonicalUrl;
 use redis::{cmd, Cmd, Value};
@@ -25,13 +31,17 @@ use crate::error::{Error, Result};
 use crate::layout::{Keys, BLOCK_BYTES};
 use crate::meta::RemoteMeta;
 use crate::store::{Store, Target};
+use crate::stored::load_resolver;
 
 /// A list in Redis, checked through one connection (one per thread: checks take `&mut self`).
 pub struct RedisBlocklist {
     store: Store,
     keys: Keys,
     meta: RemoteMeta,
-    verify: Option<Fingerprints>,
+    /// The live version's categories, verification table and exceptions.
+    resolver: Resolver,
+    /// The categories asked for ([`RedisBlocklist::keep_categories`]), applied to every version.
+    kept: Option<Vec<String>>,
     /// The live version's chunk keys, named once per version rather than once per probe.
     chunk_keys: Vec<String>,
 }
@@ -54,6 +64,54 @@ impl Item {
             Item::Url(url) => url.1.hashes(),
         }
     }
+
+    /// The candidate entries of the probes that hit (`hits`: their indexes, in probe order),
+    /// as the local engine lists them.
+    fn candidates(&self, hits: &[usize]) -> Found {
+        match self {
+            Item::Clean => Found::Key(false),
+            Item::Key(..) => Found::Key(!hits.is_empty()),
+            Item::Url(url) => Found::Url(
+                hits.iter()
+                    .filter_map(|&index| {
+                        let expression = url.1.expression(&url.0, index)?;
+                        Some(Candidate::new(
+                            fingerprint(url.1.hashes()[index]),
+                            expression,
+                        ))
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The verdict for what the filter found, confirming a candidate the verification table
+    /// does not hold when `extra` vouches for its fingerprint. `key` is scratch space.
+    fn verdict(
+        &self,
+        resolver: &Resolver,
+        found: &mut Found,
+        extra: &dyn Fn(u64) -> bool,
+        key: &mut Vec<u8>,
+    ) -> Verdict {
+        match (self, found) {
+            (Item::Key(hash, normalized), Found::Key(hit)) => {
+                // The fingerprint only matters for a hit; hashing is skipped for the rest.
+                let print = if *hit { fingerprint(*hash) } else { 0 };
+                resolver.key_verdict_with(normalized, *hit, print, extra)
+            }
+            (Item::Url(url), Found::Url(candidates)) => {
+                resolver.url_verdict_with(&url.0, candidates, key, extra)
+            }
+            _ => Verdict::default(),
+        }
+    }
+}
+
+/// What the filter found for one item: whether a whole key hit, or a URL's candidate entries.
+enum Found {
+    Key(bool),
+    Url(Vec<Candidate>),
 }
 
 /// How one attempt at a batch ended.
@@ -74,13 +132,14 @@ impl RedisBlocklist {
         crate::validate_name(name)?;
         let keys = Keys::new(name);
         let meta = load_meta(&mut store, &keys)?;
-        let verify = load_verification(&mut store, &keys, &meta)?;
+        let resolver = load_resolver(&mut store, &keys, &meta)?;
         let chunk_keys = chunk_keys(&keys, &meta);
         Ok(RedisBlocklist {
             store,
             keys,
             meta,
-            verify,
+            resolver,
+            kept: None,
             chunk_keys,
         })
     }
@@ -95,9 +154,58 @@ impl RedisBlocklist {
         self.meta.version
     }
 
-    /// The verification table, if the list has one.
-    pub fn verification(&self) -> Option<&Fingerprints> {
-        self.verify.as_ref()
+    /// The verification table (with each entry's categories), if the list has one.
+    pub fn verification(&self) -> Option<&Verification> {
+        self.resolver.verification()
+    }
+
+    /// What decides verdicts: the live version's categories, verification table and exceptions.
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// The list's categories.
+    pub fn categories(&self) -> &[Category] {
+        self.resolver.categories()
+    }
+
+    /// Answers only for entries of the named categories from now on, in this version and every
+    /// later one; a name the list does not have is an error listing those it has.
+    pub fn keep_categories(&mut self, names: &[String]) -> Result<()> {
+        let ids = self.category_ids(&self.resolver, self.meta.version, names)?;
+        self.resolver.set_filter(ids);
+        self.kept = Some(names.to_vec());
+        Ok(())
+    }
+
+    /// The ids of the named categories in `resolver`, version `version`'s.
+    fn category_ids(
+        &self,
+        resolver: &Resolver,
+        version: u64,
+        names: &[String],
+    ) -> Result<Vec<u16>> {
+        let categories = resolver.categories();
+        names
+            .iter()
+            .map(|name| {
+                categories
+                    .iter()
+                    .position(|c| c.name == *name)
+                    .map(|id| id as u16)
+                    .ok_or_else(|| Error::UnknownCategory {
+                        url: self.store.shown().to_string(),
+                        name: self.keys.name().to_string(),
+                        version,
+                        category: name.clone(),
+                        available: categories
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+            })
+            .collect()
     }
 
     /// The connection.
@@ -155,11 +263,16 @@ impl RedisBlocklist {
         unreachable!("the retry loop returns")
     }
 
-    /// Re-reads the pointer and opens the version it names.
+    /// Re-reads the pointer and opens the version it names (wholly, or not at all: on error the
+    /// version in hand stays, and the next batch finds the pointer moved again).
     fn reload(&mut self) -> Result<()> {
         let meta = load_meta(&mut self.store, &self.keys)?;
         if meta.version != self.meta.version {
-            self.verify = load_verification(&mut self.store, &self.keys, &meta)?;
+            let mut resolver = load_resolver(&mut self.store, &self.keys, &meta)?;
+            if let Some(names) = &self.kept {
+                resolver.set_filter(self.category_ids(&resolver, meta.version, names)?);
+            }
+            self.resolver = resolver;
             self.chunk_keys = chunk_keys(&self.keys, &meta);
             self.meta = meta;
         }
@@ -232,82 +345,70 @@ impl RedisBlocklist {
             }
             blocks.push(block_of(&bytes));
         }
-        // For each item, the indexes of its probes that hit, in probe order.
+        // For each item, the candidates of its probes that hit, in probe order.
         let k = self.meta.num_hashes;
-        let hits: Vec<Vec<usize>> = items
+        let mut found: Vec<Found> = items
             .iter()
             .zip(&slots)
             .map(|(item, item_slots)| {
-                item.hashes()
+                let hits: Vec<usize> = item
+                    .hashes()
                     .iter()
                     .zip(item_slots)
                     .enumerate()
                     .filter(|(_, (&hash, &slot))| Blocked::probe_block(&blocks[slot], k, hash))
                     .map(|(index, _)| index)
-                    .collect()
+                    .collect();
+                item.candidates(&hits)
             })
             .collect();
-        let confirmed = match self.confirm(items, &hits)? {
-            Ok(confirmed) => confirmed,
-            Err(live) => return Ok(Attempt::Switched(live)),
-        };
-        out.extend(items.iter().zip(confirmed).map(|(item, index)| {
-            let hit = match (item, index) {
-                (_, None) => return Verdict::default(),
-                (Item::Url(url), Some(index)) => url.1.expression(&url.0, index).map(Hit::of),
-                (Item::Key(_, key), Some(_)) => Some(Hit {
-                    expression: String::from_utf8_lossy(key).into_owned(),
-                    kind: "key",
-                }),
-                (_, Some(_)) => None,
-            };
-            Verdict {
-                status: if hit.is_some() {
-                    Status::Listed
-                } else {
-                    Status::Clean
-                },
-                hit,
-                ..Verdict::default()
+        match self.decide(items, &mut found)? {
+            Ok(verdicts) => {
+                out.extend(verdicts);
+                Ok(Attempt::Done)
             }
-        }));
-        Ok(Attempt::Done)
+            Err(live) => Ok(Attempt::Switched(live)),
+        }
     }
 
-    /// For each item, its first probe that hit and is confirmed: by the verification table, or
-    /// failing that by the set of added keys (one round trip for all such probes of the batch);
-    /// every hit counts when the list has no table. `Err(version)` if the pointer moved.
-    fn confirm(
+    /// The verdicts for what the filter found. The resolver decides each item, first with no
+    /// added key confirmed, noting every candidate it would have accepted had it been added
+    /// (candidates missing from the verification table, more specific than the entry that
+    /// decided). Only if there are such candidates is the set of added keys asked about them —
+    /// one round trip for the batch — and those items decided again with the answers.
+    /// `Err(version)` if the pointer moved.
+    fn decide(
         &mut self,
         items: &[Item],
-        hits: &[Vec<usize>],
-    ) -> Result<std::result::Result<Vec<Option<usize>>, u64>> {
-        let Some(table) = &self.verify else {
-            return Ok(Ok(hits.iter().map(|h| h.first().copied()).collect()));
+        found: &mut [Found],
+    ) -> Result<std::result::Result<Vec<Verdict>, u64>> {
+        let mut key = Vec::new();
+        let asked: RefCell<Vec<u64>> = RefCell::new(Vec::new());
+        let note = |print: u64| {
+            asked.borrow_mut().push(print);
+            false
         };
-        // Per item: the hits before its first table-confirmed one need the added set.
-        let mut asks: Vec<(usize, usize, u64)> = Vec::new();
-        let mut first_in_table: Vec<Option<usize>> = Vec::with_capacity(items.len());
-        for (i, (item, item_hits)) in items.iter().zip(hits).enumerate() {
-            let mut found = None;
-            for &index in item_hits {
-                let print = fingerprint(item.hashes()[index]);
-                if table.contains(print) {
-                    found = Some(index);
-                    break;
-                }
-                asks.push((i, index, print));
+        let mut again: Vec<usize> = Vec::new();
+        let mut verdicts: Vec<Verdict> = Vec::with_capacity(items.len());
+        for (i, (item, item_found)) in items.iter().zip(found.iter_mut()).enumerate() {
+            let before = asked.borrow().len();
+            verdicts.push(item.verdict(&self.resolver, item_found, &note, &mut key));
+            if asked.borrow().len() > before {
+                again.push(i);
             }
-            first_in_table.push(found);
         }
-        if asks.is_empty() {
-            return Ok(Ok(first_in_table));
+        if again.is_empty() {
+            return Ok(Ok(verdicts));
         }
+        let mut prints = asked.into_inner();
+        prints.sort_unstable();
+        prints.dedup();
         let added = self.keys.added(self.meta.version);
         let mut commands = vec![cmd("GET").arg(self.keys.current()).clone()];
         commands.extend(
-            asks.iter()
-                .map(|&(_, _, print)| cmd("SISMEMBER").arg(&added).arg(print).clone()),
+            prints
+                .iter()
+                .map(|&print| cmd("SISMEMBER").arg(&added).arg(print).clone()),
         );
         let mut answers = self
             .store
@@ -316,16 +417,20 @@ impl RedisBlocklist {
         if let Some(live) = self.pointer(answers.next())? {
             return Ok(Err(live));
         }
-        let mut confirmed = first_in_table;
-        // `asks` is in item order and, per item, in probe order: the first member wins, and it
-        // comes before the item's table-confirmed probe.
-        for (&(item, index, _), answer) in asks.iter().zip(answers) {
-            let member: bool = self.store.convert(answer, &added, "SISMEMBER")?;
-            if member && confirmed[item].is_none_or(|c| index < c) {
-                confirmed[item] = Some(index);
+        let mut members: HashSet<u64> = HashSet::new();
+        for (&print, answer) in prints.iter().zip(answers) {
+            if self.store.convert(answer, &added, "SISMEMBER")? {
+                members.insert(print);
             }
         }
-        Ok(Ok(confirmed))
+        if members.is_empty() {
+            return Ok(Ok(verdicts));
+        }
+        let member = |print: u64| members.contains(&print);
+        for i in again {
+            verdicts[i] = items[i].verdict(&self.resolver, &mut found[i], &member, &mut key);
+        }
+        Ok(Ok(verdicts))
     }
 
     /// `Some(live)` when the pointer answer names another version than ours.
@@ -455,76 +560,4 @@ pub(crate) fn load_version_meta(
         });
     }
     Ok(meta)
-}
-
-/// Reads and checks version `meta`'s verification table (every chunk's length and xxh3).
-pub(crate) fn load_verification(
-    store: &mut Store,
-    keys: &Keys,
-    meta: &RemoteMeta,
-) -> Result<Option<Fingerprints>> {
-    let Some(verify) = &meta.verify else {
-        return Ok(None);
-    };
-    let version = meta.version;
-    let chunk_keys: Vec<String> = (0..verify.chunking.chunks())
-        .map(|j| keys.verify_chunk(version, j))
-        .collect();
-    let mut table = Vec::with_capacity(verify.count as usize);
-    // A few MiB per round trip, as a push writes them.
-    let per_trip = (crate::push::PIPELINE_BYTES / verify.chunking.chunk_bytes).max(1) as usize;
-    for (group, group_keys) in chunk_keys.chunks(per_trip).enumerate() {
-        let answers = store.run(
-            group_keys
-                .iter()
-                .map(|k| cmd("GET").arg(k).clone())
-                .collect(),
-            "read the verification table",
-        )?;
-        for (offset, (key, answer)) in group_keys.iter().zip(answers).enumerate() {
-            let j = (group * per_trip + offset) as u64;
-            let bytes: Option<Vec<u8>> = store.convert(answer, key, "GET")?;
-            let bytes = bytes.unwrap_or_default();
-            let bad = |problem: String| Error::BadChunk {
-                url: store.shown().to_string(),
-                name: keys.name().to_string(),
-                version,
-                chunk: j,
-                key: key.clone(),
-                problem,
-            };
-            if bytes.len() as u64 != verify.chunking.len_of(j) {
-                return Err(bad(if bytes.is_empty() {
-                    "missing".into()
-                } else {
-                    format!("{} bytes, not {}", bytes.len(), verify.chunking.len_of(j))
-                }));
-            }
-            let computed = xxhash_rust::xxh3::xxh3_64(&bytes);
-            if computed != verify.sums[j as usize] {
-                return Err(Error::ChecksumMismatch {
-                    url: store.shown().to_string(),
-                    name: keys.name().to_string(),
-                    version,
-                    chunk: j,
-                    key: key.clone(),
-                    stored: verify.sums[j as usize],
-                    computed,
-                });
-            }
-            table.extend(
-                bytes
-                    .chunks_exact(8)
-                    .map(|w| u64::from_le_bytes(std::array::from_fn(|b| w[b]))),
-            );
-        }
-    }
-    Fingerprints::from_sorted(table)
-        .map(Some)
-        .ok_or_else(|| Error::BadMeta {
-            url: store.shown().to_string(),
-            key: keys.meta(version),
-            field: "verify-count".into(),
-            problem: "describing a table that is not sorted strictly ascending".into(),
-        })
 }

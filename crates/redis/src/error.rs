@@ -164,6 +164,46 @@ pub enum Error {
         computed: u64,
     },
 
+    /// A stored section (categories, category sets, exceptions, verification table) whose chunks
+    /// are intact but whose contents no push writes.
+    #[error(
+        "Redis at {url}: the {section} of list `{name}` version {version} (`{key}`) cannot be \
+         read: {problem}; the list is damaged or was written by something other than phishbloom, push \
+         it again"
+    )]
+    BadSection {
+        /// The server (password hidden).
+        url: String,
+        /// The list name.
+        name: String,
+        /// The version.
+        version: u64,
+        /// Which section (`categories`, `category sets`, `exceptions`, `verification table`).
+        section: &'static str,
+        /// Its keys (`NAME:vV:SECTION:*`).
+        key: String,
+        /// What is wrong.
+        problem: String,
+    },
+
+    /// A category asked for (`keep_categories`) that the list does not have.
+    #[error(
+        "Redis at {url}: list `{name}` version {version} has no category `{category}` (it has: \
+         {available}); ask for one of those"
+    )]
+    UnknownCategory {
+        /// The server (password hidden).
+        url: String,
+        /// The list name.
+        name: String,
+        /// The version.
+        version: u64,
+        /// The name asked for.
+        category: String,
+        /// The list's categories, comma-separated.
+        available: String,
+    },
+
     /// The version pointer moved during a batch, and again during its one retry.
     #[error(
         "Redis at {url}: list `{name}` switched version during a check ({from} → {to}) and again \

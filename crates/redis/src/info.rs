@@ -1,17 +1,19 @@
-//! `info`: what a list in Redis holds — version, size, chunks, the file's metadata, keys added
-//! since the push — after reading every chunk back and verifying its checksum; and
-//! [`pull`], the live bits as a local filter.
+//! `info`: what a list in Redis holds — version, size, chunks, the file's metadata, categories
+//! and exceptions, keys added since the push — after reading every chunk back and verifying its
+//! checksum; and [`pull`], the live bits as a local filter.
 
 use phishbloom_blocklist::blocklist::FilterInfo;
+use phishbloom_blocklist::resolve::Category;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 use redis::cmd;
 
-use crate::blocklist::{load_meta, load_verification, load_version_meta};
+use crate::blocklist::{load_meta, load_version_meta};
 use crate::error::{Error, Result};
 use crate::layout::{BitSum, Keys};
 use crate::meta::RemoteMeta;
 use crate::push::PIPELINE_BYTES;
 use crate::store::Store;
+use crate::stored::load_resolver;
 
 /// Everything `info` reports about a list in Redis.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -24,6 +26,12 @@ pub struct Info {
     pub chunks_verified: u64,
     /// Verification-table fingerprints read and verified (0 without a table).
     pub verification_verified: u64,
+    /// Whether the table records each entry's categories (a list of several categories).
+    pub verification_categories: bool,
+    /// The categories and their entry counts, as pushed.
+    pub categories: Vec<Category>,
+    /// Exception entries.
+    pub exceptions: u64,
     /// Distinct keys `add` inserted into this version.
     pub added: u64,
     /// The filter as it is in Redis: fill, estimated items, rate from the bits.
@@ -31,13 +39,14 @@ pub struct Info {
 }
 
 /// Reads list `name`'s live version whole and verifies it: every chunk's length and checksum,
-/// and the verification table.
+/// and the verification table, categories and exceptions (decoded as a reader does).
 pub fn info(store: &mut Store, name: &str) -> Result<Info> {
     crate::validate_name(name)?;
     let keys = Keys::new(name);
     let meta = load_meta(store, &keys)?;
     let (meta, filter) = pull_version(store, &keys, meta)?;
-    let table = load_verification(store, &keys, &meta)?;
+    let resolver = load_resolver(store, &keys, &meta)?;
+    let table = resolver.verification();
     let added_key = keys.added(meta.version);
     let added: u64 = store.query(
         cmd("SCARD").arg(&added_key).clone(),
@@ -48,6 +57,9 @@ pub fn info(store: &mut Store, name: &str) -> Result<Info> {
         url: store.shown().to_string(),
         chunks_verified: meta.chunking.chunks(),
         verification_verified: table.map_or(0, |t| t.len() as u64),
+        verification_categories: table.is_some_and(|t| !t.set_of().is_empty()),
+        categories: resolver.categories().to_vec(),
+        exceptions: resolver.exceptions().len() as u64,
         added,
         filter: FilterInfo::of(&*filter),
         meta,

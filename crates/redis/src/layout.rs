@@ -10,6 +10,9 @@
 //!   block never straddles two chunks); the last chunk may be shorter.
 //! - `NAME:vV:verify:J` — chunk J of the sorted verification table (little-endian u64s), when
 //!   the file has one.
+//! - `NAME:vV:categories:J`, `NAME:vV:category-sets:J`, `NAME:vV:exceptions:J` — chunk J of the
+//!   file's categories, category sets (with a verification table of several categories) and
+//!   exceptions (when it has any): each the bytes of the file's own section ([`Section`]).
 //! - `NAME:vV:added` — the set of verification fingerprints of keys `add` inserted.
 //!
 //! No key holds a hash tag (`{…}`), so the chunks hash to slots all over a cluster.
@@ -64,12 +67,51 @@ impl Keys {
 
     /// `NAME:vV:verify:J`.
     pub fn verify_chunk(&self, version: u64, chunk: u64) -> String {
-        format!("{}:v{version}:verify:{chunk}", self.name)
+        self.section(version, Section::Verify, chunk)
+    }
+
+    /// `NAME:vV:SECTION:J` (`SECTION` is [`Section::name`]).
+    pub fn section(&self, version: u64, section: Section, chunk: u64) -> String {
+        format!("{}:v{version}:{}:{chunk}", self.name, section.name())
     }
 
     /// `NAME:vV:added`.
     pub fn added(&self, version: u64) -> String {
         format!("{}:v{version}:added", self.name)
+    }
+}
+
+/// A section of the blocklist file stored beside the filter, as chunks of the file's own bytes
+/// (each with its xxh3-64 in the metadata): what turns filter hits into verdicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Section {
+    /// The verification table: sorted little-endian u64 fingerprints.
+    Verify,
+    /// The categories: names and entry counts (`sections::encode_categories`).
+    Categories,
+    /// The category set of each fingerprint of the table (`sections::encode_category_sets`).
+    CategorySets,
+    /// The exception entries (`sections::encode_exceptions`).
+    Exceptions,
+}
+
+impl Section {
+    /// Every section, in the order a version stores and reads them.
+    pub const ALL: [Section; 4] = [
+        Section::Verify,
+        Section::Categories,
+        Section::CategorySets,
+        Section::Exceptions,
+    ];
+
+    /// The name in its keys (`NAME:vV:NAME:J`) and the prefix of its metadata fields.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Verify => "verify",
+            Section::Categories => "categories",
+            Section::CategorySets => "category-sets",
+            Section::Exceptions => "exceptions",
+        }
     }
 }
 
@@ -268,5 +310,10 @@ mod tests {
         assert_eq!(keys.meta(7), "phish:v7:meta");
         assert_eq!(keys.current(), "phish:current");
         assert!(!keys.verify_chunk(7, 0).contains('{'));
+        assert_eq!(keys.verify_chunk(7, 2), "phish:v7:verify:2");
+        assert_eq!(
+            keys.section(7, Section::CategorySets, 0),
+            "phish:v7:category-sets:0"
+        );
     }
 }

@@ -13,7 +13,9 @@
 //! - [`layout`] — key names, chunks, the block/bit ↔ Redis offset mapping, chunk checksums.
 //! - [`meta`] — a version's metadata hash.
 //! - [`push`] — writing a new version and switching readers to it atomically.
-//! - [`blocklist`] — [`RedisBlocklist`]: `contains` / `check_batch`.
+//! - [`blocklist`] — [`RedisBlocklist`]: `contains` / `check_batch`, verdicts decided by the
+//!   blocklist crate's resolver from the categories, verification table and exceptions that
+//!   `stored` reads back once per version.
 //! - [`add`] — inserting keys into the live version with `BITFIELD`.
 //! - [`info`] — reading a version back, verifying every chunk; [`info::pull`] the bits.
 //! - [`testing`] — throw-away `redis-server`s and clusters on loopback for tests and benches.
@@ -50,6 +52,7 @@ pub mod layout;
 pub mod meta;
 pub mod push;
 pub mod store;
+mod stored;
 pub mod testing;
 
 pub use blocklist::RedisBlocklist;

@@ -9,12 +9,13 @@
 //! | `name`, `version` | the list name and this Redis version (the `vV` of the keys) |
 //! | `list-version`, `created` | the file's list version and creation time |
 //! | `pushed` | when the push wrote this version (Unix seconds) |
-//! | `scheme` | `exact`, `url` or `url-expressions` |
-//! | `probes-per-item`, `entries`, `fingerprint`, `target-fpp` | the file's metadata (`target-fpp` absent when unknown); `fingerprint` is the set fingerprint, 32 hex digits |
+//! | `scheme` | `exact`, `exact-folded`, `url` or `url-expressions` |
+//! | `probes-per-item`, `entries`, `fingerprint`, `target-fpp`, `exact-count` | the file's metadata (`target-fpp` absent when unknown); `fingerprint` is the set fingerprint, 32 hex digits; `exact-count` is `true`, or `false` when `entries` and `fingerprint` are approximate |
 //! | `m`, `k`, `items`, `sized-for`, `probe-fpp` | the filter's parameters |
 //! | `bytes`, `chunk-bytes`, `chunks` | the bit array's length and its cut into chunks |
 //! | `sum:I` | chunk I's [`crate::layout::BitSum`], decimal; `add` increases it |
 //! | `verify-count`, `verify-chunk-bytes`, `verify-chunks`, `verify-sum:J` | the verification table's fingerprints, chunking and xxh3-64 per chunk (hex); absent without a table |
+//! | `S-bytes`, `S-chunk-bytes`, `S-chunks`, `S-sum:J` | for S = `categories` (always), `category-sets` (with a table of several categories) and `exceptions` (when the list has any): the section's length, chunking and xxh3-64 per chunk (hex) |
 //! | `file-checksum` | the pushed file's checksum (xxh3-64 of its section table), hex |
 
 use std::collections::HashMap;
@@ -23,20 +24,31 @@ use phishbloom_blocklist::sections::{Meta, SetFingerprint};
 use phishbloom_blocklist::KeyScheme;
 
 use crate::error::{Error, Result};
-use crate::layout::{Chunking, BLOCK_BYTES, MAX_CHUNK_BYTES};
+use crate::layout::{Chunking, Section, BLOCK_BYTES, MAX_CHUNK_BYTES};
 
-/// The value of the `format` field this version writes and reads.
-pub const FORMAT: &str = "phishbloom-redis 1";
+/// The value of the `format` field this version writes and reads. Version 2 added the
+/// categories, category sets and exceptions: a reader of version 1 would answer without the
+/// exceptions (blocking what the list allows), so it refuses version 2, and this one refuses
+/// version 1 (push the list again).
+pub const FORMAT: &str = "phishbloom-redis 2";
+
+/// A section stored as chunks ([`Section`]): its bytes cut into chunks and each chunk's xxh3-64.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Stored {
+    /// Its bytes cut into chunks.
+    pub chunking: Chunking,
+    /// xxh3-64 of each chunk.
+    pub sums: Vec<u64>,
+}
 
 /// The verification table's part of the metadata.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct VerifyMeta {
     /// Fingerprints in the table.
     pub count: u64,
-    /// Its bytes (8 per fingerprint) cut into chunks.
-    pub chunking: Chunking,
-    /// xxh3-64 of each chunk.
-    pub sums: Vec<u64>,
+    /// Its bytes (8 per fingerprint) in chunks.
+    #[serde(flatten)]
+    pub stored: Stored,
 }
 
 /// One version of a list in Redis, as its metadata hash describes it.
@@ -64,11 +76,35 @@ pub struct RemoteMeta {
     pub sums: Vec<u64>,
     /// The verification table, if the list has one.
     pub verify: Option<VerifyMeta>,
+    /// The categories section.
+    pub categories: Stored,
+    /// The category sets section, for a table of a list of several categories.
+    pub category_sets: Option<Stored>,
+    /// The exceptions section, if the list has exceptions.
+    pub exceptions: Option<Stored>,
     /// The pushed file's checksum, hex.
     pub file_checksum: Option<String>,
 }
 
 impl RemoteMeta {
+    /// The stored sections this version has, in [`Section::ALL`] order.
+    pub fn sections(&self) -> Vec<(Section, &Stored)> {
+        Section::ALL
+            .into_iter()
+            .filter_map(|section| self.section(section).map(|stored| (section, stored)))
+            .collect()
+    }
+
+    /// One stored section, if this version has it.
+    pub fn section(&self, section: Section) -> Option<&Stored> {
+        match section {
+            Section::Verify => self.verify.as_ref().map(|v| &v.stored),
+            Section::Categories => Some(&self.categories),
+            Section::CategorySets => self.category_sets.as_ref(),
+            Section::Exceptions => self.exceptions.as_ref(),
+        }
+    }
+
     /// The hash fields, in a fixed order.
     pub fn to_fields(&self) -> Vec<(String, String)> {
         let mut fields: Vec<(String, String)> = vec![
@@ -87,6 +123,7 @@ impl RemoteMeta {
             ),
             ("entries".into(), self.list.entries.to_string()),
             ("fingerprint".into(), self.list.fingerprint.to_string()),
+            ("exact-count".into(), self.list.exact_count.to_string()),
             ("m".into(), self.num_bits.to_string()),
             ("k".into(), self.num_hashes.to_string()),
             ("items".into(), self.items.to_string()),
@@ -107,15 +144,24 @@ impl RemoteMeta {
         for (i, sum) in self.sums.iter().enumerate() {
             fields.push((format!("sum:{i}"), sum.to_string()));
         }
-        if let Some(verify) = &self.verify {
-            fields.push(("verify-count".into(), verify.count.to_string()));
+        for (section, stored) in self.sections() {
+            let prefix = section.name();
+            match (section, &self.verify) {
+                (Section::Verify, Some(verify)) => {
+                    fields.push((format!("{prefix}-count"), verify.count.to_string()))
+                }
+                _ => fields.push((format!("{prefix}-bytes"), stored.chunking.bytes.to_string())),
+            }
             fields.push((
-                "verify-chunk-bytes".into(),
-                verify.chunking.chunk_bytes.to_string(),
+                format!("{prefix}-chunk-bytes"),
+                stored.chunking.chunk_bytes.to_string(),
             ));
-            fields.push(("verify-chunks".into(), verify.chunking.chunks().to_string()));
-            for (j, sum) in verify.sums.iter().enumerate() {
-                fields.push((format!("verify-sum:{j}"), format!("{sum:016x}")));
+            fields.push((
+                format!("{prefix}-chunks"),
+                stored.chunking.chunks().to_string(),
+            ));
+            for (j, sum) in stored.sums.iter().enumerate() {
+                fields.push((format!("{prefix}-sum:{j}"), format!("{sum:016x}")));
             }
         }
         fields
@@ -139,10 +185,15 @@ impl RemoteMeta {
             }
         }
         let scheme_name = reader.text("scheme")?;
-        let scheme = [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions]
-            .into_iter()
-            .find(|s| s.name() == scheme_name)
-            .ok_or_else(|| reader.bad("scheme", format!("`{scheme_name}`")))?;
+        let scheme = [
+            KeyScheme::Exact,
+            KeyScheme::Folded,
+            KeyScheme::Url,
+            KeyScheme::Expressions,
+        ]
+        .into_iter()
+        .find(|s| s.name() == scheme_name)
+        .ok_or_else(|| reader.bad("scheme", format!("`{scheme_name}`")))?;
         let fingerprint_text = reader.text("fingerprint")?;
         let fingerprint = u128::from_str_radix(fingerprint_text, 16)
             .ok()
@@ -157,7 +208,13 @@ impl RemoteMeta {
             entries: reader.number("entries")?,
             fingerprint: SetFingerprint(fingerprint),
             target_fpp: reader.optional_rate("target-fpp")?,
-            exact_count: true,
+            exact_count: match reader.text("exact-count")? {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(reader.bad("exact-count", format!("`{other}`, not true or false")))
+                }
+            },
         };
         let num_bits: u64 = reader.number("m")?;
         let num_hashes: u32 = reader.number("k")?;
@@ -179,17 +236,32 @@ impl RemoteMeta {
             None => None,
             Some(_) => {
                 let count: u64 = reader.number("verify-count")?;
-                let chunking = reader.chunking("verify-chunk-bytes", "verify-chunks", count * 8)?;
-                let sums = (0..chunking.chunks())
-                    .map(|j| reader.hex(&format!("verify-sum:{j}")))
-                    .collect::<Result<Vec<u64>>>()?;
+                let bytes = count
+                    .checked_mul(8)
+                    .ok_or_else(|| reader.bad("verify-count", format!("{count}: too large")))?;
                 Some(VerifyMeta {
                     count,
-                    chunking,
-                    sums,
+                    stored: reader.stored(Section::Verify, bytes)?,
                 })
             }
         };
+        let optional = |section: Section| -> Result<Option<Stored>> {
+            let field = format!("{}-bytes", section.name());
+            match fields.get(&field) {
+                None => Ok(None),
+                Some(_) => reader.stored(section, reader.number(&field)?).map(Some),
+            }
+        };
+        let categories = optional(Section::Categories)?
+            .ok_or_else(|| reader.bad("categories-bytes", "missing".into()))?;
+        let category_sets = optional(Section::CategorySets)?;
+        if category_sets.is_some() && verify.is_none() {
+            return Err(reader.bad(
+                "category-sets-bytes",
+                "present without a verification table (`verify-count`)".into(),
+            ));
+        }
+        let exceptions = optional(Section::Exceptions)?;
         Ok(RemoteMeta {
             version: reader.number("version")?,
             list,
@@ -202,6 +274,9 @@ impl RemoteMeta {
             chunking,
             sums,
             verify,
+            categories,
+            category_sets,
+            exceptions,
             file_checksum: fields.get("file-checksum").cloned(),
         })
     }
@@ -250,6 +325,20 @@ impl Fields<'_> {
                 _ => Err(self.bad(field, format!("`{text}`, not a rate between 0 and 1"))),
             },
         }
+    }
+
+    /// The chunking and chunk checksums of a stored section of `bytes` bytes.
+    fn stored(&self, section: Section, bytes: u64) -> Result<Stored> {
+        let prefix = section.name();
+        let chunking = self.chunking(
+            &format!("{prefix}-chunk-bytes"),
+            &format!("{prefix}-chunks"),
+            bytes,
+        )?;
+        let sums = (0..chunking.chunks())
+            .map(|j| self.hex(&format!("{prefix}-sum:{j}")))
+            .collect::<Result<Vec<u64>>>()?;
+        Ok(Stored { chunking, sums })
     }
 
     fn chunking(&self, bytes_field: &str, count_field: &str, bytes: u64) -> Result<Chunking> {
@@ -306,11 +395,34 @@ mod tests {
             sums: vec![1, 2],
             verify: Some(VerifyMeta {
                 count: 10,
+                stored: Stored {
+                    chunking: Chunking {
+                        bytes: 80,
+                        chunk_bytes: 64,
+                    },
+                    sums: vec![u64::MAX, 5],
+                },
+            }),
+            categories: Stored {
                 chunking: Chunking {
-                    bytes: 80,
+                    bytes: 30,
+                    chunk_bytes: MAX_CHUNK_BYTES,
+                },
+                sums: vec![7],
+            },
+            category_sets: Some(Stored {
+                chunking: Chunking {
+                    bytes: 70,
                     chunk_bytes: 64,
                 },
-                sums: vec![u64::MAX, 5],
+                sums: vec![8, 9],
+            }),
+            exceptions: Some(Stored {
+                chunking: Chunking {
+                    bytes: 12,
+                    chunk_bytes: MAX_CHUNK_BYTES,
+                },
+                sums: vec![10],
             }),
             file_checksum: Some("00ff".into()),
         }
@@ -326,8 +438,22 @@ mod tests {
         assert_eq!(decode(meta.to_fields()).unwrap(), meta);
         let mut plain = sample();
         plain.verify = None;
+        plain.category_sets = None;
+        plain.exceptions = None;
         plain.list.target_fpp = None;
+        plain.list.exact_count = false;
         assert_eq!(decode(plain.to_fields()).unwrap(), plain);
+        // Category sets belong to a verification table.
+        let orphan: Vec<_> = sample()
+            .to_fields()
+            .into_iter()
+            .filter(|(name, _)| !name.starts_with("verify-"))
+            .collect();
+        let error = decode(orphan).unwrap_err();
+        assert!(
+            matches!(&error, Error::BadMeta { field, .. } if field == "category-sets-bytes"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -340,6 +466,9 @@ mod tests {
             ("fingerprint", "12"),
             ("format", "phishbloom-redis 9"),
             ("chunk-bytes", "100"),
+            ("categories-chunks", "2"),
+            ("exact-count", "maybe"),
+            ("exceptions-sum:0", "xyz"),
         ] {
             let mut fields = sample().to_fields();
             for (name, old) in fields.iter_mut() {
@@ -362,5 +491,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("`sum:1` is missing"));
+        // A version written before categories existed (format 1) is refused, not misread.
+        let old: Vec<_> = sample()
+            .to_fields()
+            .into_iter()
+            .map(|(name, value)| match name.as_str() {
+                "format" => (name, "phishbloom-redis 1".to_string()),
+                _ => (name, value),
+            })
+            .collect();
+        assert!(decode(old).unwrap_err().to_string().contains("format"));
     }
 }

@@ -1,9 +1,11 @@
 //! `push`: writes a blocked-layout blocklist into Redis as a new version, then makes it live.
 //!
 //! 1. `INCR NAME:seq` draws the version number V.
-//! 2. The bit array goes out as chunks `NAME:vV:I` (and the verification table as
-//!    `NAME:vV:verify:J`), then the metadata hash — all with a staging expiry
-//!    ([`STAGING_TTL_SECS`]), so that a push that dies midway leaves nothing behind for long.
+//! 2. The bit array goes out as chunks `NAME:vV:I`, the sections that decide verdicts as
+//!    `NAME:vV:SECTION:J` (the verification table, categories, category sets and exceptions,
+//!    each the bytes the file itself holds: [`Section`]), then the metadata hash — all with a
+//!    staging expiry ([`STAGING_TTL_SECS`]), so that a push that dies midway leaves nothing
+//!    behind for long.
 //! 3. Every key's length is read back (a server out of memory or evicting is caught here, not by
 //!    a reader), then the staging expiry is removed.
 //! 4. One script sets `NAME:current` to V unless a newer version is live already: readers switch
@@ -13,15 +15,15 @@
 
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::engine::Fingerprints;
-use phishbloom_blocklist::sections::Meta;
-use phishbloom_blocklist::{Blocklist, Kind};
+use phishbloom_blocklist::resolve::Resolver;
+use phishbloom_blocklist::sections::{self, Meta};
+use phishbloom_blocklist::{Blocklist, KeyScheme, Kind};
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 use redis::{cmd, Cmd, Value};
 
 use crate::error::{Error, Result};
-use crate::layout::{BitSum, Chunking, Keys, BLOCK_BYTES, MAX_CHUNK_BYTES};
-use crate::meta::{RemoteMeta, VerifyMeta};
+use crate::layout::{BitSum, Chunking, Keys, Section, BLOCK_BYTES, MAX_CHUNK_BYTES};
+use crate::meta::{RemoteMeta, Stored, VerifyMeta};
 use crate::store::Store;
 
 /// Expiry of a version's keys while it is being written (one day): far longer than any push
@@ -66,15 +68,16 @@ impl Default for PushOptions {
     }
 }
 
-/// What a push writes: a blocked-layout filter, the list's metadata and the optional
-/// verification table (a blocklist file's parts, or a filter built in memory).
+/// What a push writes: a blocked-layout filter, the list's metadata and what decides its
+/// verdicts — categories, the optional verification table (with each entry's categories) and
+/// exceptions (a blocklist file's parts, or a filter built in memory).
 pub struct PushSource<'a> {
     /// The list's metadata.
     pub meta: &'a Meta,
     /// The filter (blocked layout, xxh3 hashing).
     pub filter: &'a AnyFilter,
-    /// The verification table, if any.
-    pub verification: Option<&'a Fingerprints>,
+    /// The categories, verification table and exceptions.
+    pub resolver: &'a Resolver,
     /// The file's checksum, hex, if it came from a file.
     pub file_checksum: Option<String>,
     /// The file (or a label), for messages.
@@ -93,11 +96,16 @@ impl<'a> PushSource<'a> {
         let filter = match (kind, blocklist.filter()) {
             (Kind::Blocked, Some(filter)) => filter,
             _ => {
+                let what = if blocklist.layers().is_some_and(|l| l.grows()) {
+                    format!("a growing {kind} blocklist")
+                } else {
+                    format!("a {kind} blocklist")
+                };
                 return Err(cannot(format!(
-                    "a {kind} blocklist cannot be pushed to Redis: only the blocked layout keeps \
-                     a key's bits in one 64-byte block (one GETRANGE per probe); rebuild it with \
-                     the blocked layout (the default)"
-                )))
+                    "{what} cannot be pushed to Redis: only one blocked Bloom filter keeps a \
+                     key's bits in one 64-byte block (one GETRANGE per probe); rebuild it with \
+                     --kind blocked (the default), without --grow"
+                )));
             }
         };
         if filter.layout() != LayoutKind::Blocked || filter.hash_strategy() != HashStrategy::Xxh3 {
@@ -110,7 +118,7 @@ impl<'a> PushSource<'a> {
         Ok(PushSource {
             meta: blocklist.meta(),
             filter,
-            verification: blocklist.verification().map(|v| v.fingerprints()),
+            resolver: blocklist.resolver(),
             file_checksum: blocklist
                 .directory()
                 .map(|d| format!("{:016x}", d.checksum)),
@@ -147,6 +155,15 @@ pub fn push(
             ),
         });
     }
+    let resolver = source.resolver;
+    if source.meta.scheme != KeyScheme::Expressions && !resolver.exceptions().is_empty() {
+        return Err(Error::CannotPush {
+            path: source.path.clone(),
+            problem: "exceptions in a list of whole keys, which has no more specific entries for \
+                      them to override; drop the exceptions"
+                .into(),
+        });
+    }
     let keys = Keys::new(name);
     let version: u64 = store.query(
         cmd("INCR").arg(keys.seq()).clone(),
@@ -166,31 +183,53 @@ pub fn push(
         |i| keys.chunk(version, i),
         |c| BitSum::default().of(c),
     )?;
-    let verify = match source.verification {
+    // The sections that decide verdicts, in the file's own encodings.
+    let write = |store: &mut Store, section: Section, bytes: &[u8]| -> Result<Stored> {
+        let chunking = Chunking {
+            bytes: bytes.len() as u64,
+            chunk_bytes: MAX_CHUNK_BYTES,
+        };
+        let sums = write_chunks(
+            store,
+            bytes,
+            chunking,
+            |j| keys.section(version, section, j),
+            xxhash_rust::xxh3::xxh3_64,
+        )?;
+        Ok(Stored { chunking, sums })
+    };
+    let verification = resolver.verification();
+    let verify = match verification {
         None => None,
-        Some(table) => {
-            let bytes: Vec<u8> = table
-                .as_slice()
-                .iter()
-                .flat_map(|f| f.to_le_bytes())
-                .collect();
-            let chunking = Chunking {
-                bytes: bytes.len() as u64,
-                chunk_bytes: MAX_CHUNK_BYTES,
-            };
-            let sums = write_chunks(
+        Some(table) => Some(VerifyMeta {
+            count: table.len() as u64,
+            stored: write(
                 store,
-                &bytes,
-                chunking,
-                |j| keys.verify_chunk(version, j),
-                xxhash_rust::xxh3::xxh3_64,
-            )?;
-            Some(VerifyMeta {
-                count: table.len() as u64,
-                chunking,
-                sums,
-            })
-        }
+                Section::Verify,
+                sections::encode_verify(table.fingerprints()),
+            )?,
+        }),
+    };
+    let categories = write(
+        store,
+        Section::Categories,
+        &sections::encode_categories(resolver.categories()),
+    )?;
+    let category_sets = match verification.filter(|v| !v.set_of().is_empty()) {
+        None => None,
+        Some(table) => Some(write(
+            store,
+            Section::CategorySets,
+            &sections::encode_category_sets(table),
+        )?),
+    };
+    let exceptions = match resolver.exceptions() {
+        none if none.is_empty() => None,
+        some => Some(write(
+            store,
+            Section::Exceptions,
+            &sections::encode_exceptions(some),
+        )?),
     };
     let params = filter.params();
     let meta = RemoteMeta {
@@ -209,6 +248,9 @@ pub fn push(
         chunking,
         sums,
         verify,
+        categories,
+        category_sets,
+        exceptions,
         file_checksum: source.file_checksum.clone(),
     };
     let meta_key = keys.meta(version);
@@ -280,13 +322,13 @@ fn write_chunks(
     Ok(sums)
 }
 
-/// Every key of a version but the pointer: metadata, chunks, verification chunks.
+/// Every key of a version but the pointer: metadata, chunks, the sections' chunks.
 fn version_keys(keys: &Keys, meta: &RemoteMeta) -> Vec<String> {
     let version = meta.version;
     let mut all = vec![keys.meta(version)];
     all.extend((0..meta.chunking.chunks()).map(|i| keys.chunk(version, i)));
-    if let Some(verify) = &meta.verify {
-        all.extend((0..verify.chunking.chunks()).map(|j| keys.verify_chunk(version, j)));
+    for (section, stored) in meta.sections() {
+        all.extend((0..stored.chunking.chunks()).map(|j| keys.section(version, section, j)));
     }
     all
 }
@@ -298,11 +340,14 @@ fn check_lengths(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -> Result<()
     let mut expected: Vec<(String, u64, u64)> = (0..meta.chunking.chunks())
         .map(|i| (keys.chunk(version, i), i, meta.chunking.len_of(i)))
         .collect();
-    if let Some(verify) = &meta.verify {
-        expected.extend(
-            (0..verify.chunking.chunks())
-                .map(|j| (keys.verify_chunk(version, j), j, verify.chunking.len_of(j))),
-        );
+    for (section, stored) in meta.sections() {
+        expected.extend((0..stored.chunking.chunks()).map(|j| {
+            (
+                keys.section(version, section, j),
+                j,
+                stored.chunking.len_of(j),
+            )
+        }));
     }
     let answers = store.run(
         expected
@@ -340,18 +385,20 @@ fn switch(store: &mut Store, keys: &Keys, version: u64) -> Result<(bool, u64)> {
 /// Gives every key of `version` (read from its metadata, if still there) the grace expiry.
 fn expire_version(store: &mut Store, keys: &Keys, version: u64, grace_secs: u64) -> Result<()> {
     let meta_key = keys.meta(version);
-    let counts: (Option<u64>, Option<u64>) = store.query(
-        cmd("HMGET")
-            .arg(&meta_key)
-            .arg("chunks")
-            .arg("verify-chunks")
-            .clone(),
-        &meta_key,
-        "read the replaced version's chunk counts",
-    )?;
+    let mut hmget = cmd("HMGET");
+    hmget.arg(&meta_key).arg("chunks");
+    for section in Section::ALL {
+        hmget.arg(format!("{}-chunks", section.name()));
+    }
+    // Absent fields (a section the version lacks, or metadata already gone) count no chunks.
+    let counts: Vec<Option<u64>> =
+        store.query(hmget, &meta_key, "read the replaced version's chunk counts")?;
+    let count = |at: usize| counts.get(at).copied().flatten().unwrap_or(0);
     let mut all = vec![meta_key, keys.added(version)];
-    all.extend((0..counts.0.unwrap_or(0)).map(|i| keys.chunk(version, i)));
-    all.extend((0..counts.1.unwrap_or(0)).map(|j| keys.verify_chunk(version, j)));
+    all.extend((0..count(0)).map(|i| keys.chunk(version, i)));
+    for (at, section) in Section::ALL.into_iter().enumerate() {
+        all.extend((0..count(at + 1)).map(|j| keys.section(version, section, j)));
+    }
     expire_keys(store, &all, grace_secs)
 }
 

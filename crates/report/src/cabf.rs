@@ -237,12 +237,12 @@ fn summary(points: &[Measured], command: &str, seconds: f64) -> String {
          prefixes of their subdomains, but doubles the probes per URL and puts few, very common \
          labels in the first filters; for CaBF it is worse than the slash split at every \
          memory size, for BBF+ neither split wins at every size. \
-         The product's CaBF engine (`build --engine cabf`) uses the slash split and looks a URL up \
+         The product's CaBF engine (`build --kind cabf`) uses the slash split and looks a URL up \
          once per host suffix, which gives it the same semantics as the expression matcher.\n\n\
          **Which engine phishbloom uses by default:** the expression-based blocked Bloom matcher. \
          On these lists CaBF is not more accurate per bit than BBF+ where it matters most (URLs \
          under listed sites), and its lookups cost more (see the closing note's benchmark); \
-         `--engine cabf` remains available.\n\n\
+         `--kind cabf` remains available.\n\n\
          ## Fig. 3 in numbers (UT1, slash split)\n\n{ut1_slash}\n\
          ## Fig. 3 in numbers (UT1, reversed-host split)\n\n{ut1_reversed}\n\
          ## Fig. 3 in numbers (dataset.csv phishing rows, slash split)\n\n{ds_slash}\n",

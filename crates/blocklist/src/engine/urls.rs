@@ -3,12 +3,13 @@
 //! expression, so the cost of a query grows with the URL, not with the number of expressions
 //! times its length; all probes of a URL go to the filter as one prefetched batch.
 
-use phishbloom_filter::{AnyFilter, KeyHash};
+use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression};
 use xxhash_rust::xxh3::Xxh3;
 
 use super::{fingerprint, Matcher, Scratch};
 use crate::resolve::Candidate;
+use crate::structure::Layers;
 
 /// The hash of an expression or entry key `(host, path)`: the xxh3-128 of each part, combined.
 pub fn expression_hash(expression: Expression<'_>) -> KeyHash {
@@ -85,26 +86,26 @@ fn path_prefix_hashes(url: &CanonicalUrl, out: &mut Vec<KeyHash>) {
     }
 }
 
-/// URL entries in one Bloom filter (classic or blocked).
+/// URL entries in the list's structure (a Bloom, cuckoo or counting filter, or layers of one).
 #[derive(Clone, Debug)]
 pub struct UrlFilter {
-    filter: AnyFilter,
+    layers: Layers,
 }
 
 impl UrlFilter {
-    /// Wraps a filter that holds [`expression_hash`]es of entry keys.
-    pub fn new(filter: AnyFilter) -> Self {
-        UrlFilter { filter }
+    /// Wraps a structure that holds [`expression_hash`]es of entry keys.
+    pub fn new(layers: Layers) -> Self {
+        UrlFilter { layers }
     }
 
-    /// The filter.
-    pub fn filter(&self) -> &AnyFilter {
-        &self.filter
+    /// The structure.
+    pub fn layers(&self) -> &Layers {
+        &self.layers
     }
 
-    /// The filter, for inserting.
-    pub fn filter_mut(&mut self) -> &mut AnyFilter {
-        &mut self.filter
+    /// The structure, for changing it.
+    pub fn layers_mut(&mut self) -> &mut Layers {
+        &mut self.layers
     }
 }
 
@@ -113,7 +114,7 @@ impl Matcher for UrlFilter {
         scratch.url.compute(url);
         let probes = scratch.url.hashes();
         scratch.answers.clear();
-        self.filter
+        self.layers
             .contains_hash_batch(probes, &mut scratch.answers);
         for (index, _) in scratch.answers.iter().enumerate().filter(|(_, &hit)| hit) {
             // Rebuild the expression's text only on a hit (rare for clean traffic).
@@ -127,9 +128,10 @@ impl Matcher for UrlFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocklist::Kind;
     use crate::engine::exact::ExactMatcher;
     use crate::engine::Hit;
-    use phishbloom_filter::{HashStrategy, LayoutKind};
+    use phishbloom_filter::HashStrategy;
     use phishbloom_url::{canonicalize, Entry};
 
     fn entries(lines: &[&str]) -> Vec<Entry> {
@@ -140,17 +142,18 @@ mod tests {
     }
 
     fn url_filter(list: &[Entry], fpp: f64) -> UrlFilter {
-        let mut filter = AnyFilter::new(
-            LayoutKind::Blocked,
+        let mut layers = Layers::new(
+            Kind::Blocked,
             list.len() as u64,
             fpp,
             HashStrategy::Xxh3,
+            false,
         )
         .unwrap();
         for entry in list {
-            filter.insert_hash(expression_hash(entry.key()));
+            layers.insert_hash(expression_hash(entry.key())).unwrap();
         }
-        UrlFilter::new(filter)
+        UrlFilter::new(layers)
     }
 
     fn find(matcher: &dyn Matcher, url: &str) -> Option<Hit> {
@@ -198,7 +201,11 @@ mod tests {
         let list = entries(&["evil.com"]);
         // A filter whose every bit is set: every probe is a hit.
         let mut full = url_filter(&list, 0.5);
-        full.filter_mut().bit_bytes_mut().fill(0xff);
+        full.layers_mut()
+            .single_bloom_mut()
+            .unwrap()
+            .bit_bytes_mut()
+            .fill(0xff);
         let url = canonicalize(b"http://a.clean.example/x/y").unwrap();
         let mut found = Vec::new();
         full.candidates(&url, &mut Scratch::default(), &mut found);

@@ -15,9 +15,9 @@ use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySu
 use phishbloom_blocklist::fmt;
 use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
-use phishbloom_filter::{Filter, HashStrategy, LayoutKind};
+use phishbloom_filter::{Filter, HashStrategy};
 
-use crate::args::{BuildArgs, EngineArg, FormatArg};
+use crate::args::{BuildArgs, FormatArg, KindArg};
 use crate::commands::default_threads;
 
 /// Reads the lists, builds and saves the blocklist, prints the summary.
@@ -27,11 +27,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     // time on the input (the inputs are compared with the output again when it is written).
     check_output(&args.output, &[])?;
     check_flags(args)?;
-    let kind = match (args.engine, LayoutKind::from(args.filter.layout)) {
-        (EngineArg::Cabf, _) => Kind::Cabf,
-        (EngineArg::Bloom, LayoutKind::Blocked) => Kind::Blocked,
-        (EngineArg::Bloom, LayoutKind::Classic) => Kind::Classic,
-    };
+    let kind = Kind::from(args.kind);
     let options = BuildOptions {
         kind,
         fpp: args.filter.fpp,
@@ -43,6 +39,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         version: next_version(&args.output),
         created: now(),
         capacity: args.capacity,
+        grow: args.grow,
     };
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
@@ -125,13 +122,35 @@ fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
                 "applies to URL entries, not to --exact keys (each key is one lookup)",
             );
         }
-        if args.engine == EngineArg::Cabf {
-            return refuse("--engine cabf", "holds URL entries, not --exact keys");
+        if args.kind == KindArg::Cabf {
+            return refuse("--kind cabf", "holds URL entries, not --exact keys");
         }
     } else if args.fold_case {
         return refuse(
             "--fold-case",
             "applies to --exact keys; URLs are already compared by their canonical form",
+        );
+    }
+    if args.kind == KindArg::Cabf {
+        for (flag, given) in [
+            ("--grow", args.grow),
+            ("--capacity", args.capacity.is_some()),
+        ] {
+            if given {
+                return refuse(
+                    flag,
+                    "does not apply to --kind cabf: CaBF is built once from its list and takes no \
+                     more entries (use --kind blocked, cuckoo or counting for a list that changes)",
+                );
+            }
+        }
+    }
+    let sha256 = HashStrategy::from(args.filter.hash) == HashStrategy::Sha256;
+    if sha256 && (args.grow || Kind::from(args.kind).deletes()) {
+        return refuse(
+            "--hash sha256",
+            "is for one blocked or classic Bloom filter; cuckoo, counting and growing lists \
+             hash with xxh3",
         );
     }
     let csv_inputs = args.inputs.iter().any(|input| match args.format {
@@ -315,8 +334,34 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
             fmt::bytes(engine.bits() / 8),
             fmt::count(engine.bits()),
         ),
-        Engine::Keys(filter) => print_filter(args, &**filter, meta.entries, what),
-        Engine::Urls(urls) => print_filter(args, &**urls.filter(), meta.entries, what),
+        _ => match (blocklist.filter(), blocklist.layers()) {
+            (Some(filter), _) => print_filter(args, &**filter, meta.entries, what),
+            (None, Some(layers)) => {
+                println!(
+                    "built {}: {} {what} in a {} filter{}, {}",
+                    args.output.display(),
+                    fmt::count(meta.entries),
+                    blocklist.kind(),
+                    if layers.grows() {
+                        " that grows when full"
+                    } else {
+                        ""
+                    },
+                    fmt::bytes(layers.size_in_bytes()),
+                );
+                for layer in layers.describe() {
+                    println!(
+                        "  {}: {} of {} entries, {} ({:.2} bits/entry sized)",
+                        layer.structure,
+                        fmt::count(layer.items),
+                        fmt::count(layer.capacity),
+                        fmt::bytes(layer.bytes),
+                        layer.bytes as f64 * 8.0 / layer.capacity.max(1) as f64,
+                    );
+                }
+            }
+            (None, None) => {}
+        },
     }
     println!(
         "  list {:?} version {}, set fingerprint {}, built in {:.2} s{}",

@@ -72,9 +72,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             data: args.data.clone(),
             filter: FilterArgs {
                 fpp: SEED_FPP,
-                layout,
                 hash: HashArg::Xxh3,
             },
+            layout,
             random: args.random,
             seed: 2026,
             json: false,
@@ -95,9 +95,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         data: args.data.clone(),
         filter: FilterArgs {
             fpp: SEED_FPP,
-            layout: LayoutArg::Blocked,
             hash: HashArg::Xxh3,
         },
+        layout: LayoutArg::Blocked,
         random: args.random,
         seed: 2026,
         json: false,

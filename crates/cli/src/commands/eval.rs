@@ -88,7 +88,7 @@ fn config(args: &EvalArgs) -> EvalConfig {
     EvalConfig {
         data: args.data.clone(),
         fpp: args.filter.fpp,
-        layout: args.filter.layout.into(),
+        layout: args.layout.into(),
         strategy: args.filter.hash.into(),
         random_queries: args.random,
         seed: args.seed,

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use phishbloom_blocklist::blocklist::{Description, FilterInfo};
+use phishbloom_blocklist::structure::LayerInfo;
 use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
 
 use crate::args::InfoArgs;
@@ -40,7 +41,17 @@ fn print_text(file: &str, d: &Description) {
         KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
     };
-    println!("entries           {} {keys}", fmt::count(meta.entries));
+    println!(
+        "entries           {}{} {keys}",
+        if meta.exact_count { "" } else { "~" },
+        fmt::count(meta.entries)
+    );
+    if !meta.exact_count {
+        println!(
+            "                  (approximate: entries were added without a verification section, \
+             so the count and set fingerprint may include some that were already there)"
+        );
+    }
     println!("set fingerprint   {}", meta.fingerprint);
     if let Some(p) = d.per_item_fpp {
         let per = if meta.scheme == KeyScheme::Expressions {
@@ -78,15 +89,34 @@ fn print_text(file: &str, d: &Description) {
             d.filters.len().saturating_sub(1)
         );
     }
+    if d.grows {
+        println!(
+            "growth            {} layer(s); when the newest is full a new one is added with twice \
+             its room at half its rate",
+            d.layers.len()
+        );
+    }
     for (i, filter) in d.filters.iter().enumerate() {
         let label = if d.filters.len() == 1 {
             "filter".to_string()
+        } else if d.split.is_none() {
+            format!("layer {i}")
         } else if i + 1 == d.filters.len() {
             "check filter".to_string()
         } else {
             format!("filter {i}")
         };
         print_filter(&label, filter);
+    }
+    if d.filters.is_empty() {
+        for (i, layer) in d.layers.iter().enumerate() {
+            let label = if d.layers.len() == 1 {
+                "filter".to_string()
+            } else {
+                format!("layer {i}")
+            };
+            print_layer(&label, layer);
+        }
     }
     println!("sections");
     for section in &d.sections {
@@ -98,6 +128,27 @@ fn print_text(file: &str, d: &Description) {
             section.checksum
         );
     }
+}
+
+fn print_layer(label: &str, layer: &LayerInfo) {
+    println!(
+        "{label:<17} {}, {}",
+        layer.structure,
+        fmt::bytes(layer.bytes)
+    );
+    if let Some(p) = layer.target_fpp {
+        println!(
+            "  sized for       n = {} at p = {} per probe ({:.2} bits per entry)",
+            fmt::count(layer.capacity),
+            fmt::percent(p),
+            layer.bytes as f64 * 8.0 / layer.capacity.max(1) as f64
+        );
+    }
+    println!(
+        "  holds           {} entries; rate per probe now {}",
+        fmt::count(layer.items),
+        fmt::percent(layer.expected_fpp_now)
+    );
 }
 
 fn print_filter(label: &str, f: &FilterInfo) {

@@ -11,6 +11,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use phishbloom_blocklist::check::MAX_LINE_BYTES;
 use phishbloom_blocklist::printer::{write_verdict, Output};
+use phishbloom_blocklist::resolve::Category;
 use phishbloom_blocklist::source::read_bounded_line;
 use phishbloom_blocklist::{fmt, Blocklist, KeyScheme, Verdict};
 use phishbloom_redis::info::Info;
@@ -116,6 +117,11 @@ fn push(args: &PushArgs) -> anyhow::Result<ExitCode> {
             fmt::count(verify.count)
         );
     }
+    println!("  categories: {}", categories(list.categories()));
+    let exceptions = list.resolver().exceptions().len() as u64;
+    if exceptions > 0 {
+        println!("  exceptions: {}", fmt::count(exceptions));
+    }
     match pushed.previous {
         Some(old) => println!(
             "  version {old} replaced; its keys expire in {} s",
@@ -197,10 +203,22 @@ fn print_info(info: &Info) {
         fmt::count(info.chunks_verified),
         fmt::bytes(meta.chunking.chunk_bytes)
     );
+    println!("categories        {}", categories(&info.categories));
+    if info.exceptions > 0 {
+        println!(
+            "exceptions        {} entries allowed even where a less specific entry lists them",
+            fmt::count(info.exceptions)
+        );
+    }
     match &meta.verify {
         Some(_) => println!(
-            "verification      {} fingerprints, checksums verified: every hit is confirmed",
-            fmt::count(info.verification_verified)
+            "verification      {} fingerprints{}, checksums verified: every hit is confirmed",
+            fmt::count(info.verification_verified),
+            if info.verification_categories {
+                " with their entries' categories"
+            } else {
+                ""
+            }
         ),
         None => println!("verification      none"),
     }
@@ -222,6 +240,15 @@ fn print_info(info: &Info) {
     }
 }
 
+/// `phishing (1,204), gambling (310)`: as `phishbloom info` lists them.
+fn categories(categories: &[Category]) -> String {
+    categories
+        .iter()
+        .map(|c| format!("{} ({})", c.name, fmt::count(c.entries)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// `1 key`, `2 keys`, `1,000 keys`.
 fn plural(count: u64, word: &str) -> String {
     let s = if count == 1 { "" } else { "s" };
@@ -240,6 +267,9 @@ pub fn check(args: &CheckArgs, url: &str, name: &str, output: Output) -> anyhow:
             version: remote.version(),
         }
         .into());
+    }
+    if !args.category.is_empty() {
+        remote.keep_categories(&args.category)?;
     }
     // Without a file, the first positional argument is a key.
     let keys: Vec<&[u8]> = args

@@ -1,0 +1,528 @@
+//! What holds a list's keys: one structure of the list's kind — a Bloom filter (blocked or
+//! classic), a cuckoo filter or a counting Bloom filter — or, for a list that grows (`--grow`),
+//! a stack of them in RedisBloom's scalable scheme: when the newest layer is full, a new one with
+//! twice the capacity and half the rate is added, so the rates sum to at most the target
+//! (`p·(1 − r)·Σ rⁱ = p` with tightening r = 1/2; Almeida, Baquero, Preguiça & Hutchison,
+//! "Scalable Bloom Filters", 2007).
+//!
+//! Removing a key (cuckoo and counting kinds only) takes it from the one layer that holds it. A
+//! key that two layers answer for (its own, and another by a false positive) is ambiguous:
+//! removing it from the wrong one would take another key's fingerprint, so it is refused.
+
+use phishbloom_filter::counting::{CountingFilter, CountingParams};
+use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams, Full};
+use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, KeyHash, LayoutKind};
+
+use crate::blocklist::Kind;
+use crate::error::{Error, Result};
+
+/// Capacity factor from one layer to the next (RedisBloom's default expansion).
+pub const EXPANSION: u64 = 2;
+
+/// Rate factor from one layer to the next (the tightening ratio r).
+pub const TIGHTENING: f64 = 0.5;
+
+/// Cuckoo builds retry at a lower load, this many times, before reporting the list full.
+const CUCKOO_RETRIES: u32 = 6;
+
+/// One structure.
+#[derive(Clone, Debug)]
+pub enum Layer {
+    /// A Bloom filter (blocked or classic).
+    Bloom(AnyFilter),
+    /// A cuckoo filter.
+    Cuckoo(CuckooFilter),
+    /// A counting Bloom filter.
+    Counting(CountingFilter),
+}
+
+impl Layer {
+    /// An empty layer of `kind` for `capacity` keys at per-probe rate `fpp`, at cuckoo load
+    /// `load`.
+    fn new(kind: Kind, capacity: u64, fpp: f64, strategy: HashStrategy, load: f64) -> Result<Self> {
+        Ok(match kind {
+            Kind::Blocked => Layer::Bloom(AnyFilter::new(
+                LayoutKind::Blocked,
+                capacity,
+                fpp,
+                strategy,
+            )?),
+            Kind::Classic => Layer::Bloom(AnyFilter::new(
+                LayoutKind::Classic,
+                capacity,
+                fpp,
+                strategy,
+            )?),
+            Kind::Cuckoo => Layer::Cuckoo(CuckooFilter::with_load(capacity, fpp, load)?),
+            Kind::Counting => Layer::Counting(CountingFilter::new(capacity, fpp)?),
+            Kind::Cabf => unreachable!("CaBF lists are not built from layers"),
+        })
+    }
+
+    /// Whether it may hold a key hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: KeyHash) -> bool {
+        match self {
+            Layer::Bloom(filter) => filter.contains_hash(hash),
+            Layer::Cuckoo(filter) => filter.contains_hash(hash),
+            Layer::Counting(filter) => filter.contains_hash(hash),
+        }
+    }
+
+    /// Keys it holds.
+    pub fn items(&self) -> u64 {
+        match self {
+            Layer::Bloom(filter) => filter.items(),
+            Layer::Cuckoo(filter) => filter.items(),
+            Layer::Counting(filter) => filter.items(),
+        }
+    }
+
+    /// Keys it was sized for.
+    pub fn capacity(&self) -> u64 {
+        match self {
+            Layer::Bloom(filter) => filter.expected_items().unwrap_or(0),
+            Layer::Cuckoo(filter) => filter.params().expected_items,
+            Layer::Counting(filter) => filter.params().expected_items,
+        }
+    }
+
+    /// The per-probe rate it was sized for.
+    pub fn target_fpp(&self) -> Option<f64> {
+        match self {
+            Layer::Bloom(filter) => filter.target_fpp(),
+            Layer::Cuckoo(filter) => filter.params().target_fpp,
+            Layer::Counting(filter) => filter.params().target_fpp,
+        }
+    }
+
+    /// The rate its contents imply now.
+    pub fn expected_fpp(&self) -> f64 {
+        match self {
+            Layer::Bloom(filter) => filter.expected_fpp(),
+            Layer::Cuckoo(filter) => filter.expected_fpp(),
+            Layer::Counting(filter) => filter.expected_fpp(),
+        }
+    }
+
+    /// Bytes of its bits, slots or counters.
+    pub fn size_in_bytes(&self) -> u64 {
+        match self {
+            Layer::Bloom(filter) => filter.size_in_bytes(),
+            Layer::Cuckoo(filter) => filter.size_in_bytes(),
+            Layer::Counting(filter) => filter.size_in_bytes(),
+        }
+    }
+}
+
+/// The layers of a list, and whether it grows.
+#[derive(Clone, Debug)]
+pub struct Layers {
+    kind: Kind,
+    layers: Vec<Layer>,
+    grows: bool,
+}
+
+impl Layers {
+    /// One empty layer of `kind` for `capacity` keys at per-probe rate `fpp` — for a list that
+    /// grows, at `fpp·(1 − r)`, leaving the rest of the budget to the layers it may add.
+    pub fn new(
+        kind: Kind,
+        capacity: u64,
+        fpp: f64,
+        strategy: HashStrategy,
+        grows: bool,
+    ) -> Result<Self> {
+        if strategy != HashStrategy::Xxh3 && (grows || kind.layout().is_none()) {
+            return Err(Error::Unsupported {
+                what: "the sha256 hash strategy",
+                why: "it is for single Bloom filters of whole keys (cuckoo, counting and growing lists hash with xxh3)",
+            });
+        }
+        let first = if grows { fpp * (1.0 - TIGHTENING) } else { fpp };
+        Ok(Layers {
+            kind,
+            layers: vec![Layer::new(
+                kind,
+                capacity.max(1),
+                first,
+                strategy,
+                phishbloom_filter::cuckoo::TARGET_LOAD,
+            )?],
+            grows,
+        })
+    }
+
+    /// Layers as read from a file.
+    pub fn from_layers(kind: Kind, layers: Vec<Layer>, grows: bool) -> Self {
+        Layers {
+            kind,
+            layers,
+            grows,
+        }
+    }
+
+    /// The layers, oldest first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Whether the list grows.
+    pub fn grows(&self) -> bool {
+        self.grows
+    }
+
+    /// The single Bloom filter of a one-layer Bloom list.
+    pub fn single_bloom(&self) -> Option<&AnyFilter> {
+        match self.layers.as_slice() {
+            [Layer::Bloom(filter)] => Some(filter),
+            _ => None,
+        }
+    }
+
+    /// The first layer's filter, to change it (a one-layer Bloom list).
+    pub fn single_bloom_mut(&mut self) -> Option<&mut AnyFilter> {
+        match self.layers.as_mut_slice() {
+            [Layer::Bloom(filter)] => Some(filter),
+            _ => None,
+        }
+    }
+
+    /// Keys held, over all layers.
+    pub fn items(&self) -> u64 {
+        self.layers.iter().map(Layer::items).sum()
+    }
+
+    /// Bytes over all layers.
+    pub fn size_in_bytes(&self) -> u64 {
+        self.layers.iter().map(Layer::size_in_bytes).sum()
+    }
+
+    /// Whether the structure can delete keys.
+    pub fn supports_remove(&self) -> bool {
+        matches!(self.kind, Kind::Cuckoo | Kind::Counting)
+    }
+
+    /// Whether any layer may hold a key hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: KeyHash) -> bool {
+        self.layers.iter().any(|layer| layer.contains_hash(hash))
+    }
+
+    /// Whether a whole key may be held (a Bloom filter of the sha256 strategy hashes keys its
+    /// own way).
+    pub fn contains_key(&self, key: &[u8]) -> bool {
+        match self.layers.as_slice() {
+            [Layer::Bloom(filter)] => filter.contains(key),
+            _ => self.contains_hash(KeyHash::of(key)),
+        }
+    }
+
+    /// One answer per hash, appended to `out`: one prefetched batch for a single Bloom filter.
+    pub fn contains_hash_batch(&self, hashes: &[KeyHash], out: &mut Vec<bool>) {
+        match self.layers.as_slice() {
+            [Layer::Bloom(filter)] => filter.contains_hash_batch(hashes, out),
+            _ => out.extend(hashes.iter().map(|&h| self.contains_hash(h))),
+        }
+    }
+
+    /// One answer per whole key: clears `out`, then pushes them in order.
+    pub fn contains_key_batch(&self, keys: &[&[u8]], out: &mut Vec<bool>) {
+        match self.layers.as_slice() {
+            [Layer::Bloom(filter)] => filter.contains_batch(keys, out),
+            _ => {
+                out.clear();
+                out.extend(keys.iter().map(|k| self.contains_hash(KeyHash::of(k))));
+            }
+        }
+    }
+
+    /// Inserts a key hash into the newest layer; a full layer of a growing list gets a
+    /// successor. A list that does not grow: a Bloom filter takes the key (its rate rises past
+    /// the target, which `info` shows); a full cuckoo filter refuses it.
+    pub fn insert_hash(&mut self, hash: KeyHash) -> Result<()> {
+        self.insert_with(|layer| match layer {
+            Layer::Bloom(filter) => {
+                filter.insert_hash(hash);
+                Ok(())
+            }
+            Layer::Cuckoo(filter) => filter.insert_hash(hash),
+            Layer::Counting(filter) => {
+                filter.insert_hash(hash);
+                Ok(())
+            }
+        })
+    }
+
+    /// Inserts a whole key (see [`Layers::insert_hash`]; a sha256 Bloom filter hashes it its way).
+    pub fn insert_key(&mut self, key: &[u8]) -> Result<()> {
+        if let [Layer::Bloom(filter)] = self.layers.as_mut_slice() {
+            if !self.grows {
+                filter.insert(key);
+                return Ok(());
+            }
+        }
+        self.insert_hash(KeyHash::of(key))
+    }
+
+    fn insert_with(&mut self, insert: impl Fn(&mut Layer) -> Result<(), Full>) -> Result<()> {
+        // `layers` is never empty: `new` makes one and readers refuse a file without any.
+        let last = self.layers.len() - 1;
+        let full = {
+            let layer = &self.layers[last];
+            !matches!(layer, Layer::Cuckoo(_)) && self.grows && layer.items() >= layer.capacity()
+        };
+        if !full && insert(&mut self.layers[last]).is_ok() {
+            return Ok(());
+        }
+        if !self.grows {
+            return Err(Error::Full {
+                kind: self.kind,
+                items: self.items(),
+            });
+        }
+        let layer = self.next_layer()?;
+        self.layers.push(layer);
+        let last = self.layers.len() - 1;
+        insert(&mut self.layers[last]).map_err(|Full| Error::Full {
+            kind: self.kind,
+            items: self.items(),
+        })
+    }
+
+    /// The layer after the newest: twice its capacity, at the tightened rate.
+    fn next_layer(&self) -> Result<Layer> {
+        let newest = &self.layers[self.layers.len() - 1];
+        let capacity = newest.capacity().max(1).saturating_mul(EXPANSION);
+        let fpp = newest.target_fpp().unwrap_or(0.01) * TIGHTENING;
+        let mut load = phishbloom_filter::cuckoo::TARGET_LOAD;
+        let mut layer = Layer::new(self.kind, capacity, fpp, HashStrategy::Xxh3, load);
+        for _ in 0..CUCKOO_RETRIES {
+            if layer.is_ok() {
+                break;
+            }
+            load *= 0.95;
+            layer = Layer::new(self.kind, capacity, fpp, HashStrategy::Xxh3, load);
+        }
+        layer
+    }
+
+    /// Removes a key hash from the one layer that holds it. `Ok(false)` if no layer answers for
+    /// it; an error if two do (see the module docs) or the kind cannot delete.
+    pub fn remove_hash(&mut self, hash: KeyHash) -> Result<bool> {
+        if !self.supports_remove() {
+            return Err(Error::CannotChange {
+                kind: self.kind,
+                action: "remove from",
+            });
+        }
+        let holders: Vec<usize> = (0..self.layers.len())
+            .filter(|&i| self.layers[i].contains_hash(hash))
+            .collect();
+        match holders.as_slice() {
+            [] => Ok(false),
+            [i] => Ok(match &mut self.layers[*i] {
+                Layer::Cuckoo(filter) => filter.remove_hash(hash),
+                Layer::Counting(filter) => filter.remove_hash(hash),
+                Layer::Bloom(_) => false,
+            }),
+            _ => Err(Error::AmbiguousRemoval {
+                layers: holders.len(),
+            }),
+        }
+    }
+
+    /// Adds every key of `other` (same kind and parameters, layer by layer).
+    pub fn union(&mut self, other: &Layers) -> Result<()> {
+        let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
+            parameter,
+            left,
+            right,
+        };
+        if self.layers.len() != other.layers.len() {
+            return Err(differs(
+                "layer count",
+                self.layers.len().to_string(),
+                other.layers.len().to_string(),
+            ));
+        }
+        for (mine, theirs) in self.layers.iter_mut().zip(&other.layers) {
+            match (mine, theirs) {
+                (Layer::Bloom(a), Layer::Bloom(b)) => match (a, b) {
+                    (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.union(b)?,
+                    (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.union(b)?,
+                    _ => return Err(differs("layout", "?".into(), "?".into())),
+                },
+                (Layer::Cuckoo(a), Layer::Cuckoo(b)) => {
+                    let (pa, pb) = (a.params(), b.params());
+                    if (pa.num_buckets, pa.fingerprint_bits)
+                        != (pb.num_buckets, pb.fingerprint_bits)
+                    {
+                        return Err(differs(
+                            "cuckoo buckets and fingerprint bits",
+                            format!("{} × {}", pa.num_buckets, pa.fingerprint_bits),
+                            format!("{} × {}", pb.num_buckets, pb.fingerprint_bits),
+                        ));
+                    }
+                    a.union(b).map_err(|_| Error::Full {
+                        kind: Kind::Cuckoo,
+                        items: pa.items + pb.items,
+                    })?;
+                }
+                (Layer::Counting(a), Layer::Counting(b)) => {
+                    let (pa, pb) = (a.params(), b.params());
+                    a.union(b).map_err(|parameter| {
+                        differs(
+                            parameter,
+                            format!("{} / {}", pa.num_counters, pa.num_hashes),
+                            format!("{} / {}", pb.num_counters, pb.num_hashes),
+                        )
+                    })?;
+                }
+                _ => {
+                    return Err(differs(
+                        "kind",
+                        self.kind.to_string(),
+                        other.kind.to_string(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A one-layer list's Bloom parameters, for callers that describe filters.
+    pub fn bloom_params(&self) -> Option<BloomParams> {
+        self.single_bloom().map(|f| f.params())
+    }
+
+    /// Cuckoo and counting parameters of every layer (for describing them).
+    pub fn describe(&self) -> Vec<LayerInfo> {
+        self.layers
+            .iter()
+            .map(|layer| LayerInfo {
+                structure: match layer {
+                    Layer::Bloom(filter) => filter.layout().to_string(),
+                    Layer::Cuckoo(filter) => format!(
+                        "cuckoo, {}-bit fingerprints, {} buckets of 4",
+                        filter.fingerprint_bits(),
+                        filter.num_buckets()
+                    ),
+                    Layer::Counting(filter) => format!(
+                        "counting, {} 4-bit counters, k = {}",
+                        filter.num_counters(),
+                        filter.num_hashes()
+                    ),
+                },
+                items: layer.items(),
+                capacity: layer.capacity(),
+                target_fpp: layer.target_fpp(),
+                expected_fpp_now: layer.expected_fpp(),
+                bytes: layer.size_in_bytes(),
+            })
+            .collect()
+    }
+}
+
+/// One layer as `info` lists it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LayerInfo {
+    /// What it is.
+    pub structure: String,
+    /// Keys in it.
+    pub items: u64,
+    /// Keys it was sized for.
+    pub capacity: u64,
+    /// Its per-probe target rate.
+    pub target_fpp: Option<f64>,
+    /// The rate its contents imply now.
+    pub expected_fpp_now: f64,
+    /// Its bytes.
+    pub bytes: u64,
+}
+
+/// Cuckoo parameters for the file format (re-exported for the sections module).
+pub type CuckooLayerParams = CuckooParams;
+/// Counting parameters for the file format.
+pub type CountingLayerParams = CountingParams;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(i: u64) -> KeyHash {
+        KeyHash::of(&i.to_le_bytes())
+    }
+
+    #[test]
+    fn a_growing_list_adds_layers_and_keeps_every_key() {
+        for kind in [Kind::Blocked, Kind::Classic, Kind::Cuckoo, Kind::Counting] {
+            let mut layers = Layers::new(kind, 100, 0.01, HashStrategy::Xxh3, true).unwrap();
+            for i in 0..1_000 {
+                layers.insert_hash(hash(i)).unwrap();
+            }
+            assert!(
+                layers.layers().len() >= 3,
+                "{kind}: {}",
+                layers.layers().len()
+            );
+            assert!((0..1_000).all(|i| layers.contains_hash(hash(i))), "{kind}");
+            // Rates halve, capacities double.
+            let rates: Vec<f64> = layers
+                .layers()
+                .iter()
+                .filter_map(Layer::target_fpp)
+                .collect();
+            assert!(
+                rates
+                    .windows(2)
+                    .all(|w| (w[1] - w[0] * TIGHTENING).abs() < 1e-12),
+                "{rates:?}"
+            );
+            assert!(rates.iter().sum::<f64>() <= 0.01);
+        }
+    }
+
+    #[test]
+    fn a_full_cuckoo_list_that_does_not_grow_refuses_and_keeps_its_keys() {
+        let mut layers = Layers::new(Kind::Cuckoo, 100, 0.01, HashStrategy::Xxh3, false).unwrap();
+        let mut kept = Vec::new();
+        for i in 0..400 {
+            match layers.insert_hash(hash(i)) {
+                Ok(()) => kept.push(i),
+                Err(error) => assert!(matches!(error, Error::Full { .. }), "{error:?}"),
+            }
+        }
+        assert!(kept.len() >= 100);
+        assert!(kept.iter().all(|&i| layers.contains_hash(hash(i))));
+    }
+
+    #[test]
+    fn removal_from_growing_deleting_lists() {
+        for kind in [Kind::Cuckoo, Kind::Counting] {
+            let mut layers = Layers::new(kind, 50, 0.01, HashStrategy::Xxh3, true).unwrap();
+            for i in 0..400 {
+                layers.insert_hash(hash(i)).unwrap();
+            }
+            let mut removed = 0;
+            for i in (0..400).step_by(2) {
+                match layers.remove_hash(hash(i)) {
+                    Ok(true) => removed += 1,
+                    Ok(false) => panic!("{kind}: key {i} not found"),
+                    Err(Error::AmbiguousRemoval { .. }) => {}
+                    Err(error) => panic!("{error}"),
+                }
+            }
+            assert!(removed >= 190, "{kind}: {removed}");
+            assert!(
+                (1..400).step_by(2).all(|i| layers.contains_hash(hash(i))),
+                "{kind}"
+            );
+        }
+        let mut bloom = Layers::new(Kind::Blocked, 50, 0.01, HashStrategy::Xxh3, false).unwrap();
+        assert!(matches!(
+            bloom.remove_hash(hash(1)),
+            Err(Error::CannotChange { .. })
+        ));
+    }
+}
