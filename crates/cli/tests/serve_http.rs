@@ -471,6 +471,82 @@ fn every_route_and_error() {
 }
 
 #[test]
+fn a_list_that_deletes_takes_removals() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<String> = (0..50).map(|i| format!("user{i}@example.com")).collect();
+    let list = build_keys_of(
+        dir.path(),
+        "spam",
+        &keys,
+        100,
+        &["--kind", "cuckoo", "--verify"],
+    );
+    let token = dir.path().join("token");
+    std::fs::write(&token, "t").unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            list.to_str().unwrap(),
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+    );
+    let http = client();
+    let check = |key: &str| -> Value {
+        http.get(format!("{}/v1/check", server.http))
+            .query(&[("url", key), ("list", "spam")])
+            .send()
+            .unwrap()
+            .json()
+            .unwrap()
+    };
+    assert_eq!(check("user7@example.com")["verdict"], "listed");
+    let lists: Value = http
+        .get(format!("{}/v1/lists", server.http))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(lists["lists"][0]["kind"], "cuckoo");
+    assert_eq!(lists["lists"][0]["supports_remove"], true);
+    let removed: Value = http
+        .delete(format!("{}/v1/lists/spam/entries", server.http))
+        .bearer_auth("t")
+        .json(&json!({"entries": ["user7@example.com"]}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(removed["changed"], 1);
+    assert_eq!(removed["entries"], 49);
+    assert_eq!(check("user7@example.com")["verdict"], "clean");
+    assert_eq!(check("user8@example.com")["verdict"], "listed");
+    // Removing what is not listed changes nothing: 409, naming it.
+    let e = error_of(
+        http.delete(format!("{}/v1/lists/spam/entries", server.http))
+            .bearer_auth("t")
+            .json(&json!({"entries": ["user8@example.com", "nobody@example.com"]}))
+            .send()
+            .unwrap(),
+        StatusCode::CONFLICT,
+    );
+    assert!(e.contains("nobody@example.com"), "{e}");
+    assert_eq!(check("user8@example.com")["verdict"], "listed");
+    // The file has the removal: the CLI agrees.
+    let out = phishbloom(
+        &[
+            "check",
+            list.to_str().unwrap(),
+            "user7@example.com",
+            "user8@example.com",
+        ],
+        b"",
+    );
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.starts_with("user7@example.com\tclean\n"), "{out}");
+}
+
+#[test]
 fn writes_are_off_without_a_token_file() {
     let dir = tempfile::tempdir().unwrap();
     let phish = build_urls(dir.path(), "phish", &phish_entries());

@@ -247,39 +247,60 @@ fn redis_cli_every_command_with_redisbloom_replies() {
     );
 }
 
-/// CF.ADD on a missing key creates a list of the first kind that can delete; where no kind
-/// can, it says so.
+/// CF.* on cuckoo lists: one created by CF.ADD (RedisBloom's defaults) and a served cuckoo file.
 #[test]
-fn cf_commands_follow_the_kinds_this_build_has() {
+fn cf_commands_on_cuckoo_lists() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), &[]);
+    let keys: Vec<String> = (0..50).map(|i| format!("k{i}")).collect();
+    let cuckoo = build_keys_of(
+        dir.path(),
+        "cf",
+        &keys,
+        60,
+        &["--kind", "cuckoo", "--verify"],
+    );
+    let server = start(dir.path(), &[cuckoo.to_str().unwrap()]);
+    let c = |args: &[&str]| cli(&server, args);
     let a = |args: &[&str]| {
         let mut all = vec!["--no-auth-warning", "-a", "tok"];
         all.extend_from_slice(args);
         cli(&server, &all)
     };
-    let created = a(&["CF.ADD", "c", "x"]);
-    if created == "1" {
-        assert_eq!(a(&["CF.ADDNX", "c", "x"]), "0");
-        assert_eq!(a(&["CF.ADDNX", "c", "y"]), "1");
-        assert_eq!(cli(&server, &["CF.MEXISTS", "c", "x", "y", "z"]), "1\n1\n0");
-        assert_eq!(cli(&server, &["CF.COUNT", "c", "x"]), "1");
-        assert_eq!(a(&["CF.DEL", "c", "x"]), "1");
-        assert_eq!(a(&["CF.DEL", "c", "x"]), "0");
-        assert_eq!(cli(&server, &["CF.EXISTS", "c", "x"]), "0");
-        assert_eq!(
-            cli(&server, &["BF.EXISTS", "c", "y"]),
-            "WRONGTYPE Operation against a key holding the wrong kind of value"
-        );
-        assert_eq!(cli(&server, &["TYPE", "c"]), "MBbloomCF");
-    } else {
-        eprintln!("no kind in this build can delete: CF.ADD answers {created:?}");
-        assert!(
-            created.starts_with("ERR this phishbloom has no list kind that can delete"),
-            "{created}"
-        );
-        assert_eq!(cli(&server, &["TYPE", "c"]), "none");
-    }
+    let wrongtype = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+    // Created by CF.ADD.
+    assert_eq!(a(&["CF.ADD", "c", "x"]), "1");
+    assert_eq!(c(&["TYPE", "c"]), "MBbloomCF");
+    assert_eq!(a(&["CF.ADD", "c", "x"]), "1");
+    assert_eq!(a(&["CF.ADDNX", "c", "x"]), "0");
+    assert_eq!(a(&["CF.ADDNX", "c", "y"]), "1");
+    assert_eq!(c(&["CF.MEXISTS", "c", "x", "y", "z"]), "1\n1\n0");
+    assert_eq!(c(&["CF.COUNT", "c", "x"]), "1");
+    assert_eq!(c(&["CF.COUNT", "c", "z"]), "0");
+    assert_eq!(a(&["CF.DEL", "c", "x"]), "1");
+    assert_eq!(a(&["CF.DEL", "c", "x"]), "0");
+    assert_eq!(c(&["CF.EXISTS", "c", "x"]), "0");
+    assert_eq!(c(&["CF.EXISTS", "c", "y"]), "1");
+    assert_eq!(c(&["BF.EXISTS", "c", "y"]), wrongtype);
+    assert_eq!(c(&["BF.INFO", "c"]), wrongtype);
+    assert_eq!(a(&["BF.ADD", "c", "y"]), wrongtype);
+    assert_eq!(a(&["BF.RESERVE", "c", "0.01", "10"]), wrongtype);
+
+    // A served cuckoo file: CF.DEL saves over it.
+    assert_eq!(c(&["CF.EXISTS", "cf", "k3"]), "1");
+    assert_eq!(a(&["CF.DEL", "cf", "k3"]), "1");
+    assert_eq!(c(&["CF.MEXISTS", "cf", "k3", "k4"]), "0\n1");
+    assert_eq!(a(&["CF.ADDNX", "cf", "k3"]), "1");
+    assert_eq!(a(&["CF.DEL", "cf", "k4"]), "1");
+    let out = phishbloom(&["check", cuckoo.to_str().unwrap(), "k3", "k4"], b"");
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "k3\tlisted\tk3\tkey\tcf\nk4\tclean\n"
+    );
+    assert_eq!(
+        c(&["CF.DEL", "cf", "k5"]),
+        "NOAUTH Authentication required."
+    );
 }
 
 /// 10,000 URLs: the URLs the fixture lists and ones it does not, in the fixture's spellings.

@@ -83,7 +83,13 @@ impl From<Error> for ApiError {
             Error::WritesOff => StatusCode::FORBIDDEN,
             Error::Exists => StatusCode::CONFLICT,
             Error::Full | Error::Unsupported(_) => StatusCode::CONFLICT,
-            Error::Blocklist(B::CannotChange { .. }) => StatusCode::CONFLICT,
+            Error::Blocklist(
+                B::CannotChange { .. }
+                | B::Full { .. }
+                | B::NotListed { .. }
+                | B::RemoveNeedsVerification { .. }
+                | B::AmbiguousRemoval { .. },
+            ) => StatusCode::CONFLICT,
             Error::Blocklist(B::InvalidItem { .. }) => StatusCode::BAD_REQUEST,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
@@ -615,7 +621,8 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
                 "fingerprint": meta.fingerprint,
                 "checksum": list.directory().map(|d| format!("{:016x}", d.checksum)),
                 "bytes": bytes,
-                "capacity": state.capacity,
+                "capacity": state.capacity(),
+                "grows": state.grows(),
                 "categories": list.categories().iter().map(|c| &c.name).collect::<Vec<_>>(),
                 "created": meta.created,
                 "loaded_at": served.loaded_at,

@@ -58,39 +58,48 @@ impl ListSpec {
     }
 }
 
-/// How a list created over the Redis protocol grows (RedisBloom's scaling filters): its keys are
-/// kept, and when it is full it is rebuilt `expansion` times larger at the same rate.
-#[derive(Clone, Debug)]
-pub struct Scaling {
-    /// Every key added, normalized (exact).
-    pub keys: KeyList,
-    /// The false-positive rate it was reserved with.
-    pub fpp: f64,
-    /// The growth factor (RedisBloom's EXPANSION, 2 by default).
-    pub expansion: u64,
-}
-
-/// A list and what the server knows about it beyond the file.
+/// A served list: the blocklist, and what RedisBloom's commands ask of it.
 pub struct State {
     /// The blocklist.
     pub list: Blocklist,
-    /// The entries its structure was sized for (RedisBloom's capacity).
-    pub capacity: u64,
-    /// For a list created by `BF.RESERVE`, `BF.ADD` or `BF.INSERT` that may grow: how.
-    pub scaling: Option<Scaling>,
 }
 
 impl State {
     fn of(list: Blocklist) -> Self {
-        let capacity = list
-            .filter()
-            .and_then(|f| f.expected_items())
-            .unwrap_or(list.meta().entries);
-        State {
-            list,
-            capacity,
-            scaling: None,
+        State { list }
+    }
+
+    /// Whether the list adds layers as it fills (RedisBloom's scaling filters).
+    pub fn grows(&self) -> bool {
+        self.list.layers().is_some_and(|l| l.grows())
+    }
+
+    /// The entries its structure holds room for, over all its layers (RedisBloom's capacity);
+    /// for CaBF, its entries.
+    pub fn capacity(&self) -> u64 {
+        match self.list.layers() {
+            Some(layers) => layers.layers().iter().map(|l| l.capacity()).sum(),
+            None => self.list.meta().entries,
         }
+    }
+
+    /// Bytes of its filters, and how many there are (RedisBloom's Size and Number of filters).
+    pub fn filters(&self) -> (u64, usize) {
+        match self.list.layers() {
+            Some(layers) => (layers.size_in_bytes(), layers.layers().len()),
+            None => {
+                let description = self.list.describe();
+                (
+                    description.filters.iter().map(|f| f.bytes).sum(),
+                    description.filters.len(),
+                )
+            }
+        }
+    }
+
+    /// Whether a list that does not grow holds as many entries as it was sized for.
+    pub fn is_full(&self) -> bool {
+        !self.grows() && self.list.meta().entries >= self.capacity()
     }
 }
 
@@ -415,10 +424,12 @@ impl Lists {
     /// Removes items from list `name` (for kinds that can delete), saving it over its file.
     pub fn remove(&self, name: &str, items: &[&[u8]]) -> Result<Change> {
         let slot = self.require(name)?;
-        self.change(&slot, |state| Ok(state.list.remove(items)?))
+        self.change(&slot, |state| Ok(state.list.remove(items, None)?))
     }
 
-    /// Runs `apply` on the slot's current list under its locks, then saves it to its file.
+    /// Runs `apply` on the slot's current list under its locks, then saves it to its file. If
+    /// `apply` fails, the list may hold part of the change (the library's rule): nothing is
+    /// saved, and a list read from a file is read again from it.
     pub fn change<T>(&self, slot: &Slot, apply: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
         let _writer = slot.lock_writer();
         let served = slot.load();
@@ -428,34 +439,40 @@ impl Lists {
         };
         served.invalidate_image();
         if let Some(path) = &slot.path {
-            // Saved even after an error: items before the failing one may have been added.
-            served.read().list.save(path, &[])?;
-            slot.set_stamp(Stamp::of(path));
+            match &result {
+                Ok(_) => {
+                    served.read().list.save(path, &[])?;
+                    slot.set_stamp(Stamp::of(path));
+                }
+                Err(_) => {
+                    if let Ok((state, image)) = open(path) {
+                        slot.current
+                            .store(Arc::new(Served::new(state, Some(image))));
+                        slot.set_stamp(Stamp::of(path));
+                    }
+                }
+            }
         }
         drop(_writer);
         self.report(slot);
         result
     }
 
-    /// Creates an empty list of exact keys named `name` (RedisBloom's `BF.RESERVE`), held in
-    /// memory; [`Error::Exists`] if the name is taken.
-    pub fn reserve(
-        &self,
-        name: &[u8],
-        fpp: f64,
-        capacity: u64,
-        expansion: Option<u64>,
-    ) -> Result<Arc<Slot>> {
-        self.reserve_kind(name, fpp, capacity, expansion, Kind::Blocked)
+    /// Creates an empty Bloom list of exact keys named `name` (RedisBloom's `BF.RESERVE`) for
+    /// `capacity` keys at `fpp`, that grows when full if `grow`, held in memory;
+    /// [`Error::Exists`] if the name is taken.
+    pub fn reserve(&self, name: &[u8], fpp: f64, capacity: u64, grow: bool) -> Result<Arc<Slot>> {
+        self.reserve_kind(name, fpp, capacity, grow, Kind::Blocked)
     }
 
-    /// [`Lists::reserve`] with a list of `kind`.
+    /// [`Lists::reserve`] with a list of `kind` (a kind that deletes keeps a verification
+    /// section, which removing needs).
     pub fn reserve_kind(
         &self,
         name: &[u8],
         fpp: f64,
         capacity: u64,
-        expansion: Option<u64>,
+        grow: bool,
         kind: Kind,
     ) -> Result<Arc<Slot>> {
         let _create = self.create.lock().unwrap_or_else(PoisonError::into_inner);
@@ -464,14 +481,8 @@ impl Lists {
         }
         let name = String::from_utf8(name.to_vec())
             .map_err(|_| Error::Unsupported("ERR list names must be UTF-8".into()))?;
-        let list = empty_keys(&name, fpp, capacity, kind)?;
-        let mut state = State::of(list);
-        state.capacity = capacity;
-        state.scaling = expansion.map(|expansion| Scaling {
-            keys: KeyList::default(),
-            fpp,
-            expansion,
-        });
+        let list = empty_keys(&name, fpp, capacity, grow, kind)?;
+        let state = State::of(list);
         let slot = Arc::new(Slot {
             name,
             path: None,
@@ -486,35 +497,35 @@ impl Lists {
 }
 
 /// Adds one item the way RedisBloom's `BF.ADD` does: `Ok(true)` if it was new, `Ok(false)` if
-/// the list already answered for it, [`Error::Full`] if it is new and the list holds as many
-/// entries as it was sized for and cannot grow.
-pub fn add_item(state: &mut State, name: &str, item: &[u8]) -> Result<bool> {
-    if state.list.meta().entries >= state.capacity {
+/// the list already answered for it, [`Error::Full`] if it is new and a list that does not grow
+/// holds as many entries as it was sized for.
+pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
+    if state.is_full() {
         let mut scratch = phishbloom_blocklist::engine::Scratch::default();
         if state.list.check(item, &mut scratch).listed() {
             return Ok(false);
         }
-        grow(state, name)?;
+        return Err(Error::Full);
     }
     let change = state.list.add(&[item], None)?;
-    if change.changed > 0 {
-        let scheme = state.list.meta().scheme;
-        if let Some(scaling) = &mut state.scaling {
-            let mut key = Vec::new();
-            if scheme.normalize_into(item, &mut key) {
-                scaling.keys.push(&key);
-            }
-        }
-    }
     Ok(change.changed > 0)
 }
 
-/// An empty list of exact keys, sized for `capacity` at `fpp` per key.
-pub fn empty_keys(name: &str, fpp: f64, capacity: u64, kind: Kind) -> Result<Blocklist> {
+/// An empty list of exact keys, sized for `capacity` at `fpp` per key, growing when full if
+/// `grow`; a kind that deletes keeps a verification section (removing needs it).
+pub fn empty_keys(
+    name: &str,
+    fpp: f64,
+    capacity: u64,
+    grow: bool,
+    kind: Kind,
+) -> Result<Blocklist> {
     let options = BuildOptions {
         kind,
         fpp,
         capacity: Some(capacity.max(1)),
+        grow,
+        verify: kind.deletes(),
         name: name.to_owned(),
         ..BuildOptions::default()
     };
@@ -523,34 +534,6 @@ pub fn empty_keys(name: &str, fpp: f64, capacity: u64, kind: Kind) -> Result<Blo
         KeyScheme::Exact,
         &options,
     )?)
-}
-
-/// Rebuilds a scaling list `expansion` times larger from its kept keys (RedisBloom adds a
-/// sub-filter; one filter of the summed capacity answers the same).
-pub fn grow(state: &mut State, name: &str) -> Result<()> {
-    let Some(scaling) = &state.scaling else {
-        return Err(Error::Full);
-    };
-    let capacity = state
-        .capacity
-        .saturating_mul(scaling.expansion.max(1))
-        .max(state.capacity + 1);
-    let options = BuildOptions {
-        kind: state.list.kind(),
-        fpp: scaling.fpp,
-        capacity: Some(capacity),
-        name: name.to_owned(),
-        version: state.list.meta().version + 1,
-        ..BuildOptions::default()
-    };
-    let list = Blocklist::from_keys(
-        &[(name.to_owned(), scaling.keys.clone())],
-        KeyScheme::Exact,
-        &options,
-    )?;
-    state.list = list;
-    state.capacity = capacity;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -668,17 +651,30 @@ mod tests {
     }
 
     #[test]
-    fn reserved_lists_grow_when_scaling() {
+    fn reserved_lists_fill_or_grow() {
         let lists = Lists::open(&[], Arc::default()).unwrap();
-        let slot = lists.reserve(b"r", 0.01, 2, Some(2)).unwrap();
+        let fixed = lists.reserve(b"r", 0.01, 2, false).unwrap();
         assert!(matches!(
-            lists.reserve(b"r", 0.01, 2, None),
+            lists.reserve(b"r", 0.01, 2, true),
             Err(Error::Exists)
         ));
-        let served = slot.load();
+        let served = fixed.load();
         let mut state = served.write();
-        assert_eq!(state.capacity, 2);
-        grow(&mut state, "r").unwrap();
-        assert_eq!(state.capacity, 4);
+        assert_eq!(state.capacity(), 2);
+        assert!(add_item(&mut state, b"a").unwrap());
+        assert!(!add_item(&mut state, b"a").unwrap());
+        assert!(add_item(&mut state, b"b").unwrap());
+        assert!(matches!(add_item(&mut state, b"c"), Err(Error::Full)));
+        assert!(!add_item(&mut state, b"b").unwrap());
+
+        let growing = lists.reserve(b"g", 0.01, 2, true).unwrap();
+        let served = growing.load();
+        let mut state = served.write();
+        for key in [&b"a"[..], b"b", b"c", b"d", b"e"] {
+            assert!(add_item(&mut state, key).unwrap());
+        }
+        assert!(state.grows());
+        assert!(state.capacity() >= 5);
+        assert!(state.filters().1 >= 2);
     }
 }

@@ -82,6 +82,17 @@ pub fn build_urls_sized(dir: &Path, name: &str, entries: &[String], capacity: us
 
 /// Builds `NAME.bloom` in `dir`: exact keys, sized for `capacity`.
 pub fn build_keys(dir: &Path, name: &str, keys: &[String], capacity: usize) -> PathBuf {
+    build_keys_of(dir, name, keys, capacity, &[])
+}
+
+/// [`build_keys`] with more options for `build` (`--kind cuckoo --verify`, …).
+pub fn build_keys_of(
+    dir: &Path,
+    name: &str,
+    keys: &[String],
+    capacity: usize,
+    options: &[&str],
+) -> PathBuf {
     let list = dir.join(format!("{name}.txt"));
     std::fs::write(&list, keys.join("\n") + "\n").unwrap();
     let output = dir.join(format!("{name}.bloom"));
@@ -96,7 +107,10 @@ pub fn build_keys(dir: &Path, name: &str, keys: &[String], capacity: usize) -> P
             name,
             "-o",
             output.to_str().unwrap(),
-        ],
+        ]
+        .into_iter()
+        .chain(options.iter().copied())
+        .collect::<Vec<_>>(),
         b"",
     );
     output

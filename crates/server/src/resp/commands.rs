@@ -6,17 +6,25 @@
 //! RedisBloom's cuckoo type (`CF.*`); the others its Bloom type (`BF.*`); the wrong family gets
 //! `WRONGTYPE`, a missing key answers 0 to the `EXISTS` commands.
 //!
+//! Lists created here live in memory: `BF.RESERVE`/`BF.INSERT`/`BF.ADD` make blocked Bloom lists
+//! of exact keys that grow when full (the library's layers, ×2 each — an `EXPANSION` is checked
+//! as RedisBloom checks it, and the factor is always 2) unless `NONSCALING`; `CF.ADD` makes a
+//! growing cuckoo list with a verification section (RedisBloom's 1,024 entries). A list that does
+//! not grow and holds as many entries as it was sized for answers `ERR non scaling filter is
+//! full` to a new item, as RedisBloom does. `CF.COUNT` answers 0 or 1: a list holds an entry once.
+//!
 //! Reads are open to everyone; writes need a token file on the server and `AUTH TOKEN` (or
 //! `HELLO 3 AUTH default TOKEN`) on the connection.
 
 use std::sync::Arc;
 
 use phishbloom_blocklist::engine::Scratch;
-use phishbloom_blocklist::{Blocklist, Kind};
+use phishbloom_blocklist::structure::EXPANSION;
+use phishbloom_blocklist::Kind;
 
 use super::reply::{self, Proto};
 use crate::error::Error;
-use crate::lists::{self, add_item, Slot, State};
+use crate::lists::{add_item, Slot, State};
 use crate::metrics::CommandLabels;
 use crate::Shared;
 
@@ -570,10 +578,10 @@ impl Session {
         if family_of(&state) != Family::Bloom {
             return reply::error(out, WRONGTYPE);
         }
-        let (size, filters) = filter_bytes(&state.list);
-        let expansion = state.scaling.as_ref().map(|s| s.expansion as i64);
+        let (size, filters) = state.filters();
+        let expansion = state.grows().then_some(EXPANSION as i64);
         let fields: [(&str, Option<i64>); 5] = [
-            ("Capacity", Some(state.capacity as i64)),
+            ("Capacity", Some(state.capacity() as i64)),
             ("Size", Some(size as i64)),
             ("Number of filters", Some(filters as i64)),
             (
@@ -670,11 +678,12 @@ impl Session {
                 },
             );
         }
-        let scaling = (!nonscaling).then_some(expansion);
+        // Lists grow by the library's factor, whatever EXPANSION asked (it is checked above).
+        let _ = expansion;
         match self
             .shared
             .lists
-            .reserve(argv[1], error_rate, capacity, scaling)
+            .reserve(argv[1], error_rate, capacity, !nonscaling)
         {
             Ok(_) => reply::simple(out, "OK"),
             Err(Error::Exists) => reply::error(out, "ERR item exists"),
@@ -699,11 +708,12 @@ impl Session {
             return Err(NOT_FOUND.into());
         }
         let made = match family {
-            Family::Bloom => {
-                self.shared
-                    .lists
-                    .reserve(key, create.error_rate, create.capacity, create.expansion)
-            }
+            Family::Bloom => self.shared.lists.reserve(
+                key,
+                create.error_rate,
+                create.capacity,
+                create.expansion.is_some(),
+            ),
             Family::Cuckoo => self.reserve_cuckoo(key),
         };
         match made {
@@ -721,21 +731,16 @@ impl Session {
         }
     }
 
+    /// A cuckoo list for `CF.ADD` of a missing key: RedisBloom's defaults (1,024 entries,
+    /// growing when full), with the verification section removing needs.
     fn reserve_cuckoo(&mut self, key: &[u8]) -> crate::error::Result<Arc<Slot>> {
-        // The first kind that can delete (RedisBloom's cuckoo filter), whichever this build has.
-        let name = String::from_utf8_lossy(key).into_owned();
-        let kind = Kind::ALL.into_iter().find(|&kind| {
-            lists::empty_keys(&name, CF_DEFAULT_ERROR_RATE, 1, kind)
-                .is_ok_and(|l| l.supports_remove())
-        });
-        let Some(kind) = kind else {
-            return Err(Error::Unsupported(
-                "ERR this phishbloom has no list kind that can delete entries (a cuckoo filter), so CF.ADD cannot create one; serve a file of such a kind, or use BF.ADD".into(),
-            ));
-        };
-        self.shared
-            .lists
-            .reserve_kind(key, CF_DEFAULT_ERROR_RATE, CF_DEFAULT_CAPACITY, None, kind)
+        self.shared.lists.reserve_kind(
+            key,
+            CF_DEFAULT_ERROR_RATE,
+            CF_DEFAULT_CAPACITY,
+            true,
+            Kind::Cuckoo,
+        )
     }
 
     fn bf_insert(
@@ -750,11 +755,10 @@ impl Session {
             Ok(slot) => slot,
             Err(message) => return reply::error(out, &message),
         };
-        let name = slot.name.clone();
         let results = self.shared.lists.change(&slot, |state| {
             let mut results = Vec::with_capacity(items.len());
             for item in items {
-                let result = add_item(state, &name, item);
+                let result = add_item(state, item);
                 let stop = result.is_err();
                 results.push(result);
                 if stop {
@@ -791,6 +795,10 @@ impl Session {
             // CF.ADD inserts even a present item (a cuckoo filter counts copies); CF.ADDNX
             // answers 0 for it.
             Ok(change) => reply::int(out, i64::from(!nx || change.changed > 0)),
+            // RedisBloom's words for a cuckoo filter without room.
+            Err(Error::Blocklist(phishbloom_blocklist::Error::Full { .. })) => {
+                reply::error(out, "Filter is full")
+            }
             Err(error) => reply::error(out, &error_message(&error)),
         }
     }
@@ -806,25 +814,14 @@ impl Session {
         match self
             .shared
             .lists
-            .change(&slot, |state| Ok(state.list.remove(&[item])?))
+            .change(&slot, |state| Ok(state.list.remove(&[item], None)?))
         {
             Ok(change) => reply::int(out, i64::from(change.changed > 0)),
+            // Not in the list: RedisBloom answers 0.
+            Err(Error::Blocklist(phishbloom_blocklist::Error::NotListed { .. })) => {
+                reply::int(out, 0)
+            }
             Err(error) => reply::error(out, &error_message(&error)),
-        }
-    }
-}
-
-/// The bytes of a list's filters and how many there are (RedisBloom's Size and Number of
-/// filters).
-fn filter_bytes(list: &Blocklist) -> (u64, usize) {
-    match list.filter() {
-        Some(filter) => (filter.size_in_bytes(), 1),
-        None => {
-            let description = list.describe();
-            (
-                description.filters.iter().map(|f| f.bytes).sum(),
-                description.filters.len(),
-            )
         }
     }
 }
