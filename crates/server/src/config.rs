@@ -38,6 +38,14 @@ pub struct Limits {
     pub reload_interval: Duration,
 }
 
+/// The defaults: a 16 MiB body holds a full batch of 10,000 long URLs with room to spare;
+/// 10,000 URLs answer in about 10 ms, short enough not to starve other requests; a 64 KiB line
+/// is longer than any URL browsers send (~2 KB usual, 64 KB at most in practice); 10 s for
+/// headers and 60 s idle are the usual web-server values (nginx: 60 s, 75 s); 30 s for a body
+/// covers 16 MiB on a slow link; 1,024 pipelined commands is well past the depths clients use
+/// (16–64) and bounds the replies one connection buffers to those of 1,024 commands; 1 MiB per
+/// bulk string is far above any key or URL; 1 s of reload polling costs one `stat` and a 4 KiB
+/// read per list.
 impl Default for Limits {
     fn default() -> Self {
         Limits {

@@ -40,12 +40,12 @@ pub enum Error {
     },
 
     /// A socket could not be bound.
-    #[error("cannot listen on {addr}: {source} (is another process using the port?)")]
+    #[error("cannot listen on {addr}: {cause} (is another process using the port?)")]
     Bind {
         /// The address.
         addr: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, not repeated as a source).
+        cause: std::io::Error,
     },
 
     /// Writes are refused because no token file was given.
@@ -65,12 +65,12 @@ pub enum Error {
     Unsupported(String),
 
     /// Input and output of the squid helper or the server's sockets.
-    #[error("{context}: {source}")]
+    #[error("{context}: {cause}")]
     Io {
         /// What was being done.
         context: String,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, not repeated as a source).
+        cause: std::io::Error,
     },
 }
 
@@ -79,10 +79,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// An I/O error while `context`.
-    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+    pub fn io(context: impl Into<String>, cause: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
-            source,
+            cause,
         }
     }
 }

@@ -39,10 +39,12 @@ use crate::Shared;
 pub const NDJSON: &str = "application/x-ndjson";
 
 /// Items answered inline on the runtime's thread; larger batches go to the blocking pool so a
-/// big batch does not hold up other connections' small requests.
+/// big batch does not hold up other connections' small requests (256 URLs take about 0.3 ms,
+/// the cost of a hand-off to the pool is a few µs).
 const INLINE_BATCH: usize = 256;
 
-/// Items answered and written at a time within one batch.
+/// Items answered and written at a time within one batch: about 50 KiB of answers, small
+/// enough that no buffer grows with the batch, large enough that pieces are few.
 const ANSWER_SLICE: usize = 256;
 
 /// An error answer: a status and a message, sent as `{"error": message}`.

@@ -31,6 +31,7 @@
 //! let path = dir.join("leaked.bloom");
 //! Blocklist::from_keys(&[("leaked".into(), keys)], KeyScheme::Exact, &options)?.save(&path, &[])?;
 //!
+//! // The temporary directory's path is UTF-8 on the systems this runs on.
 //! let lists = Lists::open(&[ListSpec::parse(path.to_str().unwrap())?], Arc::default())?;
 //! let shared = Arc::new(Shared { lists, limits: Limits::default(), token: None });
 //! let runtime = tokio::runtime::Runtime::new()?;

@@ -36,9 +36,9 @@ impl Server {
             TcpListener::bind(addr)
                 .await
                 .map(Some)
-                .map_err(|source| Error::Bind {
+                .map_err(|cause| Error::Bind {
                     addr: addr.to_owned(),
-                    source,
+                    cause,
                 })
         }
         Ok(Server {
