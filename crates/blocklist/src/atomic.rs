@@ -176,6 +176,33 @@ impl Drop for AtomicFile {
     }
 }
 
+/// An exclusive lock for changing a file in place (read, change, rename a new file over it):
+/// an advisory lock on `FILE.lock` beside it, held until dropped, so that two `add`s, `remove`s
+/// or `apply`s of one list run one after the other and neither loses the other's change. (The
+/// file itself cannot carry the lock: the rename replaces it.) The lock file stays, empty.
+pub struct EditLock {
+    _file: File,
+}
+
+impl EditLock {
+    /// Waits for and takes the lock of `path`.
+    pub fn acquire(path: &Path) -> Result<Self> {
+        // No lock file beside a file that is not there (the open that follows would fail).
+        std::fs::metadata(path).map_err(|e| Error::io(path, "open", e))?;
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".lock");
+        let lock = path.with_file_name(name);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock)
+            .map_err(|e| Error::io(&lock, "create the lock file", e))?;
+        file.lock().map_err(|e| Error::io(&lock, "lock", e))?;
+        Ok(EditLock { _file: file })
+    }
+}
+
 /// Writes `parts` to `destination` atomically (see [`AtomicFile`]).
 pub fn write_atomic(destination: &Path, inputs: &[PathBuf], parts: &[&[u8]]) -> Result<()> {
     let mut file = AtomicFile::create(destination, inputs)?;

@@ -11,12 +11,14 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use phishbloom_filter::prefix::PrefixSet;
 use phishbloom_filter::{AnyFilter, BloomFilter, Filter, HashStrategy, KeyHash, LayoutKind};
 
 use crate::structure::{Layer, LayerInfo, Layers};
 use phishbloom_url::{CanonicalUrl, Entry};
 
 use crate::atomic::AtomicFile;
+use crate::delta::{Additions, Delta, ListState};
 use crate::engine::cabf::{CabfEngine, Split};
 use crate::engine::urls::{expression_hash, UrlFilter};
 use crate::engine::{fingerprint, per_item_fpp, per_probe_fpp, Hit, Matcher, Scratch};
@@ -236,59 +238,54 @@ impl Blocklist {
                     .into(),
             });
         }
-        // Distinct keys across the groups, with their categories. One group is distinct already.
-        let mut distinct: Vec<(u128, Vec<u16>)> = Vec::new();
-        let mut set_fingerprint = SetFingerprint::default();
+        // Distinct keys across the groups, by entry fingerprint. One group is distinct already.
+        let v_of = |key: &[u8]| fingerprint(KeyHash::of(key));
         let mut counts = vec![0u64; groups.len()];
-        if groups.len() == 1 {
-            counts[0] = groups[0].1.len() as u64;
-        } else {
-            let mut seen: std::collections::HashMap<u128, usize> = std::collections::HashMap::new();
-            for (id, (_, keys)) in groups.iter().enumerate() {
-                counts[id] = keys.len() as u64;
+        let mut set_fingerprint = SetFingerprint::default();
+        let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        for (id, (_, keys)) in groups.iter().enumerate() {
+            counts[id] = keys.len() as u64;
+            if groups.len() == 1 {
+                set_fingerprint = SetFingerprint::of(keys.iter().map(v_of));
+            } else {
                 for key in keys.iter() {
-                    let hash = SetFingerprint::term(key);
-                    match seen.get(&hash) {
-                        Some(&at) => distinct[at].1.push(id as u16),
-                        None => {
-                            seen.insert(hash, distinct.len());
-                            distinct.push((hash, vec![id as u16]));
-                            set_fingerprint.add(key);
-                        }
+                    let v = v_of(key);
+                    if seen.insert(v) {
+                        set_fingerprint.add(v);
                     }
                 }
             }
         }
         let entries = match groups.len() {
-            1 => {
-                set_fingerprint = SetFingerprint::of(groups[0].1.iter());
-                groups[0].1.len()
-            }
-            _ => distinct.len(),
+            1 => groups[0].1.len(),
+            _ => seen.len(),
         };
         let layers = fill(options, entries, options.fpp, |layers| {
             match layers.single_bloom_mut() {
-                // One Bloom filter of known size: every core inserts.
+                // One Bloom filter of known size: every core inserts (a key twice sets its bits
+                // twice, which changes nothing).
                 Some(filter) if !options.grow => {
                     for (_, keys) in groups {
                         filter.insert_parallel(&keys.as_slices(), options.threads);
                     }
                     Ok(())
                 }
-                _ => groups
-                    .iter()
-                    .flat_map(|(_, keys)| keys.iter())
-                    .try_for_each(|key| layers.insert_key(key)),
+                // Each distinct key once (a cuckoo filter would store a second copy).
+                _ => {
+                    let mut inserted = std::collections::HashSet::new();
+                    groups
+                        .iter()
+                        .flat_map(|(_, keys)| keys.iter())
+                        .filter(|key| groups.len() == 1 || inserted.insert(v_of(key)))
+                        .try_for_each(|key| layers.insert_key(key))
+                }
             }
         })?;
         let verification = options.verify.then(|| {
             let pairs = groups
                 .iter()
                 .enumerate()
-                .flat_map(|(id, (_, keys))| {
-                    keys.iter()
-                        .map(move |k| (fingerprint(KeyHash::of(k)), vec![id as u16]))
-                })
+                .flat_map(|(id, (_, keys))| keys.iter().map(move |k| (v_of(k), vec![id as u16])))
                 .collect();
             Verification::new(pairs, groups.len() > 1)
         });
@@ -327,8 +324,6 @@ impl Blocklist {
     pub fn from_entries(set: &EntrySet, options: &BuildOptions) -> Result<Self> {
         phishbloom_filter::math::validate_fpp(options.fpp)?;
         let entries = &set.entries;
-        let keys: Vec<String> = entries.iter().map(Entry::to_key_string).collect();
-        let fingerprint_of_set = SetFingerprint::of(keys.iter().map(|k| k.as_bytes()));
         let (engine, fingerprints) = match options.kind {
             Kind::Cabf => {
                 let (engine, fingerprints) =
@@ -346,6 +341,13 @@ impl Blocklist {
                 (Engine::Urls(UrlFilter::new(layers)), fingerprints)
             }
         };
+        // Of the entries' own fingerprints, whatever the kind (CaBF's verification section
+        // holds fingerprints of its component sequences instead).
+        let fingerprint_of_set = SetFingerprint::of(
+            entries
+                .iter()
+                .map(|e| fingerprint(expression_hash(e.key()))),
+        );
         let verification = options.verify.then(|| {
             let pairs = fingerprints
                 .into_iter()
@@ -444,6 +446,7 @@ impl Blocklist {
                 tag::FILTER | tag::CUCKOO | tag::COUNTERS => entry.tag == layer_tag,
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
                 tag::GROWTH => kind != Kind::Cabf && entry.index == 0,
+                tag::PATCH => kind.layout().is_some(),
                 t if t >= format::OPTIONAL_TAGS => true,
                 t => {
                     return Err(Error::UnknownSection {
@@ -523,7 +526,27 @@ impl Blocklist {
                     }
                     layers.push(layer);
                 }
-                let layers = Layers::from_layers(kind, layers, grows);
+                let mut patches: Vec<PrefixSet> = Vec::new();
+                let patch_count = directory
+                    .sections
+                    .iter()
+                    .filter(|s| s.tag == tag::PATCH)
+                    .count();
+                for index in 0..patch_count {
+                    let entry = directory.find(tag::PATCH, index as u16).ok_or_else(|| {
+                        Error::invalid(path, "patch numbering", format!("no patch {index}"))
+                    })?;
+                    let patch = sections::decode_patch(
+                        path,
+                        &format::read_section_vec(path, source, entry)?,
+                    )?;
+                    // One patch per prefix width, in ascending order: one encoding per list.
+                    if patches.last().is_some_and(|p| p.bits() >= patch.bits()) {
+                        return Err(Error::invalid(path, "patch order", patch.bits()));
+                    }
+                    patches.push(patch);
+                }
+                let layers = Layers::from_parts(kind, layers, grows, patches);
                 match meta.scheme {
                     KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
                     KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
@@ -621,6 +644,7 @@ impl Blocklist {
         // (tag, index, parameter block, data) of each structure section.
         let mut blocks: Vec<(u16, u16, Vec<u8>, &[u8])> = Vec::new();
         let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
+        let mut patch_parts: Vec<(u16, Vec<u8>, Vec<u8>)> = Vec::new();
         let layers = match &self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers()),
@@ -645,6 +669,10 @@ impl Blocklist {
                 let (tag, params, bytes) = sections::encode_layer(layer);
                 blocks.push((tag, index as u16, params, bytes));
             }
+            for (index, patch) in layers.patches().iter().enumerate() {
+                let (block, coded) = sections::encode_patch(patch);
+                patch_parts.push((index as u16, block, coded));
+            }
             if layers.grows() {
                 extra.push((
                     tag::GROWTH,
@@ -660,6 +688,13 @@ impl Blocklist {
             index: 0,
             parts: vec![&meta],
         }];
+        for (index, block, coded) in &patch_parts {
+            data.push(SectionData {
+                tag: tag::PATCH,
+                index: *index,
+                parts: vec![block, coded],
+            });
+        }
         for (tag, index, params, bits) in &blocks {
             data.push(SectionData {
                 tag: *tag,
@@ -740,25 +775,7 @@ impl Blocklist {
     /// Answers only for entries of the named categories from now on; an unknown name is an
     /// error listing the list's categories. `path` names the file in that error.
     pub fn keep_categories(&mut self, names: &[String], path: &Path) -> Result<()> {
-        let categories = self.resolver.categories();
-        let ids = names
-            .iter()
-            .map(|name| {
-                categories
-                    .iter()
-                    .position(|c| c.name == *name)
-                    .map(|id| id as u16)
-                    .ok_or_else(|| Error::UnknownCategory {
-                        path: path.to_path_buf(),
-                        name: name.clone(),
-                        available: categories
-                            .iter()
-                            .map(|c| c.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
-            })
-            .collect::<Result<Vec<u16>>>()?;
+        let ids = self.resolver.category_ids(names, path)?;
         self.resolver.set_filter(ids);
         Ok(())
     }
@@ -953,6 +970,19 @@ pub struct Change {
     pub unchanged: u64,
 }
 
+/// What [`Blocklist::apply`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// Entries added.
+    pub added: u64,
+    /// Entries removed.
+    pub removed: u64,
+    /// Entries whose categories changed.
+    pub recategorized: u64,
+    /// The list version now.
+    pub version: u64,
+}
+
 /// One item to add or remove, prepared: its entry key (for the set fingerprint), its filter
 /// hash and its verification fingerprint.
 struct Prepared {
@@ -1004,9 +1034,10 @@ impl Blocklist {
         Ok(prepared)
     }
 
-    /// Whether the list's structure can delete entries (`remove`).
+    /// Whether [`Blocklist::remove`] can work: a cuckoo or counting list with a verification
+    /// section, or a Bloom list with one.
     pub fn supports_remove(&self) -> bool {
-        self.kind.deletes()
+        self.layers().is_some() && self.resolver.verification().is_some()
     }
 
     /// The structure of a list that is not CaBF.
@@ -1101,7 +1132,7 @@ impl Blocklist {
                 _ => layers.insert_key(&item.key)?,
             }
             table_added.push((item.fingerprint, vec![id]));
-            self.meta.fingerprint.add(&item.key);
+            self.meta.fingerprint.add(item.fingerprint);
             self.meta.entries += 1;
             self.resolver.count_entries(id, 1);
             change.changed += 1;
@@ -1114,36 +1145,36 @@ impl Blocklist {
         Ok(change)
     }
 
-    /// Removes items from a list whose structure can delete them (cuckoo, counting): from
-    /// category `category` only if given (an entry left in no category leaves the list), else
-    /// from the list. Every item is checked against the verification section first, and the
-    /// call changes nothing unless all of them are listed: removing a key that is not in the
-    /// structure would take another key's fingerprint or counters and turn it clean.
+    /// Removes items from a list with a verification section: from category `category` only if
+    /// given (an entry left in no category leaves the list), else from the list. Every item is
+    /// checked against the verification section first, and the call changes nothing unless all
+    /// of them are listed: removing a key that is not in a cuckoo or counting structure would
+    /// take another key's fingerprint or counters and turn it clean. A cuckoo or counting
+    /// structure forgets the entry; a Bloom filter cannot, so its bits stay and the section,
+    /// which no longer confirms them, makes the entry answer clean. A Bloom list without a
+    /// verification section cannot remove at all.
     pub fn remove(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
-        let Some(layers) = self.layers().filter(|_| self.kind.deletes()) else {
-            return Err(Error::CannotChange {
-                kind: self.kind,
-                action: "remove from",
-            });
+        let cannot = Error::CannotChange {
+            kind: self.kind,
+            action: "remove from",
+        };
+        let Some(layers) = self.layers() else {
+            return Err(cannot);
         };
         let Some(table) = self.resolver.verification() else {
-            return Err(Error::RemoveNeedsVerification {
-                path: self.origin(),
+            return Err(if self.kind.deletes() {
+                Error::RemoveNeedsVerification {
+                    path: self.origin(),
+                }
+            } else {
+                cannot
             });
         };
         let prepared = self.prepare(items)?;
         let category_id = match category {
             Some(name) => Some(
                 self.resolver
-                    .categories()
-                    .iter()
-                    .position(|c| c.name == name)
-                    .map(|id| id as u16)
-                    .ok_or_else(|| Error::UnknownCategory {
-                        path: self.origin(),
-                        name: name.to_string(),
-                        available: self.category_names(),
-                    })?,
+                    .category_ids(&[name.to_string()], &self.origin())?[0],
             ),
             None => None,
         };
@@ -1174,12 +1205,8 @@ impl Blocklist {
                 Some(_) => ids.len() == 1,
                 None => true,
             };
-            if leaves {
-                let holders = layers
-                    .layers()
-                    .iter()
-                    .filter(|layer| layer.contains_hash(Self::structure_hash(item)))
-                    .count();
+            if leaves && self.kind.deletes() {
+                let holders = layers.holders(item.fingerprint);
                 if holders > 1 {
                     return Err(Error::AmbiguousRemoval { layers: holders });
                 }
@@ -1205,10 +1232,10 @@ impl Blocklist {
                 ));
                 continue;
             }
-            let hash = Self::structure_hash(item);
-            // Checked above: the kind deletes, one layer holds the item.
+            // Checked above: a kind that deletes has the item in one layer; a Bloom filter
+            // keeps its bits, settled by the verification section from now on.
             if let Some(layers) = self.layers_mut() {
-                if !layers.remove_hash(hash)? {
+                if !layers.forget(item.fingerprint)? {
                     return Err(Error::invalid(
                         self.origin(),
                         "filter",
@@ -1219,7 +1246,7 @@ impl Blocklist {
                     ));
                 }
             }
-            self.meta.fingerprint.remove(&item.key);
+            self.meta.fingerprint.remove(item.fingerprint);
             self.meta.entries = self.meta.entries.saturating_sub(1);
         }
         if let Some(table) = self.resolver.verification_mut() {
@@ -1232,10 +1259,442 @@ impl Blocklist {
         })
     }
 
-    /// The hash the structure holds for an item (whole keys of a sha256 list hash differently,
-    /// but such lists are Bloom kinds, which do not delete).
-    fn structure_hash(item: &Prepared) -> KeyHash {
-        item.hash
+    /// Applies a delta made from this list's version (see [`crate::delta`]): checks the base,
+    /// works out — before changing anything — the set fingerprint and entry count the change
+    /// leads to and refuses the delta unless they are the ones it promises, then changes the
+    /// structure, verification section, categories and exceptions. Exact additions go into a
+    /// cuckoo or counting structure, or into a Bloom list's exact patch; compact ones (prefixes)
+    /// into a Bloom list's patch. Removals need a kind that deletes and a verification section.
+    ///
+    /// On an error after the checks (a full cuckoo filter that does not grow) the blocklist in
+    /// memory may be partly changed: save nothing and start again from the file.
+    pub fn apply(&mut self, delta: &Delta) -> Result<Applied> {
+        let path = self.origin();
+        let unsuitable = |problem: String| Error::DeltaUnsuitable {
+            path: path.clone(),
+            problem,
+        };
+        if self.layers().is_none() {
+            return Err(Error::CannotChange {
+                kind: self.kind,
+                action: "apply a delta to",
+            });
+        }
+        let meta = &self.meta;
+        if delta.scheme != meta.scheme || delta.probes_per_item != meta.probes_per_item {
+            return Err(unsuitable(format!(
+                "the delta is for a list of {} sized for {} probes per item, the file holds {} \
+                 sized for {}",
+                delta.scheme.name(),
+                delta.probes_per_item,
+                meta.scheme.name(),
+                meta.probes_per_item
+            )));
+        }
+        let found = ListState {
+            version: meta.version,
+            entries: meta.entries,
+            fingerprint: meta.fingerprint,
+        };
+        let base = delta.base;
+        let categories_differ = delta.base_categories as usize != self.resolver.categories().len();
+        if !meta.exact_count
+            || base.fingerprint != found.fingerprint
+            || base.entries != found.entries
+            || (base.version != 0 && base.version != found.version)
+            || categories_differ
+        {
+            let describe = |state: ListState, categories: usize| {
+                format!(
+                    "{} with {} entries in {categories} categories, set fingerprint {}",
+                    if state.version == 0 {
+                        "a version".to_string()
+                    } else {
+                        format!("version {}", state.version)
+                    },
+                    state.entries,
+                    state.fingerprint
+                )
+            };
+            let mut found_text = describe(found, self.resolver.categories().len());
+            if !meta.exact_count {
+                found_text.push_str(" (approximate: entries were added without verification)");
+            }
+            return Err(Error::DeltaBase {
+                path,
+                expected: describe(base, delta.base_categories as usize),
+                found: found_text,
+            });
+        }
+        let table = self.resolver.verification();
+        if matches!(delta.added, Additions::Prefixes { .. })
+            && (table.is_some() || self.kind.deletes())
+        {
+            return Err(unsuitable(format!(
+                "the delta is compact (fingerprint prefixes, for Bloom files without a \
+                 verification section), and this {} file{} needs whole fingerprints: make the \
+                 delta without --compact",
+                self.kind,
+                if table.is_some() {
+                    " with a verification section"
+                } else {
+                    ""
+                }
+            )));
+        }
+        // Removed entries: read from the file's own table, or — a Bloom file without one
+        // cannot forget them — left in place, answering as false positives until the next full
+        // file, while the version and fingerprint follow the list.
+        let removed: Vec<u64> = match table {
+            Some(table) => {
+                let fingerprints = table.fingerprints().as_slice();
+                let removed: Vec<u64> = delta
+                    .removed
+                    .iter()
+                    .map(|&p| fingerprints.get(p as usize).copied())
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| Error::DeltaCheck {
+                        path: path.clone(),
+                        detail: "a removal past the end of the verification section".into(),
+                    })?;
+                let terms = removed
+                    .iter()
+                    .fold(0u128, |sum, &v| sum.wrapping_add(SetFingerprint::term(v)));
+                if removed.len() as u64 != delta.removed_count || terms != delta.removed_terms {
+                    return Err(Error::DeltaCheck {
+                        path,
+                        detail: "the entries it removes are not the ones at those positions of \
+                                 the verification section"
+                            .into(),
+                    });
+                }
+                removed
+            }
+            None if delta.removed_count > 0 && self.kind.deletes() => {
+                return Err(unsuitable(format!(
+                    "the delta removes {} entries, and a {} file needs its verification section \
+                     to find them; fetch the full file (build lists that change with --verify)",
+                    delta.removed_count, self.kind
+                )))
+            }
+            None => Vec::new(),
+        };
+        let recategorized: Vec<(u64, Vec<u16>)> = match table {
+            Some(table) => delta
+                .recategorized
+                .iter()
+                .map(|(p, ids)| {
+                    Some((
+                        *table.fingerprints().as_slice().get(*p as usize)?,
+                        ids.clone(),
+                    ))
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| Error::DeltaCheck {
+                    path: path.clone(),
+                    detail: "a recategorized entry past the end of the verification section".into(),
+                })?,
+            // Without a table, categories are not kept per entry: the counts say it all.
+            None => Vec::new(),
+        };
+        // The set the change leads to, before anything changes.
+        let mut fingerprint = self.meta.fingerprint;
+        fingerprint.0 = fingerprint
+            .0
+            .wrapping_sub(delta.removed_terms)
+            .wrapping_add(delta.added_terms);
+        let entries = (self.meta.entries + delta.added.len() as u64)
+            .checked_sub(delta.removed_count)
+            .unwrap_or(u64::MAX);
+        if fingerprint != delta.target.fingerprint || entries != delta.target.entries {
+            return Err(Error::DeltaCheck {
+                path,
+                detail: format!(
+                    "{entries} entries with set fingerprint {fingerprint}, promised {} with {}",
+                    delta.target.entries, delta.target.fingerprint
+                ),
+            });
+        }
+        let category_count = delta.base_categories as usize + delta.new_categories.len();
+        let ids_ok = delta
+            .added_categories
+            .iter()
+            .chain(delta.recategorized.iter().map(|(_, ids)| ids))
+            .flatten()
+            .chain(delta.counts.iter().map(|(id, _)| id))
+            .all(|&id| (id as usize) < category_count);
+        if !ids_ok || category_count > crate::resolve::MAX_CATEGORIES {
+            return Err(Error::DeltaCheck {
+                path,
+                detail: "a category id beyond the list's categories".into(),
+            });
+        }
+        if let Some(layers) = self.layers().filter(|_| self.kind.deletes()) {
+            if let Some(&v) = removed.iter().find(|&&v| layers.holders(v) > 1) {
+                return Err(Error::AmbiguousRemoval {
+                    layers: layers.holders(v),
+                });
+            }
+        }
+        // Checked: change everything.
+        for name in &delta.new_categories {
+            self.resolver.category_id(name);
+        }
+        let with_sets = self.resolver.categories().len() > 1;
+        let layers = self
+            .layers_mut()
+            .ok_or_else(|| unsuitable("no structure".into()))?;
+        for &v in &removed {
+            if !layers.forget(v)? {
+                return Err(Error::DeltaCheck {
+                    path,
+                    detail: format!(
+                        "entry {v:016x} is in the verification section, not the filter"
+                    ),
+                });
+            }
+        }
+        let mut table_added: Vec<(u64, Vec<u16>)> = Vec::new();
+        match &delta.added {
+            Additions::Exact(values) => {
+                for (i, &v) in values.iter().enumerate() {
+                    layers.insert_fingerprint(v)?;
+                    let ids = delta
+                        .added_categories
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| vec![0]);
+                    table_added.push((v, ids));
+                }
+            }
+            Additions::Prefixes { bits, prefixes } => layers.patch(*bits, prefixes.clone())?,
+        }
+        let mut table_removed = removed.clone();
+        for (v, ids) in &recategorized {
+            table_removed.push(*v);
+            table_added.push((*v, ids.clone()));
+        }
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &table_removed, with_sets);
+        }
+        for &(id, change) in &delta.counts {
+            self.resolver.count_entries(id, change);
+        }
+        if let Some(keys) = &delta.exceptions {
+            self.resolver
+                .set_exceptions(Exceptions::new(keys.iter().cloned()));
+        }
+        let version = match delta.target.version {
+            0 => self.meta.version + 1,
+            version => version,
+        };
+        self.meta.entries = entries;
+        self.meta.fingerprint = fingerprint;
+        self.touch();
+        self.meta.version = version;
+        Ok(Applied {
+            added: delta.added.len() as u64,
+            removed: removed.len() as u64,
+            recategorized: recategorized.len() as u64,
+            version,
+        })
+    }
+
+    /// Adds every entry of `other` — a list of the same kind, key scheme and sizing (shards
+    /// built apart with the same `--capacity`, or two versions) — and moves the version on.
+    ///
+    /// With verification sections in both, the result is the union of the two sets: entries
+    /// are matched by fingerprint (an entry in both is kept once, in the categories of both),
+    /// cuckoo and counting structures take only the other's new entries, Bloom bits are OR-ed,
+    /// and the set fingerprint and counts are exact. Without them, the structures are combined
+    /// as they are (Bloom bits OR-ed, cuckoo fingerprints inserted, counters added) and the entry
+    /// count and set fingerprint — sums, exact only if the lists are disjoint — are marked
+    /// approximate.
+    pub fn merge(&mut self, other: &Blocklist) -> Result<()> {
+        let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
+            parameter,
+            left,
+            right,
+        };
+        if self.kind != other.kind {
+            return Err(differs(
+                "kind",
+                self.kind.to_string(),
+                other.kind.to_string(),
+            ));
+        }
+        if self.meta.scheme != other.meta.scheme {
+            return Err(differs(
+                "key scheme",
+                self.meta.scheme.name().into(),
+                other.meta.scheme.name().into(),
+            ));
+        }
+        if self.meta.probes_per_item != other.meta.probes_per_item {
+            return Err(differs(
+                "probes per item (--expressions)",
+                self.meta.probes_per_item.to_string(),
+                other.meta.probes_per_item.to_string(),
+            ));
+        }
+        let (Some(mine), Some(theirs)) = (self.layers(), other.layers()) else {
+            return Err(Error::CannotChange {
+                kind: self.kind,
+                action: "merge into",
+            });
+        };
+        if mine.grows() != theirs.grows() {
+            return Err(differs(
+                "growth (--grow)",
+                mine.grows().to_string(),
+                theirs.grows().to_string(),
+            ));
+        }
+        // Same parameters (layer by layer). Cuckoo and counting lists with verification take
+        // the other's new entries one by one; the others take the union, computed aside.
+        let verified = self.resolver.verification().is_some() && other.verification().is_some();
+        let union = if verified && self.kind.deletes() {
+            mine.check_compatible(theirs)?;
+            None
+        } else {
+            let mut union = mine.clone();
+            union.union(theirs)?;
+            Some(union)
+        };
+        // The other's category ids, as this list numbers them (new names appended).
+        let ids: Vec<u16> = other
+            .categories()
+            .iter()
+            .map(|c| self.resolver.category_id(&c.name))
+            .collect();
+        let exceptions: Vec<String> = self
+            .resolver
+            .exceptions()
+            .sorted_keys()
+            .into_iter()
+            .chain(other.resolver.exceptions().sorted_keys())
+            .map(str::to_string)
+            .collect();
+        match (self.resolver.verification(), other.resolver.verification()) {
+            (Some(_), Some(table)) => {
+                let with_sets = self.resolver.categories().len() > 1;
+                let mut added: Vec<(u64, Vec<u16>)> = Vec::new();
+                let mut new_entries = Vec::new();
+                let fingerprints = table.fingerprints().as_slice();
+                for (i, &v) in fingerprints.iter().enumerate() {
+                    let theirs_ids: Vec<u16> = match table.set_of().get(i) {
+                        Some(&set) => table
+                            .sets()
+                            .get(set)
+                            .iter()
+                            .map(|&id| ids[id as usize])
+                            .collect(),
+                        None => vec![ids[0]],
+                    };
+                    match self.resolver.verification().and_then(|t| t.lookup(v)) {
+                        Some(existing) => {
+                            let mut all: Vec<u16> = if existing.is_empty() {
+                                vec![0]
+                            } else {
+                                existing.to_vec()
+                            };
+                            all.extend(theirs_ids);
+                            added.push((v, all));
+                        }
+                        None => {
+                            new_entries.push(v);
+                            added.push((v, theirs_ids));
+                        }
+                    }
+                }
+                let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    kind: other.kind,
+                    action: "merge into",
+                })?;
+                match union {
+                    Some(union) => *layers = union,
+                    None => {
+                        for &v in &new_entries {
+                            layers.insert_fingerprint(v)?;
+                        }
+                    }
+                }
+                let with_sets = with_sets || self.resolver.categories().len() > 1;
+                if let Some(table) = self.resolver.verification_mut() {
+                    table.update(&added, &[], with_sets);
+                }
+                self.recount();
+            }
+            (None, None) => {
+                let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    kind: other.kind,
+                    action: "merge into",
+                })?;
+                if let Some(union) = union {
+                    *layers = union;
+                }
+                for (category, &id) in other.categories().iter().zip(&ids) {
+                    self.resolver.count_entries(id, category.entries as i64);
+                }
+                self.meta.entries += other.meta.entries;
+                self.meta.fingerprint.0 = self
+                    .meta
+                    .fingerprint
+                    .0
+                    .wrapping_add(other.meta.fingerprint.0);
+                self.meta.exact_count = false;
+            }
+            (mine, _) => {
+                let which = if mine.is_some() {
+                    "the second"
+                } else {
+                    "the first"
+                };
+                return Err(Error::DeltaUnsuitable {
+                    path: self.origin(),
+                    problem: format!(
+                        "{which} list has no verification section, so the entries of the two \
+                         cannot be matched; build both with --verify, or both without"
+                    ),
+                });
+            }
+        }
+        self.resolver.set_exceptions(Exceptions::new(exceptions));
+        self.meta.version = self.meta.version.max(other.meta.version);
+        self.touch();
+        Ok(())
+    }
+
+    /// Recomputes the entry count, set fingerprint and per-category counts from the
+    /// verification section.
+    fn recount(&mut self) {
+        let Some(table) = self.resolver.verification() else {
+            return;
+        };
+        let fingerprints = table.fingerprints().as_slice();
+        let mut counts = vec![0i64; self.resolver.categories().len()];
+        for i in 0..fingerprints.len() {
+            match table.set_of().get(i) {
+                Some(&set) => {
+                    for &id in table.sets().get(set) {
+                        counts[id as usize] += 1;
+                    }
+                }
+                None => counts[0] += 1,
+            }
+        }
+        self.meta.entries = fingerprints.len() as u64;
+        self.meta.fingerprint = SetFingerprint::of(fingerprints.iter().copied());
+        self.meta.exact_count = true;
+        let current: Vec<u64> = self
+            .resolver
+            .categories()
+            .iter()
+            .map(|c| c.entries)
+            .collect();
+        for (id, (count, now)) in counts.into_iter().zip(current).enumerate() {
+            self.resolver.count_entries(id as u16, count - now as i64);
+        }
     }
 
     /// A new version: the version goes up by one, the time is now, the old directory is gone.
@@ -1248,15 +1707,6 @@ impl Blocklist {
     /// The file the blocklist was read from, or its name if it was built in memory.
     pub fn origin(&self) -> PathBuf {
         self.origin.clone()
-    }
-
-    fn category_names(&self) -> String {
-        self.resolver
-            .categories()
-            .iter()
-            .map(|c| c.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
     }
 }
 

@@ -63,6 +63,31 @@ impl<'a> ByteReader<'a> {
         self.u64().map(f64::from_bits)
     }
 
+    /// An unsigned LEB128 varint (at most 10 bytes; a value past 64 bits is `None`).
+    pub fn varint(&mut self) -> Option<u64> {
+        let mut value: u64 = 0;
+        for i in 0..10 {
+            let byte = self.u8()?;
+            let bits = u64::from(byte & 0x7f);
+            if i == 9 && bits > 1 {
+                return None;
+            }
+            value |= bits << (7 * i);
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// A varint that must fit a `usize` count no larger than the bytes left (each counted item
+    /// takes at least one byte), so that a hostile count cannot make the caller allocate more
+    /// than the input holds.
+    pub fn count(&mut self) -> Option<usize> {
+        let count = usize::try_from(self.varint()?).ok()?;
+        (count <= self.bytes.len() - self.at).then_some(count)
+    }
+
     /// The bytes not read yet.
     pub fn rest(&self) -> &'a [u8] {
         &self.bytes[self.at..]
@@ -88,6 +113,8 @@ pub trait PutLe {
     fn put_f64(&mut self, value: f64);
     /// Appends zero bytes up to the next multiple of `align`.
     fn pad_to(&mut self, align: usize);
+    /// Appends an unsigned LEB128 varint.
+    fn put_varint(&mut self, value: u64);
 }
 
 impl PutLe for Vec<u8> {
@@ -109,6 +136,13 @@ impl PutLe for Vec<u8> {
     fn pad_to(&mut self, align: usize) {
         let len = self.len().next_multiple_of(align);
         self.resize(len, 0);
+    }
+    fn put_varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.push((value as u8) | 0x80);
+            value >>= 7;
+        }
+        self.push(value as u8);
     }
 }
 
@@ -147,5 +181,27 @@ mod tests {
         assert_eq!(reader.take(usize::MAX), None);
         assert_eq!(reader.u8(), Some(3));
         assert_eq!(reader.u8(), None);
+    }
+
+    #[test]
+    fn varints_round_trip_and_refuse_overlong_input() {
+        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        let mut out = Vec::new();
+        for &v in &values {
+            out.put_varint(v);
+        }
+        let mut reader = ByteReader::new(&out);
+        for &v in &values {
+            assert_eq!(reader.varint(), Some(v));
+        }
+        assert_eq!(reader.varint(), None);
+        // Eleven continuation bytes, or a tenth byte past 64 bits.
+        assert_eq!(ByteReader::new(&[0xff; 11]).varint(), None);
+        let mut big = vec![0xff; 9];
+        big.push(0x02);
+        assert_eq!(ByteReader::new(&big).varint(), None);
+        // A count larger than the bytes left.
+        assert_eq!(ByteReader::new(&[5, 0, 0]).count(), None);
+        assert_eq!(ByteReader::new(&[2, 0, 0]).count(), Some(2));
     }
 }

@@ -361,8 +361,10 @@ pub enum Error {
 
     /// The list's structure cannot make this change.
     #[error(
-        "cannot {action} a {kind} blocklist: its filter cannot forget an entry (or CaBF cannot \
-         take one without a rebuild); build a list that changes as a cuckoo or counting kind"
+        "cannot {action} a {kind} blocklist: its filter cannot forget an entry (and CaBF takes \
+         none without a rebuild); build a list that changes as --kind cuckoo or counting with \
+         --verify, or a blocked one with --verify (its verification section then settles \
+         removed entries)"
     )]
     CannotChange {
         /// The list's kind.
@@ -382,7 +384,8 @@ pub enum Error {
 
     /// A list that does not grow has no room for another entry.
     #[error(
-        "the {kind} filter is full at {items} entries: rebuild it with a larger --capacity, or          with --grow so that it adds room as it fills"
+        "the {kind} filter is full at {items} entries: rebuild it with a larger --capacity, or \
+         with --grow so that it adds room as it fills"
     )]
     Full {
         /// The list's kind.
@@ -393,7 +396,9 @@ pub enum Error {
 
     /// A key to remove is answered for by two layers of a growing list.
     #[error(
-        "cannot remove the entry: {layers} layers of the growing list answer for it (its own and          another's false positive), and removing from the wrong one would drop another entry;          rebuild the list without it"
+        "cannot remove the entry: {layers} layers of the growing list answer for it (its own \
+         and another's false positive), and removing from the wrong one would drop another \
+         entry; rebuild the list without it"
     )]
     AmbiguousRemoval {
         /// Layers that answer.
@@ -402,7 +407,8 @@ pub enum Error {
 
     /// Two lists cannot be combined because a parameter differs.
     #[error(
-        "the lists differ in {parameter} ({left} vs {right}); only lists built with the same          kind and sizing (--kind, --fpp, --capacity) can be merged — rebuild one like the other"
+        "the lists differ in {parameter} ({left} vs {right}); only lists built with the same \
+         kind and sizing (--kind, --fpp, --capacity) can be merged — rebuild one like the other"
     )]
     Incompatible {
         /// What differs.
@@ -415,7 +421,9 @@ pub enum Error {
 
     /// Removal needs the exact list of entries, and this list has none.
     #[error(
-        "{path}: cannot remove entries without the list's verification section (removing an          entry that is not in the list would make listed entries answer clean); build the list          with --verify"
+        "{path}: cannot remove entries without the list's verification section (removing an \
+         entry that is not in the list would make listed entries answer clean); build the list \
+         with --verify"
     )]
     RemoveNeedsVerification {
         /// The file.
@@ -424,7 +432,8 @@ pub enum Error {
 
     /// Items to remove that are not in the list.
     #[error(
-        "{path}: {count} item(s) to remove are not in the list (first: `{first}`); removing an          entry that is not there would make listed entries answer clean, so nothing was removed"
+        "{path}: {count} item(s) to remove are not in the list (first: `{first}`); removing an \
+         entry that is not there would make listed entries answer clean, so nothing was removed"
     )]
     NotListed {
         /// The file.
@@ -433,6 +442,50 @@ pub enum Error {
         count: usize,
         /// The first of them.
         first: String,
+    },
+
+    /// A delta file that cannot be read.
+    #[error("{path}: not a usable phishbloom delta: {problem}; fetch it again")]
+    BadDelta {
+        /// The delta file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+
+    /// A delta or list that does not suit the operation.
+    #[error("{path}: {problem}")]
+    DeltaUnsuitable {
+        /// The file.
+        path: PathBuf,
+        /// What does not fit, and what to do.
+        problem: String,
+    },
+
+    /// A delta made for another version of the list.
+    #[error(
+        "{path}: the delta applies to {expected}, but the file is {found}; fetch the delta made \
+         from this version, or the full file (the file was left as it was)"
+    )]
+    DeltaBase {
+        /// The blocklist file.
+        path: PathBuf,
+        /// The base the delta names.
+        expected: String,
+        /// What the file is.
+        found: String,
+    },
+
+    /// Applying a delta would not lead to the list it promises.
+    #[error(
+        "{path}: applying the delta would not give the list it promises ({detail}); the file \
+         was left as it was — fetch the full file"
+    )]
+    DeltaCheck {
+        /// The blocklist file.
+        path: PathBuf,
+        /// What differs.
+        detail: String,
     },
 
     /// An error from the filter crate (sizing, parameters).

@@ -77,6 +77,8 @@ pub mod tag {
     pub const COUNTERS: u16 = 9;
     /// A growing list's growth factors (present only in lists that grow).
     pub const GROWTH: u16 = 10;
+    /// A patch: Golomb-coded prefixes of fingerprints a delta added to a Bloom list.
+    pub const PATCH: u16 = 11;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
 }
@@ -96,6 +98,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::CUCKOO => "cuckoo",
         tag::COUNTERS => "counting",
         tag::GROWTH => "growth",
+        tag::PATCH => "patch",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }
@@ -120,7 +123,7 @@ impl SectionEntry {
     /// `filter section 3`, `metadata section`: how messages name the section.
     pub fn describe(&self) -> String {
         match (self.tag, self.index) {
-            (tag::FILTER | tag::CUCKOO | tag::COUNTERS, index) => {
+            (tag::FILTER | tag::CUCKOO | tag::COUNTERS | tag::PATCH, index) => {
                 format!("{} section {index}", tag_name(self.tag))
             }
             (tag, 0) => format!("{} section", tag_name(tag)),

@@ -10,6 +10,7 @@
 //!   fingerprints and the per-item rate formulas.
 //! - [`blocklist`] — [`Blocklist`]: build, save, open (whichever [`Kind`] the file holds), check,
 //!   add and remove.
+//! - [`delta`] — the change between two versions of a list, coded small, checked when applied.
 //! - [`resolve`] — from filter hits to a [`Verdict`]: verification, categories, exceptions, the
 //!   most specific entry.
 //! - [`format`] — the container (header, checksummed section table, aligned sections);
@@ -60,6 +61,7 @@ pub mod atomic;
 pub mod blocklist;
 pub mod bytes;
 pub mod check;
+pub mod delta;
 pub mod engine;
 pub mod entries;
 mod error;

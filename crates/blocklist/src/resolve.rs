@@ -163,6 +163,32 @@ impl Verification {
     pub fn update(&mut self, added: &[(u64, Vec<u16>)], removed: &[u64], with_sets: bool) {
         let mut removed = removed.to_vec();
         removed.sort_unstable();
+        if !with_sets && self.set_of.is_empty() {
+            // One category: a linear merge of sorted fingerprints (a delta applied to a list of
+            // millions touches each once).
+            let mut incoming: Vec<u64> = added.iter().map(|(f, _)| *f).collect();
+            incoming.sort_unstable();
+            let kept = self
+                .fingerprints
+                .as_slice()
+                .iter()
+                .copied()
+                .filter(|f| removed.binary_search(f).is_err());
+            let mut merged = Vec::with_capacity(self.fingerprints.len() + incoming.len());
+            let mut incoming = incoming.into_iter().peekable();
+            for f in kept {
+                while let Some(next) = incoming.next_if(|&n| n < f) {
+                    merged.push(next);
+                }
+                merged.push(f);
+                while incoming.next_if_eq(&f).is_some() {}
+            }
+            merged.extend(incoming);
+            merged.dedup();
+            // Sorted and deduplicated above.
+            self.fingerprints = Fingerprints::from_sorted(merged).unwrap_or_default();
+            return;
+        }
         let mut pairs: Vec<(u64, Vec<u16>)> = self
             .fingerprints
             .as_slice()
@@ -381,6 +407,39 @@ impl Resolver {
         }
     }
 
+    /// The ids of named categories, in order; an unknown name is an error listing the list's
+    /// categories (`path` names the list in it).
+    pub fn category_ids(
+        &self,
+        names: &[String],
+        path: &std::path::Path,
+    ) -> crate::Result<Vec<u16>> {
+        names
+            .iter()
+            .map(|name| {
+                self.categories
+                    .iter()
+                    .position(|c| c.name == *name)
+                    .map(|id| id as u16)
+                    .ok_or_else(|| crate::Error::UnknownCategory {
+                        path: path.to_path_buf(),
+                        name: name.clone(),
+                        available: self
+                            .categories
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+            })
+            .collect()
+    }
+
+    /// Replaces the exceptions.
+    pub fn set_exceptions(&mut self, exceptions: Exceptions) {
+        self.exceptions = exceptions;
+    }
+
     /// The verification table, to change it.
     pub fn verification_mut(&mut self) -> Option<&mut Verification> {
         self.verification.as_mut()
@@ -401,10 +460,15 @@ impl Resolver {
             _ if single => Some(vec![0]),
             _ => None,
         };
+        // By name, so that a verdict does not depend on the order the list's categories were
+        // numbered in (a list patched by deltas numbers new categories after the old ones).
         let names = |ids: &[u16]| -> Vec<String> {
-            ids.iter()
+            let mut names: Vec<String> = ids
+                .iter()
                 .filter_map(|&id| self.categories.get(id as usize).map(|c| c.name.clone()))
-                .collect()
+                .collect();
+            names.sort_unstable();
+            names
         };
         match (&exact_ids, &self.filter) {
             (Some(ids), Some(filter)) => {
@@ -607,7 +671,7 @@ mod tests {
         // Without the table: every category is possible.
         let possible = Resolver::new(names, None, Exceptions::default());
         let verdict = possible.url_verdict(&url, &mut [candidate(9, "a.example", "")], &mut key);
-        assert_eq!(verdict.categories, ["phishing", "gambling", "malware"]);
+        assert_eq!(verdict.categories, ["gambling", "malware", "phishing"]);
         assert!(!verdict.categories_exact);
         // The category filter: only entries of that category count.
         let mut filtered = exact.clone();

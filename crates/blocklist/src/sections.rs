@@ -7,6 +7,7 @@ use std::path::Path;
 
 use phishbloom_filter::counting::{CountingFilter, CountingParams};
 use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams};
+use phishbloom_filter::prefix::PrefixSet;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 
 use crate::bytes::{ByteReader, PutLe};
@@ -17,37 +18,40 @@ use crate::keys::KeyScheme;
 use crate::resolve::{Category, CategorySets, Exceptions, Verification, MAX_CATEGORIES};
 use crate::structure::Layer;
 
-/// The set fingerprint of a list: `Σ xxh3-128(entry key) mod 2^128` over its distinct entries
-/// (seed 001's order-free set fingerprint `FP(S) = FP(e₁) + … + FP(eₙ)`). Adding or removing
-/// an entry adds or subtracts its term, so it is maintained in O(changes); two lists with the
-/// same fingerprint are the same set but for a 2^-128-scale coincidence. It detects divergence,
-/// not tampering: anyone can compute it.
+/// The set fingerprint of a list: `Σ xxh3-128(v) mod 2^128` over its distinct entries, where `v`
+/// is an entry's 64-bit fingerprint (the value its verification section holds, derived from the
+/// xxh3-128 of its key) written as 8 little-endian bytes — seed 001's order-free set fingerprint
+/// `FP(S) = FP(e₁) + … + FP(eₙ)`. Adding or removing an entry adds or subtracts its term, so it
+/// is maintained in O(changes), and anyone holding the fingerprints — a verification section, a
+/// delta — can compute it without the keys. Two sets with the same fingerprint are the same set
+/// unless two of their entries share a 64-bit fingerprint (probability about n²/2^65) or the
+/// 128-bit sums collide. It detects divergence, not tampering: anyone can compute it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SetFingerprint(pub u128);
 
 impl SetFingerprint {
-    /// The term of one entry key.
-    pub fn term(key: &[u8]) -> u128 {
-        xxhash_rust::xxh3::xxh3_128(key)
+    /// The term of the entry of fingerprint `v`.
+    pub fn term(v: u64) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(&v.to_le_bytes())
     }
 
-    /// The fingerprint of a set of distinct keys.
-    pub fn of<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> Self {
-        let mut fingerprint = SetFingerprint::default();
-        for key in keys {
-            fingerprint.add(key);
+    /// The fingerprint of a set of distinct entry fingerprints.
+    pub fn of(fingerprints: impl IntoIterator<Item = u64>) -> Self {
+        let mut set = SetFingerprint::default();
+        for v in fingerprints {
+            set.add(v);
         }
-        fingerprint
+        set
     }
 
-    /// Adds a key (that was not in the set).
-    pub fn add(&mut self, key: &[u8]) {
-        self.0 = self.0.wrapping_add(Self::term(key));
+    /// Adds an entry (that was not in the set).
+    pub fn add(&mut self, v: u64) {
+        self.0 = self.0.wrapping_add(Self::term(v));
     }
 
-    /// Removes a key (that was in the set).
-    pub fn remove(&mut self, key: &[u8]) {
-        self.0 = self.0.wrapping_sub(Self::term(key));
+    /// Removes an entry (that was in the set).
+    pub fn remove(&mut self, v: u64) {
+        self.0 = self.0.wrapping_sub(Self::term(v));
     }
 }
 
@@ -484,6 +488,39 @@ pub fn encode_layer(layer: &Layer) -> (u16, Vec<u8>, &[u8]) {
     }
 }
 
+/// A patch section (prefixes of fingerprints added by deltas to a Bloom list): a 64-byte block
+/// (prefix bits u32, Rice parameter u32, count u64, zeros), then the Golomb–Rice coded prefixes.
+pub fn encode_patch(patch: &PrefixSet) -> (Vec<u8>, Vec<u8>) {
+    let (r, coded) = patch.encode();
+    let mut block = Vec::with_capacity(FILTER_PARAMS);
+    block.put_u32(patch.bits());
+    block.put_u32(r);
+    block.put_u64(patch.len() as u64);
+    block.resize(FILTER_PARAMS, 0);
+    (block, coded)
+}
+
+/// Decodes a patch section.
+pub fn decode_patch(path: &Path, bytes: &[u8]) -> Result<PrefixSet> {
+    let (Some(block), Some(coded)) = (bytes.get(..FILTER_PARAMS), bytes.get(FILTER_PARAMS..))
+    else {
+        return Err(Error::invalid(path, "patch section length", bytes.len()));
+    };
+    let mut reader = ByteReader::new(block);
+    // The block has 64 bytes: every read below succeeds.
+    let bits = reader.u32().unwrap_or_default();
+    let r = reader.u32().unwrap_or(u32::MAX);
+    let count = reader.u64().unwrap_or_default();
+    if reader.rest().iter().any(|&b| b != 0) || count == 0 {
+        return Err(Error::invalid(
+            path,
+            "patch parameters",
+            format!("{count} prefixes"),
+        ));
+    }
+    PrefixSet::decode(bits, count, r, coded).map_err(|e| Error::invalid(path, "patch", e))
+}
+
 /// The growth section: the capacity factor and tightening ratio of a growing list.
 pub fn encode_growth(expansion: u32, tightening: f64) -> Vec<u8> {
     let mut out = Vec::with_capacity(16);
@@ -530,7 +567,7 @@ pub fn encode_verify(table: &Fingerprints) -> &[u8] {
 
 /// Reads the verification section.
 pub fn read_verify(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<Fingerprints> {
-    if entry.len % 8 != 0 {
+    if !entry.len.is_multiple_of(8) {
         return Err(Error::invalid(
             path,
             "verification section length",
@@ -721,14 +758,14 @@ mod tests {
 
     #[test]
     fn set_fingerprint_is_order_free_and_updatable() {
-        let keys: [&[u8]; 3] = [b"evil.com", b"bad.org/x", b"a.net"];
+        let keys: [u64; 3] = [7, 1 << 40, u64::MAX];
         let forward = SetFingerprint::of(keys);
         let backward = SetFingerprint::of(keys.iter().rev().copied());
         assert_eq!(forward, backward);
         let mut edited = SetFingerprint::of(keys[..2].iter().copied());
-        edited.add(b"a.net");
+        edited.add(u64::MAX);
         assert_eq!(edited, forward);
-        edited.remove(b"evil.com");
+        edited.remove(7);
         assert_eq!(edited, SetFingerprint::of(keys[1..].iter().copied()));
         assert_eq!(forward.to_string().len(), 32);
     }

@@ -428,7 +428,7 @@ fn read_lines(
             summary.selected += 1;
             summary.malformed(number, format!("line longer than {MAX_KEY_BYTES} bytes"));
         }
-        if number % PROGRESS_EVERY == 0 {
+        if number.is_multiple_of(PROGRESS_EVERY) {
             progress(bytes_read);
         }
     }
@@ -566,7 +566,7 @@ fn read_csv(
             summary,
             group,
         );
-        if summary.rows % PROGRESS_EVERY == 0 {
+        if summary.rows.is_multiple_of(PROGRESS_EVERY) {
             progress(csv.position().byte());
         }
     }

@@ -8,13 +8,32 @@
 //! Removing a key (cuckoo and counting kinds only) takes it from the one layer that holds it. A
 //! key that two layers answer for (its own, and another by a false positive) is ambiguous:
 //! removing it from the wrong one would take another key's fingerprint, so it is refused.
+//!
+//! Bloom layers hash a key's 128-bit [`KeyHash`]; cuckoo and counting layers hash its 64-bit
+//! entry fingerprint ([`fingerprint`]), the value a verification section and a delta hold, so
+//! that a delta or a merge can insert and remove entries whose keys it never sees. A Bloom list
+//! cannot insert from a fingerprint: the additions a delta brings it go to *patches*, prefix
+//! sets of the fingerprints ([`PrefixSet`]), probed beside the layers.
 
 use phishbloom_filter::counting::{CountingFilter, CountingParams};
 use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams, Full};
+use phishbloom_filter::prefix::PrefixSet;
+use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, KeyHash, LayoutKind};
 
 use crate::blocklist::Kind;
+use crate::engine::fingerprint;
 use crate::error::{Error, Result};
+
+/// The hash a cuckoo or counting layer uses for an entry fingerprint `v`: `v` itself and a
+/// SplitMix64 mix of it (two independent-looking halves, as the layers' hashing expects).
+#[inline]
+pub fn fingerprint_hash(v: u64) -> KeyHash {
+    KeyHash {
+        h1: v,
+        h2: SplitMix64::new(v).next_u64(),
+    }
+}
 
 /// Capacity factor from one layer to the next (RedisBloom's default expansion).
 pub const EXPANSION: u64 = 2;
@@ -59,13 +78,24 @@ impl Layer {
         })
     }
 
-    /// Whether it may hold a key hash.
+    /// Whether it may hold a key of hash `hash` and entry fingerprint `v = fingerprint(hash)`.
     #[inline]
-    pub fn contains_hash(&self, hash: KeyHash) -> bool {
+    pub fn contains(&self, hash: KeyHash, v: u64) -> bool {
         match self {
             Layer::Bloom(filter) => filter.contains_hash(hash),
-            Layer::Cuckoo(filter) => filter.contains_hash(hash),
-            Layer::Counting(filter) => filter.contains_hash(hash),
+            Layer::Cuckoo(filter) => filter.contains_hash(fingerprint_hash(v)),
+            Layer::Counting(filter) => filter.contains_hash(fingerprint_hash(v)),
+        }
+    }
+
+    /// Whether it may hold the entry of fingerprint `v` (cuckoo and counting layers; a Bloom
+    /// layer cannot tell from a fingerprint and answers `false`).
+    #[inline]
+    pub fn contains_fingerprint(&self, v: u64) -> bool {
+        match self {
+            Layer::Bloom(_) => false,
+            Layer::Cuckoo(filter) => filter.contains_hash(fingerprint_hash(v)),
+            Layer::Counting(filter) => filter.contains_hash(fingerprint_hash(v)),
         }
     }
 
@@ -115,12 +145,14 @@ impl Layer {
     }
 }
 
-/// The layers of a list, and whether it grows.
+/// The layers of a list, whether it grows, and its patches.
 #[derive(Clone, Debug)]
 pub struct Layers {
     kind: Kind,
     layers: Vec<Layer>,
     grows: bool,
+    /// Prefix sets of fingerprints added by deltas to a Bloom list, by ascending prefix bits.
+    patches: Vec<PrefixSet>,
 }
 
 impl Layers {
@@ -150,16 +182,42 @@ impl Layers {
                 phishbloom_filter::cuckoo::TARGET_LOAD,
             )?],
             grows,
+            patches: Vec::new(),
         })
     }
 
     /// Layers as read from a file.
-    pub fn from_layers(kind: Kind, layers: Vec<Layer>, grows: bool) -> Self {
+    pub fn from_parts(
+        kind: Kind,
+        layers: Vec<Layer>,
+        grows: bool,
+        patches: Vec<PrefixSet>,
+    ) -> Self {
         Layers {
             kind,
             layers,
             grows,
+            patches,
         }
+    }
+
+    /// The patches (prefix sets of fingerprints added by deltas), by ascending prefix bits.
+    pub fn patches(&self) -> &[PrefixSet] {
+        &self.patches
+    }
+
+    /// Adds fingerprint prefixes of `bits` bits to the patch of that width (a new patch if
+    /// there is none).
+    pub fn patch(&mut self, bits: u32, prefixes: Vec<u64>) -> Result<()> {
+        let at = match self.patches.binary_search_by_key(&bits, PrefixSet::bits) {
+            Ok(at) => at,
+            Err(at) => {
+                self.patches.insert(at, PrefixSet::new(bits)?);
+                at
+            }
+        };
+        self.patches[at].extend_prefixes(prefixes);
+        Ok(())
     }
 
     /// The layers, oldest first.
@@ -172,30 +230,41 @@ impl Layers {
         self.grows
     }
 
-    /// The single Bloom filter of a one-layer Bloom list.
+    /// The single Bloom filter of a one-layer Bloom list without patches.
     pub fn single_bloom(&self) -> Option<&AnyFilter> {
-        match self.layers.as_slice() {
-            [Layer::Bloom(filter)] => Some(filter),
+        match (self.layers.as_slice(), self.patches.is_empty()) {
+            ([Layer::Bloom(filter)], true) => Some(filter),
             _ => None,
         }
     }
 
-    /// The first layer's filter, to change it (a one-layer Bloom list).
+    /// The single Bloom filter, to change it (a one-layer Bloom list without patches).
     pub fn single_bloom_mut(&mut self) -> Option<&mut AnyFilter> {
-        match self.layers.as_mut_slice() {
-            [Layer::Bloom(filter)] => Some(filter),
+        match (self.layers.as_mut_slice(), self.patches.is_empty()) {
+            ([Layer::Bloom(filter)], true) => Some(filter),
             _ => None,
         }
     }
 
-    /// Keys held, over all layers.
+    /// Keys held, over all layers and patches.
     pub fn items(&self) -> u64 {
-        self.layers.iter().map(Layer::items).sum()
+        self.layers.iter().map(Layer::items).sum::<u64>()
+            + self.patches.iter().map(|p| p.len() as u64).sum::<u64>()
     }
 
-    /// Bytes over all layers.
+    /// Bytes over all layers and patches (in memory).
     pub fn size_in_bytes(&self) -> u64 {
-        self.layers.iter().map(Layer::size_in_bytes).sum()
+        self.layers.iter().map(Layer::size_in_bytes).sum::<u64>()
+            + self
+                .patches
+                .iter()
+                .map(PrefixSet::size_in_bytes)
+                .sum::<u64>()
+    }
+
+    /// Whether the structure's kind deletes (and so hashes entry fingerprints).
+    pub fn kind_deletes(&self) -> bool {
+        self.kind.deletes()
     }
 
     /// Whether the structure can delete keys.
@@ -203,52 +272,64 @@ impl Layers {
         matches!(self.kind, Kind::Cuckoo | Kind::Counting)
     }
 
-    /// Whether any layer may hold a key hash.
+    /// Whether any layer or patch may hold a key hash.
     #[inline]
     pub fn contains_hash(&self, hash: KeyHash) -> bool {
-        self.layers.iter().any(|layer| layer.contains_hash(hash))
+        let v = fingerprint(hash);
+        self.layers.iter().any(|layer| layer.contains(hash, v))
+            || self.patches.iter().any(|patch| patch.contains(v))
     }
 
     /// Whether a whole key may be held (a Bloom filter of the sha256 strategy hashes keys its
-    /// own way).
+    /// own way; such lists have one layer and no patches).
     pub fn contains_key(&self, key: &[u8]) -> bool {
-        match self.layers.as_slice() {
-            [Layer::Bloom(filter)] => filter.contains(key),
-            _ => self.contains_hash(KeyHash::of(key)),
+        match self.single_bloom() {
+            Some(filter) => filter.contains(key),
+            None => self.contains_hash(KeyHash::of(key)),
         }
     }
 
     /// One answer per hash, appended to `out`: one prefetched batch for a single Bloom filter.
     pub fn contains_hash_batch(&self, hashes: &[KeyHash], out: &mut Vec<bool>) {
-        match self.layers.as_slice() {
-            [Layer::Bloom(filter)] => filter.contains_hash_batch(hashes, out),
-            _ => out.extend(hashes.iter().map(|&h| self.contains_hash(h))),
+        match self.single_bloom() {
+            Some(filter) => filter.contains_hash_batch(hashes, out),
+            None => out.extend(hashes.iter().map(|&h| self.contains_hash(h))),
         }
     }
 
     /// One answer per whole key: clears `out`, then pushes them in order.
     pub fn contains_key_batch(&self, keys: &[&[u8]], out: &mut Vec<bool>) {
-        match self.layers.as_slice() {
-            [Layer::Bloom(filter)] => filter.contains_batch(keys, out),
-            _ => {
+        match self.single_bloom() {
+            Some(filter) => filter.contains_batch(keys, out),
+            None => {
                 out.clear();
                 out.extend(keys.iter().map(|k| self.contains_hash(KeyHash::of(k))));
             }
         }
     }
 
+    /// Whether the layers that hash fingerprints (cuckoo, counting) or a patch may hold the
+    /// entry of fingerprint `v` (Bloom layers cannot tell).
+    pub fn contains_fingerprint(&self, v: u64) -> bool {
+        self.layers
+            .iter()
+            .any(|layer| layer.contains_fingerprint(v))
+            || self.patches.iter().any(|patch| patch.contains(v))
+    }
+
     /// Inserts a key hash into the newest layer; a full layer of a growing list gets a
     /// successor. A list that does not grow: a Bloom filter takes the key (its rate rises past
     /// the target, which `info` shows); a full cuckoo filter refuses it.
     pub fn insert_hash(&mut self, hash: KeyHash) -> Result<()> {
+        let v = fingerprint(hash);
         self.insert_with(|layer| match layer {
             Layer::Bloom(filter) => {
                 filter.insert_hash(hash);
                 Ok(())
             }
-            Layer::Cuckoo(filter) => filter.insert_hash(hash),
+            Layer::Cuckoo(filter) => filter.insert_hash(fingerprint_hash(v)),
             Layer::Counting(filter) => {
-                filter.insert_hash(hash);
+                filter.insert_hash(fingerprint_hash(v));
                 Ok(())
             }
         })
@@ -256,13 +337,30 @@ impl Layers {
 
     /// Inserts a whole key (see [`Layers::insert_hash`]; a sha256 Bloom filter hashes it its way).
     pub fn insert_key(&mut self, key: &[u8]) -> Result<()> {
-        if let [Layer::Bloom(filter)] = self.layers.as_mut_slice() {
-            if !self.grows {
-                filter.insert(key);
-                return Ok(());
-            }
+        let grows = self.grows;
+        if let Some(filter) = self.single_bloom_mut().filter(|_| !grows) {
+            filter.insert(key);
+            return Ok(());
         }
         self.insert_hash(KeyHash::of(key))
+    }
+
+    /// Inserts the entry of fingerprint `v` (a delta's or another list's addition): into the
+    /// newest cuckoo or counting layer, or — a Bloom list cannot insert from a fingerprint —
+    /// into the exact (64-bit) patch.
+    pub fn insert_fingerprint(&mut self, v: u64) -> Result<()> {
+        if self.kind.layout().is_some() {
+            return self.patch(64, vec![v]);
+        }
+        self.insert_with(|layer| match layer {
+            Layer::Cuckoo(filter) => filter.insert_hash(fingerprint_hash(v)),
+            Layer::Counting(filter) => {
+                filter.insert_hash(fingerprint_hash(v));
+                Ok(())
+            }
+            // Bloom lists were handled above.
+            Layer::Bloom(_) => Err(Full),
+        })
     }
 
     fn insert_with(&mut self, insert: impl Fn(&mut Layer) -> Result<(), Full>) -> Result<()> {
@@ -307,9 +405,36 @@ impl Layers {
         layer
     }
 
-    /// Removes a key hash from the one layer that holds it. `Ok(false)` if no layer answers for
-    /// it; an error if two do (see the module docs) or the kind cannot delete.
-    pub fn remove_hash(&mut self, hash: KeyHash) -> Result<bool> {
+    /// Takes the entry of fingerprint `v` out of the structure, as far as it can: from the one
+    /// cuckoo or counting layer that holds it ([`Layers::remove_fingerprint`]), or from a Bloom
+    /// list's exact patch. A Bloom filter's bits stay (a filter cannot forget); the caller drops
+    /// the entry from the verification section, which then settles those bits' hits as clean.
+    pub fn forget(&mut self, v: u64) -> Result<bool> {
+        if self.kind.deletes() {
+            return self.remove_fingerprint(v);
+        }
+        if let Some(exact) = self.patches.iter_mut().find(|p| p.bits() == 64) {
+            exact.remove(v);
+            if exact.is_empty() {
+                self.patches.retain(|p| !p.is_empty());
+            }
+        }
+        Ok(true)
+    }
+
+    /// Layers that answer for the entry of fingerprint `v` (a removal is safe only when one
+    /// does).
+    pub fn holders(&self, v: u64) -> usize {
+        self.layers
+            .iter()
+            .filter(|layer| layer.contains_fingerprint(v))
+            .count()
+    }
+
+    /// Removes the entry of fingerprint `v` from the one layer that holds it. `Ok(false)` if no
+    /// layer answers for it; an error if two do (see the module docs) or the kind cannot delete.
+    /// The caller confirms first that the entry is in the list (its verification section).
+    pub fn remove_fingerprint(&mut self, v: u64) -> Result<bool> {
         if !self.supports_remove() {
             return Err(Error::CannotChange {
                 kind: self.kind,
@@ -317,13 +442,13 @@ impl Layers {
             });
         }
         let holders: Vec<usize> = (0..self.layers.len())
-            .filter(|&i| self.layers[i].contains_hash(hash))
+            .filter(|&i| self.layers[i].contains_fingerprint(v))
             .collect();
         match holders.as_slice() {
             [] => Ok(false),
             [i] => Ok(match &mut self.layers[*i] {
-                Layer::Cuckoo(filter) => filter.remove_hash(hash),
-                Layer::Counting(filter) => filter.remove_hash(hash),
+                Layer::Cuckoo(filter) => filter.remove_hash(fingerprint_hash(v)),
+                Layer::Counting(filter) => filter.remove_hash(fingerprint_hash(v)),
                 Layer::Bloom(_) => false,
             }),
             _ => Err(Error::AmbiguousRemoval {
@@ -332,61 +457,100 @@ impl Layers {
         }
     }
 
-    /// Adds every key of `other` (same kind and parameters, layer by layer).
-    pub fn union(&mut self, other: &Layers) -> Result<()> {
-        let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
-            parameter,
-            left,
-            right,
+    /// Checks that `other` has this list's kind and parameters, layer by layer (what a union
+    /// needs); the error names the first parameter that differs.
+    pub fn check_compatible(&self, other: &Layers) -> Result<()> {
+        let differs = |parameter: &'static str, left: String, right: String| {
+            Err(Error::Incompatible {
+                parameter,
+                left,
+                right,
+            })
         };
+        if self.kind != other.kind {
+            return differs("kind", self.kind.to_string(), other.kind.to_string());
+        }
         if self.layers.len() != other.layers.len() {
-            return Err(differs(
+            return differs(
                 "layer count",
                 self.layers.len().to_string(),
                 other.layers.len().to_string(),
-            ));
+            );
         }
+        for (mine, theirs) in self.layers.iter().zip(&other.layers) {
+            let (left, right) = match (mine, theirs) {
+                (Layer::Bloom(a), Layer::Bloom(b)) => {
+                    let (a, b) = (a.params(), b.params());
+                    let shape = |p: &BloomParams| {
+                        format!(
+                            "{} layout, {} hash, m = {} bits, k = {}",
+                            p.layout, p.strategy, p.num_bits, p.num_hashes
+                        )
+                    };
+                    (shape(&a), shape(&b))
+                }
+                (Layer::Cuckoo(a), Layer::Cuckoo(b)) => {
+                    let shape = |p: CuckooParams| {
+                        format!(
+                            "{} buckets of {}-bit fingerprints",
+                            p.num_buckets, p.fingerprint_bits
+                        )
+                    };
+                    (shape(a.params()), shape(b.params()))
+                }
+                (Layer::Counting(a), Layer::Counting(b)) => {
+                    let shape = |p: CountingParams| {
+                        format!("{} counters, k = {}", p.num_counters, p.num_hashes)
+                    };
+                    (shape(a.params()), shape(b.params()))
+                }
+                _ => return differs("kind", self.kind.to_string(), other.kind.to_string()),
+            };
+            if left != right {
+                return differs(
+                    "sizing (build both with the same --capacity and --fpp)",
+                    left,
+                    right,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds every key of `other` (same kind and parameters, layer by layer, checked first):
+    /// Bloom bits are OR-ed, cuckoo fingerprints inserted, counters added (saturating), patches
+    /// merged. A cuckoo layer that cannot take them all is [`Error::Full`] (and this list is
+    /// then partly changed: union into a copy).
+    pub fn union(&mut self, other: &Layers) -> Result<()> {
+        self.check_compatible(other)?;
         for (mine, theirs) in self.layers.iter_mut().zip(&other.layers) {
             match (mine, theirs) {
-                (Layer::Bloom(a), Layer::Bloom(b)) => match (a, b) {
-                    (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.union(b)?,
-                    (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.union(b)?,
-                    _ => return Err(differs("layout", "?".into(), "?".into())),
-                },
+                (Layer::Bloom(AnyFilter::Classic(a)), Layer::Bloom(AnyFilter::Classic(b))) => {
+                    a.union(b)?
+                }
+                (Layer::Bloom(AnyFilter::Blocked(a)), Layer::Bloom(AnyFilter::Blocked(b))) => {
+                    a.union(b)?
+                }
                 (Layer::Cuckoo(a), Layer::Cuckoo(b)) => {
-                    let (pa, pb) = (a.params(), b.params());
-                    if (pa.num_buckets, pa.fingerprint_bits)
-                        != (pb.num_buckets, pb.fingerprint_bits)
-                    {
-                        return Err(differs(
-                            "cuckoo buckets and fingerprint bits",
-                            format!("{} × {}", pa.num_buckets, pa.fingerprint_bits),
-                            format!("{} × {}", pb.num_buckets, pb.fingerprint_bits),
-                        ));
-                    }
+                    let items = a.items() + b.items();
                     a.union(b).map_err(|_| Error::Full {
                         kind: Kind::Cuckoo,
-                        items: pa.items + pb.items,
+                        items,
                     })?;
                 }
                 (Layer::Counting(a), Layer::Counting(b)) => {
-                    let (pa, pb) = (a.params(), b.params());
-                    a.union(b).map_err(|parameter| {
-                        differs(
-                            parameter,
-                            format!("{} / {}", pa.num_counters, pa.num_hashes),
-                            format!("{} / {}", pb.num_counters, pb.num_hashes),
-                        )
+                    a.union(b).map_err(|parameter| Error::Incompatible {
+                        parameter,
+                        left: String::new(),
+                        right: String::new(),
                     })?;
                 }
-                _ => {
-                    return Err(differs(
-                        "kind",
-                        self.kind.to_string(),
-                        other.kind.to_string(),
-                    ))
-                }
+                // Checked above: the layers match.
+                _ => {}
             }
+        }
+        for patch in &other.patches {
+            self.patch(patch.bits(), patch.prefixes().to_vec())?;
         }
         Ok(())
     }
@@ -420,6 +584,17 @@ impl Layers {
                 expected_fpp_now: layer.expected_fpp(),
                 bytes: layer.size_in_bytes(),
             })
+            .chain(self.patches.iter().map(|patch| LayerInfo {
+                structure: format!(
+                    "patch, {}-bit fingerprint prefixes added by deltas",
+                    patch.bits()
+                ),
+                items: patch.len() as u64,
+                capacity: patch.len() as u64,
+                target_fpp: None,
+                expected_fpp_now: patch.expected_fpp(),
+                bytes: patch.size_in_bytes(),
+            }))
             .collect()
     }
 }
@@ -506,7 +681,7 @@ mod tests {
             }
             let mut removed = 0;
             for i in (0..400).step_by(2) {
-                match layers.remove_hash(hash(i)) {
+                match layers.remove_fingerprint(fingerprint(hash(i))) {
                     Ok(true) => removed += 1,
                     Ok(false) => panic!("{kind}: key {i} not found"),
                     Err(Error::AmbiguousRemoval { .. }) => {}
@@ -521,7 +696,7 @@ mod tests {
         }
         let mut bloom = Layers::new(Kind::Blocked, 50, 0.01, HashStrategy::Xxh3, false).unwrap();
         assert!(matches!(
-            bloom.remove_hash(hash(1)),
+            bloom.remove_fingerprint(fingerprint(hash(1))),
             Err(Error::CannotChange { .. })
         ));
     }

@@ -9,69 +9,15 @@ use std::path::Path;
 use phishbloom_blocklist::check::{check_stream, StreamOptions};
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::EntrySet;
 use phishbloom_blocklist::format::reseal;
 use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::{Blocklist, BuildOptions, Error, KeyList, KeyScheme, Kind, Verdict};
 use phishbloom_filter::HashStrategy;
-use phishbloom_url::{canonicalize, Entry};
+use phishbloom_url::canonicalize;
 use proptest::prelude::*;
 
-/// Host labels and path segments drawn from a small alphabet, so that random URLs often fall
-/// below random entries.
-fn label() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["a", "b", "evil", "bad", "x1", "login", "www"]).prop_map(String::from)
-}
-
-/// An entry line: a host of 1–3 labels under `.com` or `.org`, and 0–2 path segments.
-fn entry_line() -> impl Strategy<Value = String> {
-    (
-        prop::collection::vec(label(), 1..4),
-        prop::sample::select(vec!["com", "org"]),
-        prop::collection::vec(label(), 0..3),
-    )
-        .prop_map(|(host, tld, path)| {
-            let mut line = format!("{}.{tld}", host.join("."));
-            for segment in path {
-                line.push('/');
-                line.push_str(&segment);
-            }
-            line
-        })
-}
-
-/// A query URL: like an entry, with a scheme, deeper paths and sometimes a query.
-fn url_line() -> impl Strategy<Value = String> {
-    (
-        entry_line(),
-        prop::collection::vec(label(), 0..3),
-        any::<bool>(),
-    )
-        .prop_map(|(base, deeper, query)| {
-            let mut url = format!("http://{base}");
-            for segment in deeper {
-                url.push('/');
-                url.push_str(&segment);
-            }
-            if query {
-                url.push_str("?q=1");
-            }
-            url
-        })
-}
-
-fn entries(lines: &[String]) -> EntrySet {
-    EntrySet::uncategorized(entry_list(lines), "test")
-}
-
-fn entry_list(lines: &[String]) -> Vec<Entry> {
-    let mut seen = std::collections::HashSet::new();
-    lines
-        .iter()
-        .filter_map(|l| Entry::parse(l.as_bytes()).ok())
-        .filter(|e| seen.insert(e.to_key_string()))
-        .collect()
-}
+mod common;
+use common::{entries, entry_line, url_line};
 
 fn options(kind: Kind, fpp: f64, verify: bool) -> BuildOptions {
     BuildOptions {

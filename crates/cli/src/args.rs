@@ -41,6 +41,16 @@ pub enum Command {
     Info(InfoArgs),
     /// Size a filter before building it: bits, hash count and memory for n keys at a rate.
     Plan(PlanArgs),
+    /// Add entries (or keys) to a blocklist file in place; the list version goes up by one.
+    Add(ChangeArgs),
+    /// Remove entries from a cuckoo or counting blocklist built with --verify, in place.
+    Remove(ChangeArgs),
+    /// Combine two blocklist files of the same kind and sizing into one.
+    Merge(MergeArgs),
+    /// Write the change between two versions of a list as a small delta file.
+    Diff(DiffArgs),
+    /// Apply a delta to the blocklist file it was made from, in place, after checking it.
+    Apply(ApplyArgs),
     /// Print the canonical form of URLs and, optionally, the lookups made for them: see why a
     /// URL did or did not match.
     Canon(CanonArgs),
@@ -297,6 +307,99 @@ pub struct BuildArgs {
     /// Threads for inserting (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+}
+
+/// Options of `add` and `remove`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The file is replaced atomically (a new file renamed over it) under a \
+    lock (FILE.lock), so concurrent changes wait for each other; on any error it is left as it \
+    was. `remove` needs a kind that deletes (cuckoo, counting) and a verification section, and \
+    refuses — changing nothing — if any item is not in the list: removing an entry that is not \
+    there would make listed entries answer clean."
+)]
+pub struct ChangeArgs {
+    /// The blocklist file.
+    pub file: PathBuf,
+    /// Entries (domains, URLs) or, for a list of keys, keys.
+    #[arg(value_name = "ITEM", required_unless_present = "from")]
+    pub items: Vec<String>,
+    /// Also take the entries of this list (one per line, or a CSV; `-` reads standard input).
+    #[arg(long, value_name = "LIST")]
+    pub from: Option<String>,
+    /// add: the category the entries join (default: the list's name); remove: take the
+    /// entries out of this category only (default: out of the list).
+    #[arg(long, value_name = "NAME")]
+    pub category: Option<String>,
+}
+
+/// Options of `merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The first blocklist (its name and categories come first).
+    pub first: PathBuf,
+    /// The second blocklist: same kind, key scheme and sizing (build shards with the same
+    /// --capacity and --fpp).
+    pub second: PathBuf,
+    /// Where to write the union (replaced atomically; may be the first file).
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+/// Options of `diff`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "OLD and NEW are blocklist files built with --verify, or list files \
+    (read as `build` reads them; their entries go in one category, --category or OLD's file \
+    name). The delta names OLD's version and set fingerprint; `phishbloom apply` refuses it on \
+    any other file.\n\n\
+    An exact delta (the default) carries whole 64-bit fingerprints of the added entries \
+    (about 7 bytes each) and the removed entries' positions (about 2 bytes each): every kind \
+    can apply it. A --compact delta carries prefixes of the added entries' fingerprints only, \
+    for blocked or classic files without a verification section, which keep them as a patch \
+    beside their filter."
+)]
+pub struct DiffArgs {
+    /// The old version: a blocklist file or a list.
+    pub old: String,
+    /// The new version: a blocklist file or a list.
+    pub new: String,
+    /// The delta file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Fingerprint prefixes instead of whole fingerprints: smaller, additions only, for Bloom
+    /// files without a verification section.
+    #[arg(long)]
+    pub compact: bool,
+    /// With --compact: the false-positive rate per checked item the patch may add at the
+    /// receiver (default: the list's rate times the share of the list the additions are).
+    #[arg(long, value_name = "RATE", value_parser = parse_fpp, requires = "compact")]
+    pub patch_fpp: Option<f64>,
+    /// List files: the list's false-positive rate per checked item (blocklist files record it).
+    #[arg(long, value_parser = parse_fpp)]
+    pub fpp: Option<f64>,
+    /// List files: lookups per checked URL the list is sized for (as `build --expressions`).
+    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=1040))]
+    pub expressions: Option<u32>,
+    /// List files: whole keys rather than URL entries (as `build --exact`).
+    #[arg(long)]
+    pub exact: bool,
+    /// List files with --exact: keys compared without case (as `build --fold-case`).
+    #[arg(long, requires = "exact")]
+    pub fold_case: bool,
+    /// List files: the category of their entries (default: OLD's file name, as `build` named
+    /// it).
+    #[arg(long, value_name = "NAME")]
+    pub category: Option<String>,
+}
+
+/// Options of `apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// The blocklist file the delta was made from (replaced atomically).
+    pub file: PathBuf,
+    /// The delta file.
+    pub delta: PathBuf,
 }
 
 /// Options of `check`.

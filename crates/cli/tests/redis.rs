@@ -317,7 +317,7 @@ fn categories_and_exceptions_through_redis_are_the_files() {
         "docs.evil7.example/malware/x.exe\tlisted\tdocs.evil7.example/malware\turl\tphishing\n",
         "host7.example/login/help/faq\tallowed\thost7.example/login/help\turl\tphishing\n",
         "bet7.example/slots\tallowed\tbet7.example\tdomain\tgambling\n",
-        "www.both7.example\tlisted\tboth7.example\tdomain\tphishing,gambling\n",
+        "www.both7.example\tlisted\tboth7.example\tdomain\tgambling,phishing\n",
         "clean7.example\tclean\n",
     ] {
         assert!(local.contains(line), "{line:?} not in the file's answers");
@@ -356,8 +356,8 @@ fn categories_and_exceptions_through_redis_are_the_files() {
     assert_eq!(
         added,
         (
-            "http://www.added.example/\tlisted\tadded.example\tdomain\tpossible:phishing,gambling\n\
-             http://docs.added.example/a\tallowed\tdocs.added.example\tdomain\tpossible:phishing,gambling\n"
+            "http://www.added.example/\tlisted\tadded.example\tdomain\tpossible:gambling,phishing\n\
+             http://docs.added.example/a\tallowed\tdocs.added.example\tdomain\tpossible:gambling,phishing\n"
                 .to_string(),
             Some(0)
         )

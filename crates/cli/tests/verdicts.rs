@@ -137,7 +137,7 @@ fn verdicts_name_the_ut1_category_of_the_entry() {
         .arg(&gamble_url)
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("\tpossible:phishing,gambling\n"));
+        .stdout(predicate::str::contains("\tpossible:gambling,phishing\n"));
 }
 
 #[test]

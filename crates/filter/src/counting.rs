@@ -129,7 +129,7 @@ impl CountingFilter {
     #[inline]
     fn counter(&self, i: u64) -> u8 {
         let byte = self.counters[(i / 2) as usize];
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             byte & 0x0f
         } else {
             byte >> 4
@@ -139,7 +139,7 @@ impl CountingFilter {
     #[inline]
     fn set_counter(&mut self, i: u64, value: u8) {
         let byte = &mut self.counters[(i / 2) as usize];
-        *byte = if i % 2 == 0 {
+        *byte = if i.is_multiple_of(2) {
             (*byte & 0xf0) | value
         } else {
             (*byte & 0x0f) | (value << 4)

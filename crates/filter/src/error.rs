@@ -45,6 +45,15 @@ pub enum Error {
         /// Its value in the other filter.
         right: String,
     },
+
+    /// Coded data (a Golomb-coded set) does not decode.
+    #[error("the {what} is damaged ({detail}); fetch or rebuild it")]
+    Corrupt {
+        /// What was being decoded.
+        what: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 /// The result type of this crate.

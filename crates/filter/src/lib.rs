@@ -13,6 +13,8 @@
 //!   seed 000's SHA-256 per index.
 //! - [`cuckoo`] — the cuckoo filter (deletes; never evicts a resident fingerprint);
 //!   [`counting`] — the 4-bit counting Bloom filter (deletes; saturated counters stay).
+//! - [`prefix`] — sorted fingerprint prefixes (a Golomb-coded set when stored), and
+//!   [`golomb`] — the Golomb–Rice coder behind it and behind delta files.
 //! - [`cabf`] — BBF−/BBF+ and CaBF−/CaBF longest-prefix structures over component sequences.
 //! - [`math`] — every sizing formula as a small documented function.
 //! - [`rng`] — the one seeded generator (SplitMix64) of experiments and tests.
@@ -52,9 +54,11 @@ pub mod counting;
 pub mod cuckoo;
 mod error;
 mod filter;
+pub mod golomb;
 mod hash;
 mod layout;
 pub mod math;
+pub mod prefix;
 pub mod rng;
 
 pub use bits::Block;

@@ -339,8 +339,9 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
             key.clear();
             // Writing into a String cannot fail.
             let _ = write!(key, "key-{i}");
-            part.insert_hash(KeyHash::of(key.as_bytes()));
-            local.add(key.as_bytes());
+            let hash = KeyHash::of(key.as_bytes());
+            part.insert_hash(hash);
+            local.add(phishbloom_blocklist::engine::fingerprint(hash));
         }
         // A poisoned lock means another shard panicked; the bench stops there anyway.
         let mut total = fingerprint.lock().unwrap();

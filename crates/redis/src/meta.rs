@@ -219,7 +219,7 @@ impl RemoteMeta {
         let num_bits: u64 = reader.number("m")?;
         let num_hashes: u32 = reader.number("k")?;
         let bytes: u64 = reader.number("bytes")?;
-        if num_bits == 0 || num_bits % (BLOCK_BYTES * 8) != 0 || bytes != num_bits / 8 {
+        if num_bits == 0 || !num_bits.is_multiple_of(BLOCK_BYTES * 8) || bytes != num_bits / 8 {
             return Err(reader.bad(
                 "m",
                 format!("{num_bits} bits for {bytes} bytes: not whole 512-bit blocks"),
@@ -343,7 +343,10 @@ impl Fields<'_> {
 
     fn chunking(&self, bytes_field: &str, count_field: &str, bytes: u64) -> Result<Chunking> {
         let chunk_bytes: u64 = self.number(bytes_field)?;
-        if chunk_bytes == 0 || chunk_bytes % BLOCK_BYTES != 0 || chunk_bytes > MAX_CHUNK_BYTES {
+        if chunk_bytes == 0
+            || !chunk_bytes.is_multiple_of(BLOCK_BYTES)
+            || chunk_bytes > MAX_CHUNK_BYTES
+        {
             return Err(self.bad(
                 bytes_field,
                 format!("{chunk_bytes}: not a multiple of 64 bytes up to 1 MiB"),

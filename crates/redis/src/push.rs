@@ -146,7 +146,8 @@ pub fn push(
 ) -> Result<Pushed> {
     crate::validate_name(name)?;
     let chunk_bytes = options.chunk_bytes;
-    if chunk_bytes == 0 || chunk_bytes % BLOCK_BYTES != 0 || chunk_bytes > MAX_CHUNK_BYTES {
+    if chunk_bytes == 0 || !chunk_bytes.is_multiple_of(BLOCK_BYTES) || chunk_bytes > MAX_CHUNK_BYTES
+    {
         return Err(Error::CannotPush {
             path: source.path.clone(),
             problem: format!(

@@ -4,6 +4,7 @@ pub mod build;
 pub mod canon;
 pub mod check;
 pub mod demo;
+pub mod edit;
 pub mod eval;
 pub mod experiment;
 pub mod info;

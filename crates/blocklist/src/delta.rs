@@ -1,0 +1,837 @@
+//! Deltas: the change between two versions of a list, small enough to ship every few minutes
+//! (seed 001's CRLite push model; Safe Browsing's partial updates), and checked when applied.
+//!
+//! A delta names its base — list version, entry count and set fingerprint — and its target, and
+//! carries the entries that change, identified by their 64-bit entry fingerprints (the values
+//! of a verification section):
+//! - **additions**, sorted and Golomb–Rice coded: whole fingerprints (an *exact* delta, which
+//!   every kind can apply) or, for Bloom files without a verification section, `b`-bit prefixes
+//!   of them (a *compact* delta: the receiver keeps them as a patch, a prefix set probed beside
+//!   its filter, at `log₂(2^b/n) + 1.5` bits per addition);
+//! - **removals**, as positions in the base's sorted fingerprint table, Golomb–Rice coded
+//!   (`log₂(N/n) + 1.5` bits each; the receiver, which holds that table, reads the fingerprint
+//!   there);
+//! - entries whose categories changed, categories new to the list, entry-count changes per
+//!   category, and the exceptions when they changed.
+//!
+//! [`Blocklist::apply`](crate::Blocklist::apply) refuses a delta whose base is not the file's,
+//! computes the set fingerprint the change leads to — from the fingerprints of the additions
+//! and of the removals it finds in its own table, in O(changes) — and refuses the delta, before
+//! changing anything, unless that is the fingerprint the delta promises. docs/FORMAT.md
+//! ("Delta files") specifies every byte; the whole file is covered by an xxh3-64 checksum.
+
+use std::path::Path;
+
+use phishbloom_filter::golomb;
+use phishbloom_filter::prefix::prefix_bits;
+
+use phishbloom_filter::KeyHash;
+use phishbloom_url::Entry;
+
+use crate::blocklist::Blocklist;
+use crate::bytes::{ByteReader, PutLe};
+use crate::engine::fingerprint;
+use crate::engine::per_probe_fpp;
+use crate::engine::urls::expression_hash;
+use crate::entries::EntrySet;
+use crate::error::{Error, Result};
+use crate::keys::KeyScheme;
+use crate::sections::SetFingerprint;
+use crate::source::KeyList;
+
+/// The first 8 bytes of a delta file: `\x89PHBDEL\n` (like the blocklist magic, binary-safe).
+pub const MAGIC: [u8; 8] = [0x89, b'P', b'H', b'B', b'D', b'E', b'L', 0x0a];
+
+/// The delta format version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// Length of the fixed header.
+const HEADER_LEN: usize = 160;
+
+/// A list version as a delta names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ListState {
+    /// The list version (0: not known — a delta made from list files names its base by
+    /// fingerprint only).
+    pub version: u64,
+    /// Distinct entries.
+    pub entries: u64,
+    /// The set fingerprint.
+    pub fingerprint: SetFingerprint,
+}
+
+/// The additions of a delta.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Additions {
+    /// Whole 64-bit entry fingerprints, ascending: every kind can apply them.
+    Exact(Vec<u64>),
+    /// `bits`-bit prefixes of the fingerprints, ascending, for Bloom files without a
+    /// verification section (kept as a patch).
+    Prefixes {
+        /// Prefix width.
+        bits: u32,
+        /// The prefixes.
+        prefixes: Vec<u64>,
+    },
+}
+
+impl Additions {
+    /// How many entries are added.
+    pub fn len(&self) -> usize {
+        match self {
+            Additions::Exact(values) => values.len(),
+            Additions::Prefixes { prefixes, .. } => prefixes.len(),
+        }
+    }
+
+    /// Whether nothing is added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The change between two versions of a list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delta {
+    /// How the list's items become keys (both versions share it).
+    pub scheme: KeyScheme,
+    /// Probes per checked item the list is sized for.
+    pub probes_per_item: u32,
+    /// When the delta was made (seconds since the Unix epoch).
+    pub created: u64,
+    /// The version it applies to.
+    pub base: ListState,
+    /// How many categories the base has (the delta numbers new ones after them).
+    pub base_categories: u32,
+    /// The version it leads to.
+    pub target: ListState,
+    /// The entries added.
+    pub added: Additions,
+    /// `Σ SetFingerprint::term(v)` over the added entries (mod 2^128): what a receiver of
+    /// prefixes adds to its set fingerprint; checked against the fingerprints when exact.
+    pub added_terms: u128,
+    /// Entries removed.
+    pub removed_count: u64,
+    /// `Σ SetFingerprint::term(v)` over the removed entries (mod 2^128).
+    pub removed_terms: u128,
+    /// Positions in the base's sorted fingerprint table of the removed entries, ascending
+    /// (empty in a compact delta: its receivers have no table, and keep removed entries).
+    pub removed: Vec<u64>,
+    /// Category names the target has and the base does not, numbered after the base's.
+    pub new_categories: Vec<String>,
+    /// The category ids of each added entry, in `added` order (empty for a one-category list
+    /// or a compact delta).
+    pub added_categories: Vec<Vec<u16>>,
+    /// Entries in both versions whose categories changed: base position, new category ids.
+    pub recategorized: Vec<(u64, Vec<u16>)>,
+    /// Entry-count change per category id.
+    pub counts: Vec<(u16, i64)>,
+    /// The target's exceptions (sorted entry keys), when they differ from the base's.
+    pub exceptions: Option<Vec<String>>,
+}
+
+/// A list version as [`Delta::between`] compares it: its entries' fingerprints (ascending,
+/// distinct) with their categories, its categories and exceptions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListView {
+    /// How its items become keys.
+    pub scheme: KeyScheme,
+    /// Probes per checked item.
+    pub probes_per_item: u32,
+    /// Its version, if known.
+    pub version: Option<u64>,
+    /// Its per-item false-positive target, if known.
+    pub target_fpp: Option<f64>,
+    /// `(fingerprint, category ids)`, ascending by fingerprint, distinct.
+    pub entries: Vec<(u64, Vec<u16>)>,
+    /// Category names, by id.
+    pub categories: Vec<String>,
+    /// Exception entry keys, sorted.
+    pub exceptions: Vec<String>,
+    /// The file or list it was read from, for messages.
+    pub origin: std::path::PathBuf,
+}
+
+impl ListView {
+    /// A view of `pairs` (in any order; equal fingerprints are merged, their categories
+    /// united).
+    pub fn new(
+        scheme: KeyScheme,
+        probes_per_item: u32,
+        mut pairs: Vec<(u64, Vec<u16>)>,
+        categories: Vec<String>,
+        mut exceptions: Vec<String>,
+    ) -> Self {
+        pairs.sort_unstable_by_key(|p| p.0);
+        let mut entries: Vec<(u64, Vec<u16>)> = Vec::with_capacity(pairs.len());
+        for (v, ids) in pairs {
+            match entries.last_mut() {
+                Some((last, existing)) if *last == v => existing.extend(ids),
+                _ => entries.push((v, ids)),
+            }
+        }
+        for (_, ids) in &mut entries {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        exceptions.sort_unstable();
+        exceptions.dedup();
+        ListView {
+            scheme,
+            probes_per_item,
+            version: None,
+            target_fpp: None,
+            entries,
+            categories,
+            exceptions,
+            origin: std::path::PathBuf::new(),
+        }
+    }
+
+    /// The view of a blocklist file, which must have a verification section (the only record
+    /// of its entries) and not be CaBF (whose section holds other fingerprints).
+    pub fn of_blocklist(list: &Blocklist, path: &Path) -> Result<Self> {
+        if list.kind() == crate::Kind::Cabf {
+            return Err(Error::DeltaUnsuitable {
+                path: path.to_path_buf(),
+                problem: "a CaBF blocklist cannot be compared or patched; build the list as \
+                          blocked, cuckoo or counting with --verify"
+                    .into(),
+            });
+        }
+        let table = list.verification().ok_or_else(|| Error::DeltaUnsuitable {
+            path: path.to_path_buf(),
+            problem: "the blocklist has no verification section, so its entries are not known; \
+                      diff the list files, or build both versions with --verify"
+                .into(),
+        })?;
+        let entries = table
+            .fingerprints()
+            .as_slice()
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let ids = match table.set_of().get(i) {
+                    Some(&set) => table.sets().get(set).to_vec(),
+                    None => vec![0],
+                };
+                (v, ids)
+            })
+            .collect();
+        let meta = list.meta();
+        Ok(ListView {
+            scheme: meta.scheme,
+            probes_per_item: meta.probes_per_item,
+            version: Some(meta.version),
+            target_fpp: meta.target_fpp,
+            entries,
+            categories: list.categories().iter().map(|c| c.name.clone()).collect(),
+            exceptions: list
+                .resolver()
+                .exceptions()
+                .sorted_keys()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            origin: path.to_path_buf(),
+        })
+    }
+
+    /// The view of a list of URL entries (as `build` reads it).
+    pub fn of_entries(set: &EntrySet, probes_per_item: u32) -> Self {
+        let pairs = set
+            .entries
+            .iter()
+            .zip(&set.membership)
+            .map(|(entry, ids)| (fingerprint(expression_hash(entry.key())), ids.clone()))
+            .collect();
+        ListView::new(
+            KeyScheme::Expressions,
+            probes_per_item,
+            pairs,
+            set.categories.clone(),
+            set.exceptions.iter().map(Entry::to_key_string).collect(),
+        )
+    }
+
+    /// The view of lists of whole keys, one group per category (as `build --exact` reads them).
+    pub fn of_keys(groups: &[(String, KeyList)], scheme: KeyScheme) -> Self {
+        let pairs = groups
+            .iter()
+            .enumerate()
+            .flat_map(|(id, (_, keys))| {
+                keys.iter()
+                    .map(move |key| (fingerprint(KeyHash::of(key)), vec![id as u16]))
+            })
+            .collect();
+        let names = groups.iter().map(|(name, _)| name.clone()).collect();
+        ListView::new(scheme, 1, pairs, names, Vec::new())
+    }
+
+    /// The set fingerprint of its entries.
+    pub fn fingerprint(&self) -> SetFingerprint {
+        SetFingerprint::of(self.entries.iter().map(|(v, _)| *v))
+    }
+
+    /// Its state as a delta names it.
+    pub fn state(&self) -> ListState {
+        ListState {
+            version: self.version.unwrap_or(0),
+            entries: self.entries.len() as u64,
+            fingerprint: self.fingerprint(),
+        }
+    }
+}
+
+/// How [`Delta::between`] encodes additions.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DiffOptions {
+    /// Prefixes rather than whole fingerprints (for Bloom files without verification).
+    pub compact: bool,
+    /// For a compact delta: the false-positive rate per checked item its patch may add at the
+    /// receiver. `None`: the list's rate times the share of the list the additions are, so that
+    /// patched entries cost the rate they would have cost built in.
+    pub patch_fpp: Option<f64>,
+    /// The list's per-item rate, when the views do not know it (list files).
+    pub fpp: Option<f64>,
+    /// Creation time of the delta.
+    pub created: u64,
+}
+
+impl Delta {
+    /// The change from `old` to `new`.
+    pub fn between(old: &ListView, new: &ListView, options: &DiffOptions) -> Result<Delta> {
+        let incompatible =
+            |parameter: &'static str, left: String, right: String| Error::Incompatible {
+                parameter,
+                left,
+                right,
+            };
+        if old.scheme != new.scheme {
+            return Err(incompatible(
+                "key scheme",
+                old.scheme.name().into(),
+                new.scheme.name().into(),
+            ));
+        }
+        if old.probes_per_item != new.probes_per_item {
+            return Err(incompatible(
+                "probes per item (--expressions)",
+                old.probes_per_item.to_string(),
+                new.probes_per_item.to_string(),
+            ));
+        }
+        // Target category ids: the base's, then the new names in the new list's order.
+        let mut target_names = old.categories.clone();
+        let new_categories: Vec<String> = new
+            .categories
+            .iter()
+            .filter(|name| !old.categories.contains(name))
+            .cloned()
+            .collect();
+        target_names.extend(new_categories.iter().cloned());
+        let to_target: Vec<u16> = new
+            .categories
+            .iter()
+            .map(|name| target_names.iter().position(|n| n == name).unwrap_or(0) as u16)
+            .collect();
+        let retarget = |ids: &[u16]| -> Vec<u16> {
+            let mut ids: Vec<u16> = ids
+                .iter()
+                .filter_map(|&id| to_target.get(id as usize).copied())
+                .collect();
+            ids.sort_unstable();
+            ids
+        };
+        let mut counts = vec![0i64; target_names.len()];
+        let mut added = Vec::new();
+        let mut added_categories = Vec::new();
+        let mut removed = Vec::new();
+        let mut recategorized = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < old.entries.len() || j < new.entries.len() {
+            let a = old.entries.get(i);
+            let b = new.entries.get(j);
+            match (a, b) {
+                (Some((va, ida)), Some((vb, idb))) if va == vb => {
+                    let now = retarget(idb);
+                    if *ida != now {
+                        for &id in ida {
+                            counts[id as usize] -= 1;
+                        }
+                        for &id in &now {
+                            counts[id as usize] += 1;
+                        }
+                        recategorized.push((i as u64, now));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+                (Some((va, ida)), Some((vb, _))) if va < vb => {
+                    removed.push(i as u64);
+                    for &id in ida {
+                        counts[id as usize] -= 1;
+                    }
+                    i += 1;
+                }
+                (Some((_, ida)), None) => {
+                    removed.push(i as u64);
+                    for &id in ida {
+                        counts[id as usize] -= 1;
+                    }
+                    i += 1;
+                }
+                (_, Some((vb, idb))) => {
+                    let ids = retarget(idb);
+                    for &id in &ids {
+                        counts[id as usize] += 1;
+                    }
+                    added.push(*vb);
+                    added_categories.push(ids);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        let added_terms = added
+            .iter()
+            .fold(0u128, |sum, &v| sum.wrapping_add(SetFingerprint::term(v)));
+        let terms = |values: &mut dyn Iterator<Item = u64>| {
+            values.fold(0u128, |sum, v| sum.wrapping_add(SetFingerprint::term(v)))
+        };
+        let removed_terms = terms(&mut removed.iter().map(|&i| old.entries[i as usize].0));
+        let removed_count = removed.len() as u64;
+        let additions = if options.compact {
+            // Receivers without a table: no positions, no categories of single entries.
+            removed.clear();
+            recategorized.clear();
+            let fpp = new
+                .target_fpp
+                .or(old.target_fpp)
+                .or(options.fpp)
+                .unwrap_or(0.01);
+            let probes = new.probes_per_item.max(1);
+            let bits = match options.patch_fpp {
+                Some(patch) => prefix_bits(added.len() as u64, per_probe_fpp(patch, probes)),
+                None => prefix_bits(new.entries.len() as u64, per_probe_fpp(fpp, probes)),
+            };
+            let mut prefixes: Vec<u64> = added.iter().map(|&v| v >> (64 - bits)).collect();
+            prefixes.sort_unstable();
+            added_categories.clear();
+            Additions::Prefixes { bits, prefixes }
+        } else {
+            if target_names.len() <= 1 {
+                added_categories.clear();
+            }
+            Additions::Exact(added)
+        };
+        let exceptions = (old.exceptions != new.exceptions).then(|| new.exceptions.clone());
+        Ok(Delta {
+            scheme: new.scheme,
+            probes_per_item: new.probes_per_item,
+            created: options.created,
+            base: old.state(),
+            base_categories: old.categories.len() as u32,
+            target: new.state(),
+            added: additions,
+            added_terms,
+            removed_count,
+            removed_terms,
+            removed,
+            new_categories,
+            added_categories,
+            recategorized,
+            counts: counts
+                .into_iter()
+                .enumerate()
+                .filter(|(_, c)| *c != 0)
+                .map(|(id, c)| (id as u16, c))
+                .collect(),
+            exceptions,
+        })
+    }
+
+    /// The delta file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let (add_bits, add_values): (u32, &[u64]) = match &self.added {
+            Additions::Exact(values) => (64, values),
+            Additions::Prefixes { bits, prefixes } => (*bits, prefixes),
+        };
+        let add_r = golomb::best_parameter(add_values, 1u128 << add_bits);
+        let added = golomb::encode(add_values, add_r);
+        let rem_r = golomb::best_parameter(&self.removed, u128::from(self.base.entries.max(1)));
+        let removed = golomb::encode(&self.removed, rem_r);
+        let extras = self.encode_extras();
+
+        let mut out = Vec::with_capacity(HEADER_LEN + added.len() + removed.len() + extras.len());
+        out.extend_from_slice(&MAGIC);
+        out.put_u32(VERSION);
+        out.push(self.scheme.code());
+        out.push(u8::from(matches!(self.added, Additions::Prefixes { .. })));
+        out.push(add_bits as u8);
+        out.push(add_r as u8);
+        out.push(rem_r as u8);
+        out.extend_from_slice(&[0; 3]);
+        out.put_u32(self.probes_per_item);
+        out.put_u64(self.created);
+        for state in [self.base, self.target] {
+            out.put_u64(state.version);
+            out.put_u64(state.entries);
+            out.put_u128(state.fingerprint.0);
+        }
+        out.put_u128(self.added_terms);
+        out.put_u128(self.removed_terms);
+        out.put_u64(self.added.len() as u64);
+        out.put_u64(self.removed_count);
+        out.put_u32(added.len() as u32);
+        out.put_u32(removed.len() as u32);
+        out.put_u32(extras.len() as u32);
+        out.put_u32(self.base_categories);
+        debug_assert_eq!(out.len(), HEADER_LEN);
+        out.extend_from_slice(&added);
+        out.extend_from_slice(&removed);
+        out.extend_from_slice(&extras);
+        let checksum = xxhash_rust::xxh3::xxh3_64(&out);
+        out.put_u64(checksum);
+        out
+    }
+
+    /// Categories, counts, category sets and exceptions, as varints.
+    fn encode_extras(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let put_text = |out: &mut Vec<u8>, text: &str| {
+            out.put_varint(text.len() as u64);
+            out.extend_from_slice(text.as_bytes());
+        };
+        out.put_varint(self.new_categories.len() as u64);
+        for name in &self.new_categories {
+            put_text(&mut out, name);
+        }
+        out.put_varint(self.counts.len() as u64);
+        for &(id, change) in &self.counts {
+            out.put_varint(u64::from(id));
+            // Zigzag: small magnitudes of either sign take one byte.
+            out.put_varint(((change << 1) ^ (change >> 63)) as u64);
+        }
+        // The distinct category sets, then an index per added and recategorized entry.
+        let mut sets: Vec<&Vec<u16>> = self
+            .added_categories
+            .iter()
+            .chain(self.recategorized.iter().map(|(_, ids)| ids))
+            .collect();
+        sets.sort_unstable();
+        sets.dedup();
+        let index = |ids: &Vec<u16>| sets.binary_search(&ids).unwrap_or(0) as u64;
+        out.put_varint(sets.len() as u64);
+        for set in &sets {
+            out.put_varint(set.len() as u64);
+            for &id in set.iter() {
+                out.put_varint(u64::from(id));
+            }
+        }
+        out.put_varint(self.added_categories.len() as u64);
+        for ids in &self.added_categories {
+            out.put_varint(index(ids));
+        }
+        out.put_varint(self.recategorized.len() as u64);
+        let mut previous = 0;
+        for (position, ids) in &self.recategorized {
+            out.put_varint(position - previous);
+            previous = *position;
+            out.put_varint(index(ids));
+        }
+        match &self.exceptions {
+            None => out.push(0),
+            Some(keys) => {
+                out.push(1);
+                out.put_varint(keys.len() as u64);
+                for key in keys {
+                    put_text(&mut out, key);
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads a delta file image; `path` names it in errors. Every length, count and value is
+    /// checked: a damaged or hostile file is an error, never a panic or a huge allocation.
+    pub fn from_bytes(path: &Path, bytes: &[u8]) -> Result<Delta> {
+        let bad = |problem: String| Error::BadDelta {
+            path: path.to_path_buf(),
+            problem,
+        };
+        if bytes.get(..8) != Some(&MAGIC[..]) {
+            return Err(bad(format!(
+                "it does not start with the delta magic (it starts with {:?})",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(8)])
+            )));
+        }
+        if bytes.len() < HEADER_LEN + 8 {
+            return Err(bad(format!("truncated at {} bytes", bytes.len())));
+        }
+        let (body, stored) = bytes.split_at(bytes.len() - 8);
+        let stored = u64::from_le_bytes(stored.try_into().unwrap_or_default());
+        let computed = xxhash_rust::xxh3::xxh3_64(body);
+        if stored != computed {
+            return Err(bad(format!(
+                "checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the \
+                 copy is damaged or incomplete"
+            )));
+        }
+        let mut r = ByteReader::new(body);
+        // The header is there (checked above): these reads succeed.
+        r.take(8);
+        let version = r.u32().unwrap_or_default();
+        if version != VERSION {
+            return Err(bad(format!(
+                "delta format {version}; this phishbloom reads format {VERSION}"
+            )));
+        }
+        let scheme_code = r.u8().unwrap_or_default();
+        let compact = r.u8().unwrap_or(9);
+        let add_bits = u32::from(r.u8().unwrap_or_default());
+        let add_r = u32::from(r.u8().unwrap_or_default());
+        let rem_r = u32::from(r.u8().unwrap_or_default());
+        let reserved = r.take(3).unwrap_or_default();
+        let probes_per_item = r.u32().unwrap_or_default();
+        let created = r.u64().unwrap_or_default();
+        let mut states = [ListState::default(); 2];
+        for state in &mut states {
+            state.version = r.u64().unwrap_or_default();
+            state.entries = r.u64().unwrap_or_default();
+            state.fingerprint = SetFingerprint(r.u128().unwrap_or_default());
+        }
+        let added_terms = r.u128().unwrap_or_default();
+        let removed_terms = r.u128().unwrap_or_default();
+        let added_count = r.u64().unwrap_or_default();
+        let removed_count = r.u64().unwrap_or_default();
+        let lengths = [
+            r.u32().unwrap_or_default() as usize,
+            r.u32().unwrap_or_default() as usize,
+            r.u32().unwrap_or_default() as usize,
+        ];
+        let base_categories = r.u32().unwrap_or_default();
+        let scheme = KeyScheme::from_code(scheme_code)
+            .ok_or_else(|| bad(format!("unknown key scheme {scheme_code}")))?;
+        if reserved.iter().any(|&b| b != 0) || compact > 1 {
+            return Err(bad("reserved header bytes are not zero".into()));
+        }
+        if (compact == 0) != (add_bits == 64) || probes_per_item == 0 {
+            return Err(bad(format!(
+                "addition width {add_bits} bits, probes per item {probes_per_item}"
+            )));
+        }
+        if lengths.iter().sum::<usize>() != r.rest().len() {
+            return Err(bad(format!(
+                "the parts add up to {} bytes, the body has {}",
+                lengths.iter().sum::<usize>(),
+                r.rest().len()
+            )));
+        }
+        let corrupt = |e: phishbloom_filter::Error| bad(e.to_string());
+        let values = golomb::decode(
+            r.take(lengths[0]).unwrap_or_default(),
+            added_count,
+            add_r,
+            add_bits,
+        )
+        .map_err(corrupt)?;
+        // A compact delta records how many entries were removed, not where.
+        let positions = if compact == 1 { 0 } else { removed_count };
+        let removed = golomb::decode(r.take(lengths[1]).unwrap_or_default(), positions, rem_r, 64)
+            .map_err(corrupt)?;
+        let [base, target] = states;
+        if removed.windows(2).any(|w| w[0] >= w[1])
+            || removed.last().is_some_and(|&p| p >= base.entries)
+        {
+            return Err(bad(
+                "removed positions are not distinct positions of the base".into(),
+            ));
+        }
+        let added = if compact == 1 {
+            Additions::Prefixes {
+                bits: add_bits,
+                prefixes: values,
+            }
+        } else {
+            if values.windows(2).any(|w| w[0] == w[1]) {
+                return Err(bad("an addition is listed twice".into()));
+            }
+            let terms = values
+                .iter()
+                .fold(0u128, |sum, &v| sum.wrapping_add(SetFingerprint::term(v)));
+            if terms != added_terms {
+                return Err(bad(
+                    "the additions do not sum to the terms the header records".into(),
+                ));
+            }
+            Additions::Exact(values)
+        };
+        let mut delta = Delta {
+            scheme,
+            probes_per_item,
+            created,
+            base,
+            base_categories,
+            target,
+            added,
+            added_terms,
+            removed_count,
+            removed_terms,
+            removed,
+            new_categories: Vec::new(),
+            added_categories: Vec::new(),
+            recategorized: Vec::new(),
+            counts: Vec::new(),
+            exceptions: None,
+        };
+        delta
+            .decode_extras(r.rest())
+            .ok_or_else(|| bad("its categories or exceptions do not decode".into()))?;
+        Ok(delta)
+    }
+
+    fn decode_extras(&mut self, bytes: &[u8]) -> Option<()> {
+        let mut r = ByteReader::new(bytes);
+        let text = |r: &mut ByteReader<'_>| -> Option<String> {
+            let len = r.count()?;
+            String::from_utf8(r.take(len)?.to_vec()).ok()
+        };
+        for _ in 0..r.count()? {
+            self.new_categories.push(text(&mut r)?);
+        }
+        for _ in 0..r.count()? {
+            let id = u16::try_from(r.varint()?).ok()?;
+            let zigzag = r.varint()?;
+            self.counts
+                .push((id, ((zigzag >> 1) as i64) ^ -((zigzag & 1) as i64)));
+        }
+        let mut sets: Vec<Vec<u16>> = Vec::new();
+        for _ in 0..r.count()? {
+            let len = r.count()?;
+            let set: Option<Vec<u16>> = (0..len).map(|_| u16::try_from(r.varint()?).ok()).collect();
+            sets.push(set?);
+        }
+        let added_sets = r.count()?;
+        if added_sets != 0 && added_sets != self.added.len() {
+            return None;
+        }
+        for _ in 0..added_sets {
+            self.added_categories
+                .push(sets.get(usize::try_from(r.varint()?).ok()?)?.clone());
+        }
+        let mut position: u64 = 0;
+        for _ in 0..r.count()? {
+            position = position.checked_add(r.varint()?)?;
+            let set = sets.get(usize::try_from(r.varint()?).ok()?)?.clone();
+            self.recategorized.push((position, set));
+        }
+        match r.u8()? {
+            0 => {}
+            1 => {
+                let mut keys = Vec::new();
+                for _ in 0..r.count()? {
+                    keys.push(text(&mut r)?);
+                }
+                self.exceptions = Some(keys);
+            }
+            _ => return None,
+        }
+        r.rest().is_empty().then_some(())
+    }
+
+    /// Reads the delta file at `path`.
+    pub fn open(path: &Path) -> Result<Delta> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        Delta::from_bytes(path, &bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(pairs: &[(u64, &[u16])], categories: &[&str]) -> ListView {
+        ListView::new(
+            KeyScheme::Expressions,
+            20,
+            pairs.iter().map(|(v, ids)| (*v, ids.to_vec())).collect(),
+            categories.iter().map(|s| s.to_string()).collect(),
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn a_delta_lists_additions_removals_and_recategorized_entries_and_round_trips() {
+        let old = view(&[(10, &[0]), (20, &[0]), (30, &[1])], &["a", "b"]);
+        let mut new = view(&[(20, &[1]), (30, &[1]), (40, &[0, 2])], &["c", "b", "a"]);
+        new.exceptions = vec!["ok.example".into()];
+        let delta = Delta::between(&old, &new, &DiffOptions::default()).unwrap();
+        assert_eq!(delta.added, Additions::Exact(vec![40]));
+        assert_eq!(delta.removed, vec![0]);
+        // Target ids: a = 0, b = 1, c = 2 (new).
+        assert_eq!(delta.new_categories, ["c"]);
+        assert_eq!(delta.added_categories, [vec![0, 2]]);
+        assert_eq!(delta.recategorized, [(1, vec![1])]);
+        // a: −1 (10 removed), −1 (20 moved to b), +1 (40); b: +1; c: +1.
+        assert_eq!(delta.counts, [(0, -1), (1, 1), (2, 1)]);
+        assert_eq!(
+            delta.exceptions.as_deref(),
+            Some(&["ok.example".to_string()][..])
+        );
+        assert_eq!(delta.base.fingerprint, old.fingerprint());
+        assert_eq!(delta.target.fingerprint, new.fingerprint());
+        let bytes = delta.to_bytes();
+        assert_eq!(Delta::from_bytes(Path::new("d"), &bytes).unwrap(), delta);
+    }
+
+    #[test]
+    fn damaged_deltas_are_refused() {
+        let old = view(&[(10, &[0])], &["a"]);
+        let new = view(&[(10, &[0]), (u64::MAX, &[0])], &["a"]);
+        let bytes = Delta::between(&old, &new, &DiffOptions::default())
+            .unwrap()
+            .to_bytes();
+        for len in 0..bytes.len() {
+            assert!(Delta::from_bytes(Path::new("d"), &bytes[..len]).is_err());
+        }
+        for at in 0..bytes.len() {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x10;
+            assert!(
+                Delta::from_bytes(Path::new("d"), &flipped).is_err(),
+                "byte {at}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_compact_delta_carries_prefixes_and_counts_removals() {
+        let old = view(&[(1 << 60, &[0])], &["a"]);
+        let new = view(&[(1 << 60, &[0]), (u64::MAX, &[0])], &["a"]);
+        let options = DiffOptions {
+            compact: true,
+            fpp: Some(0.01),
+            ..DiffOptions::default()
+        };
+        let delta = Delta::between(&old, &new, &options).unwrap();
+        let Additions::Prefixes { bits, prefixes } = &delta.added else {
+            panic!("{:?}", delta.added);
+        };
+        // Two entries at 1 % over 20 probes: ⌈log₂(2 / 5.025e-4)⌉ = 12 bits.
+        assert_eq!(*bits, 12);
+        assert_eq!(prefixes, &[u64::MAX >> 52]);
+        assert_eq!(
+            Delta::from_bytes(Path::new("d"), &delta.to_bytes()).unwrap(),
+            delta
+        );
+        // Removals: counted with their terms, not located (Bloom receivers keep them).
+        let back = Delta::between(&new, &old, &options).unwrap();
+        assert_eq!((back.removed_count, back.removed.len()), (1, 0));
+        assert_eq!(back.removed_terms, SetFingerprint::term(u64::MAX));
+        assert_eq!(
+            Delta::from_bytes(Path::new("d"), &back.to_bytes()).unwrap(),
+            back
+        );
+    }
+}

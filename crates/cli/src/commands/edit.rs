@@ -1,0 +1,290 @@
+//! The commands that change a list: `add`, `remove`, `merge`, `diff` and `apply`. Files are
+//! changed in place under a lock and replaced atomically; on any error they are left as they
+//! were.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use phishbloom_blocklist::atomic::{write_atomic, EditLock};
+use phishbloom_blocklist::blocklist::{now, Change};
+use phishbloom_blocklist::delta::{Additions, Delta, DiffOptions, ListView};
+use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_blocklist::entries::{read_entries, EntrySource, Role};
+use phishbloom_blocklist::source::{read_list, read_list_groups, Format, ListOptions};
+use phishbloom_blocklist::{fmt, Blocklist, Input, KeyScheme};
+
+use crate::args::{ApplyArgs, ChangeArgs, DiffArgs, MergeArgs};
+
+/// `add`: the items (and the `--from` list) join the list.
+pub fn add(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
+    change(args, "added", |list, items| {
+        list.add(items, args.category.as_deref())
+    })
+}
+
+/// `remove`: the items (and the `--from` list) leave the list (or `--category`).
+pub fn remove(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
+    change(args, "removed", |list, items| {
+        list.remove(items, args.category.as_deref())
+    })
+}
+
+/// Locks, opens, changes and saves the file; prints what changed.
+fn change(
+    args: &ChangeArgs,
+    verb: &str,
+    apply: impl FnOnce(&mut Blocklist, &[&[u8]]) -> phishbloom_blocklist::Result<Change>,
+) -> anyhow::Result<ExitCode> {
+    let _lock = EditLock::acquire(&args.file)?;
+    let mut list = Blocklist::open(&args.file)?;
+    let mut items: Vec<Vec<u8>> = args.items.iter().map(|i| i.as_bytes().to_vec()).collect();
+    let mut inputs = Vec::new();
+    if let Some(from) = &args.from {
+        let input = Input::from_arg(from);
+        inputs.extend(input.file().map(Path::to_path_buf));
+        items.extend(read_items(&input, list.meta().scheme)?);
+    }
+    let slices: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+    let change = apply(&mut list, &slices)?;
+    save(&list, &args.file, &inputs)?;
+    let unchanged = match (verb, change.unchanged) {
+        (_, 0) => String::new(),
+        ("added", n) => format!(" ({} already listed)", fmt::count(n)),
+        (_, n) => format!(" ({} not in that category)", fmt::count(n)),
+    };
+    println!(
+        "{}: {verb} {} entries{unchanged}; {}",
+        args.file.display(),
+        fmt::count(change.changed),
+        state(&list)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The entries (or keys) of a list, read as `build` reads it.
+fn read_items(input: &Input, scheme: KeyScheme) -> anyhow::Result<Vec<Vec<u8>>> {
+    let options = ListOptions {
+        format: Format::Auto,
+        scheme,
+        ..ListOptions::default()
+    };
+    if scheme == KeyScheme::Expressions {
+        let source = EntrySource::List {
+            input: input.clone(),
+            options,
+            category: None,
+            role: Role::Block,
+        };
+        let (set, _) = read_entries(&[source])?;
+        Ok(set
+            .entries
+            .iter()
+            .map(|e| e.to_key_string().into_bytes())
+            .collect())
+    } else {
+        let (keys, _) = read_list(input, &options, &mut |_| {})?;
+        Ok(keys.iter().map(<[u8]>::to_vec).collect())
+    }
+}
+
+/// Saves the list over `path`, naming the file in the error.
+fn save(list: &Blocklist, path: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    list.save(path, inputs).with_context(|| {
+        format!(
+            "cannot write the blocklist; {} was left as it was",
+            path.display()
+        )
+    })?;
+    Ok(())
+}
+
+/// `list "NAME" version V, N entries, set fingerprint F`.
+fn state(list: &Blocklist) -> String {
+    let meta = list.meta();
+    format!(
+        "list {:?} version {}, {}{} entries, set fingerprint {}",
+        meta.name,
+        meta.version,
+        if meta.exact_count { "" } else { "~" },
+        fmt::count(meta.entries),
+        meta.fingerprint
+    )
+}
+
+/// `merge`: the union of two blocklists.
+pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
+    let mut first = Blocklist::open(&args.first)?;
+    let second = Blocklist::open(&args.second)?;
+    first.merge(&second).with_context(|| {
+        format!(
+            "cannot merge {} into {}",
+            args.second.display(),
+            args.first.display()
+        )
+    })?;
+    // The output may be the first file (its content is in memory), never the second.
+    save(&first, &args.output, std::slice::from_ref(&args.second))?;
+    println!(
+        "{}: merged {} and {}; {}",
+        args.output.display(),
+        args.first.display(),
+        args.second.display(),
+        state(&first)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `diff`: the delta from OLD to NEW.
+pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    let old = Version::read(&args.old)?;
+    let new = Version::read(&args.new)?;
+    // A list beside a blocklist is read the blocklist's way.
+    let like = [&old, &new].into_iter().find_map(|v| match v {
+        Version::File(view) => Some((view.scheme, view.probes_per_item)),
+        Version::List(_) => None,
+    });
+    let category = args.category.clone().unwrap_or_else(|| stem(&args.old));
+    let old = old.view(args, like, &category)?;
+    let new = new.view(args, like, &category)?;
+    let options = DiffOptions {
+        compact: args.compact,
+        patch_fpp: args.patch_fpp,
+        fpp: args.fpp,
+        created: now(),
+    };
+    let delta = Delta::between(&old, &new, &options)?;
+    let bytes = delta.to_bytes();
+    let inputs: Vec<PathBuf> = [&args.old, &args.new]
+        .into_iter()
+        .filter(|a| *a != "-")
+        .map(PathBuf::from)
+        .collect();
+    write_atomic(&args.output, &inputs, &[&bytes])?;
+    let changes = delta.added.len() + delta.removed.len() + delta.recategorized.len();
+    let form = match &delta.added {
+        Additions::Exact(_) => "exact: whole fingerprints".to_string(),
+        Additions::Prefixes { bits, .. } => format!("compact: {bits}-bit prefixes"),
+    };
+    println!(
+        "{}: +{} −{} entries, {} recategorized, {} ({form}, {:.2} bytes per change)",
+        args.output.display(),
+        fmt::count(delta.added.len() as u64),
+        fmt::count(delta.removed.len() as u64),
+        fmt::count(delta.recategorized.len() as u64),
+        fmt::bytes(bytes.len() as u64),
+        bytes.len() as f64 / changes.max(1) as f64,
+    );
+    println!(
+        "  from {} to {} (set fingerprint {})",
+        describe_version(delta.base.version, delta.base.entries),
+        describe_version(delta.target.version, delta.target.entries),
+        delta.target.fingerprint
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn describe_version(version: u64, entries: u64) -> String {
+    match version {
+        0 => format!("{} entries", fmt::count(entries)),
+        v => format!("version {v} ({} entries)", fmt::count(entries)),
+    }
+}
+
+/// A version given to `diff`: a blocklist file (already read) or a list to read.
+enum Version {
+    File(ListView),
+    List(Input),
+}
+
+impl Version {
+    /// A blocklist file if it starts with the blocklist magic, else a list.
+    fn read(arg: &str) -> anyhow::Result<Version> {
+        let input = Input::from_arg(arg);
+        let Some(path) = input.file() else {
+            return Ok(Version::List(input));
+        };
+        let mut magic = [0u8; 8];
+        let is_blocklist = std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut magic))
+            .is_ok()
+            && magic == phishbloom_blocklist::format::MAGIC;
+        if !is_blocklist {
+            return Ok(Version::List(input));
+        }
+        let list = Blocklist::open(path)?;
+        Ok(Version::File(ListView::of_blocklist(&list, path)?))
+    }
+
+    fn view(
+        self,
+        args: &DiffArgs,
+        like: Option<(KeyScheme, u32)>,
+        category: &str,
+    ) -> anyhow::Result<ListView> {
+        let input = match self {
+            Version::File(view) => return Ok(view),
+            Version::List(input) => input,
+        };
+        let scheme = match like {
+            Some((scheme, _)) => scheme,
+            None if args.fold_case => KeyScheme::Folded,
+            None if args.exact => KeyScheme::Exact,
+            None => KeyScheme::Expressions,
+        };
+        let options = ListOptions {
+            format: Format::Auto,
+            scheme,
+            ..ListOptions::default()
+        };
+        let mut view = if scheme == KeyScheme::Expressions {
+            let probes = args
+                .expressions
+                .or(like.map(|(_, e)| e))
+                .unwrap_or(DEFAULT_EXPRESSION_BOUND);
+            let source = EntrySource::List {
+                input,
+                options,
+                category: Some(category.to_string()),
+                role: Role::Block,
+            };
+            let (set, _) = read_entries(&[source])?;
+            ListView::of_entries(&set, probes)
+        } else {
+            let (groups, _) = read_list_groups(&input, &options, category, &mut |_| {})?;
+            ListView::of_keys(&groups, scheme)
+        };
+        view.target_fpp = args.fpp;
+        Ok(view)
+    }
+}
+
+/// A list argument's name as `build` would name its category: the file's stem.
+fn stem(arg: &str) -> String {
+    match Input::from_arg(arg) {
+        Input::Path(path) => path
+            .file_stem()
+            .map_or_else(|| "list".into(), |s| s.to_string_lossy().into_owned()),
+        Input::Stdin => "stdin".into(),
+    }
+}
+
+/// `apply`: the delta, checked, then saved over the file.
+pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let _lock = EditLock::acquire(&args.file)?;
+    let mut list = Blocklist::open(&args.file)?;
+    let delta = Delta::open(&args.delta)?;
+    let applied = list.apply(&delta)?;
+    save(&list, &args.file, std::slice::from_ref(&args.delta))?;
+    println!(
+        "{}: applied {}: +{} −{} entries, {} recategorized; {} (the one the delta promised)",
+        args.file.display(),
+        args.delta.display(),
+        fmt::count(applied.added),
+        fmt::count(applied.removed),
+        fmt::count(applied.recategorized),
+        state(&list)
+    );
+    Ok(ExitCode::SUCCESS)
+}
