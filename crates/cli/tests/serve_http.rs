@@ -352,14 +352,12 @@ fn every_route_and_error() {
         StatusCode::NOT_FOUND,
     );
 
-    // Deltas do not exist yet: a 404 that says so.
+    // Deltas start from versions the server kept; none for a list without verification.
     let e = error_of(
-        http.get(url("/v1/lists/phish/delta?from=1"))
-            .send()
-            .unwrap(),
+        http.get(url("/v1/lists/pw/delta?from=1")).send().unwrap(),
         StatusCode::NOT_FOUND,
     );
-    assert!(e.contains("no deltas yet"), "{e}");
+    assert!(e.contains("no delta of \"pw\" from version 1"), "{e}");
     error_of(
         http.get(url("/v1/lists/phish/delta")).send().unwrap(),
         StatusCode::BAD_REQUEST,
@@ -369,6 +367,8 @@ fn every_route_and_error() {
         StatusCode::NOT_FOUND,
     );
     assert!(e.contains("no list named"), "{e}");
+    let version_1 = dir.path().join("phish-v1.bloom");
+    std::fs::copy(&phish, &version_1).unwrap();
 
     // Writes: the bearer token, compared whole.
     let entries = json!({"entries": ["new1.example", "evil1.example"]});
@@ -400,6 +400,40 @@ fn every_route_and_error() {
         added,
         json!({"list": "phish", "changed": 1, "unchanged": 1, "version": 2, "entries": 1001})
     );
+    // The delta from version 1 turns a copy of version 1 into version 2.
+    let delta = http
+        .get(url("/v1/lists/phish/delta?from=1"))
+        .send()
+        .unwrap();
+    assert_eq!(delta.status(), StatusCode::OK);
+    let delta_file = dir.path().join("1-2.delta");
+    std::fs::write(&delta_file, delta.bytes().unwrap()).unwrap();
+    phishbloom(
+        &[
+            "apply",
+            version_1.to_str().unwrap(),
+            delta_file.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let out = phishbloom(
+        &[
+            "check",
+            version_1.to_str().unwrap(),
+            "http://x.new1.example/",
+        ],
+        b"",
+    );
+    assert!(String::from_utf8(out).unwrap().contains("\tlisted\t"));
+    let e = error_of(
+        http.get(url("/v1/lists/phish/delta?from=7"))
+            .send()
+            .unwrap(),
+        StatusCode::NOT_FOUND,
+    );
+    assert!(e.contains("versions kept ([1, 2]"), "{e}");
+    let lists_now: Value = http.get(url("/v1/lists")).send().unwrap().json().unwrap();
+    assert_eq!(lists_now["lists"][0]["delta_from"], json!([1, 2]));
     let got: Value = http
         .get(url("/v1/check?url=http://x.new1.example/"))
         .send()
@@ -422,15 +456,45 @@ fn every_route_and_error() {
         StatusCode::BAD_REQUEST,
     );
     assert!(e.contains("[::1"), "{e}");
+    // A verified Bloom list removes by its verification section: the entry answers clean.
+    let removed: Value = http
+        .delete(url("/v1/lists/phish/entries"))
+        .bearer_auth("s3cret-token")
+        .json(&json!({"entries": ["new1.example"]}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(
+        (removed["changed"].clone(), removed["version"].clone()),
+        (json!(1), json!(3))
+    );
+    let got: Value = http
+        .get(url("/v1/check?url=http://x.new1.example/"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(got["verdict"], "clean");
+    // Removing what is not listed changes nothing: 409.
     let e = error_of(
         http.delete(url("/v1/lists/phish/entries"))
             .bearer_auth("s3cret-token")
-            .json(&entries)
+            .json(&json!({"entries": ["evil2.example", "never-listed.example"]}))
             .send()
             .unwrap(),
         StatusCode::CONFLICT,
     );
-    assert!(e.contains("remove"), "{e}");
+    assert!(e.contains("never-listed.example"), "{e}");
+    // A list without a verification section cannot remove: 409.
+    error_of(
+        http.delete(url("/v1/lists/pw/entries"))
+            .bearer_auth("s3cret-token")
+            .json(&json!({"entries": ["secret1"]}))
+            .send()
+            .unwrap(),
+        StatusCode::CONFLICT,
+    );
     error_of(
         http.post(url("/v1/lists/nope/entries"))
             .bearer_auth("s3cret-token")
@@ -463,8 +527,9 @@ fn every_route_and_error() {
         "route=\"/v1/lists/{name}/file\",status=\"304\"",
         "route=\"/v1/check\",status=\"413\"",
         "route=\"/v1/lists/{name}/entries\",status=\"401\"",
+        "route=\"/v1/lists/{name}/delta\",status=\"200\"",
         "route=\"unmatched\",status=\"404\"",
-        "phishbloom_list_version{list=\"phish\"} 2",
+        "phishbloom_list_version{list=\"phish\"} 3",
     ] {
         assert!(metrics.contains(series), "{series} missing from\n{metrics}");
     }

@@ -48,6 +48,17 @@ pub enum Error {
         cause: std::io::Error,
     },
 
+    /// No delta from the version asked is kept.
+    #[error("no delta of {name:?} from version {from}: deltas start from the versions kept ({kept:?}; none for a list without a verification section); fetch the whole file from /v1/lists/{name}/file (send If-None-Match to skip an unchanged one)")]
+    NoDelta {
+        /// The list.
+        name: String,
+        /// The version asked for.
+        from: u64,
+        /// The versions deltas can start from.
+        kept: Vec<u64>,
+    },
+
     /// Writes are refused because no token file was given.
     #[error("writes are off: start phishbloom serve with --token-file FILE to allow them")]
     WritesOff,

@@ -8,7 +8,7 @@
 //! | `POST /v1/check[?list=L]` NDJSON body | NDJSON answers, streamed as lines arrive |
 //! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at |
 //! | `GET /v1/lists/{name}/file` | the blocklist file; `ETag`, `If-None-Match` → 304 |
-//! | `GET /v1/lists/{name}/delta?from=V` | 404: no deltas yet |
+//! | `GET /v1/lists/{name}/delta?from=V` | the delta file from version V (404 if not kept) |
 //! | `POST`/`DELETE /v1/lists/{name}/entries` `{"entries": [...]}` | add/remove, bearer token |
 //! | `GET /healthz`, `GET /metrics` | health, Prometheus text |
 
@@ -81,7 +81,7 @@ impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         use phishbloom_blocklist::Error as B;
         let status = match &error {
-            Error::UnknownList { .. } => StatusCode::NOT_FOUND,
+            Error::UnknownList { .. } | Error::NoDelta { .. } => StatusCode::NOT_FOUND,
             Error::WritesOff => StatusCode::FORBIDDEN,
             Error::Exists => StatusCode::CONFLICT,
             Error::Full | Error::Unsupported(_) => StatusCode::CONFLICT,
@@ -631,6 +631,7 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
                 "file": slot.path.as_ref().map(|p| p.display().to_string()),
                 "writable": shared.token.is_some() && list.kind() != phishbloom_blocklist::Kind::Cabf,
                 "supports_remove": list.supports_remove(),
+                "delta_from": slot.delta_versions(),
             })
         })
         .collect();
@@ -680,32 +681,35 @@ async fn file(
     Ok(response)
 }
 
-#[derive(serde::Deserialize)]
-struct DeltaQuery {
-    from: Option<String>,
-}
-
-/// `GET /v1/lists/{name}/delta?from=VERSION`: deltas do not exist yet.
+/// `GET /v1/lists/{name}/delta?from=VERSION`: the delta file from that version to the one
+/// served now (`phishbloom apply FILE DELTA` applies it), for the versions kept.
 async fn delta(
     State(shared): State<Arc<Shared>>,
     name: Result<Path<String>, PathRejection>,
-    query: Result<Query<DeltaQuery>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> ApiResult {
     let Path(name) = name.map_err(path_error)?;
-    let Query(query) = query.map_err(query_error)?;
-    shared.lists.require(&name)?;
-    let from = query.from.ok_or_else(|| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "give the version you have: /delta?from=VERSION",
-        )
-    })?;
-    Err(ApiError::new(
-        StatusCode::NOT_FOUND,
-        format!(
-            "no delta of {name:?} from version {from}: this server has no deltas yet; fetch the whole file from /v1/lists/{name}/file (send If-None-Match to skip an unchanged one)"
-        ),
-    ))
+    let slot = shared.lists.require(&name)?;
+    let pairs = query_pairs(query.as_deref())?;
+    let from = pairs
+        .iter()
+        .find(|(n, _)| n == "from")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "give the version you have: /delta?from=VERSION",
+            )
+        })?;
+    let bytes = tokio::task::spawn_blocking(move || slot.delta(from))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let mut response = Response::new(Body::from(bytes));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    Ok(response)
 }
 
 #[derive(serde::Deserialize)]

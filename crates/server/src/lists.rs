@@ -8,7 +8,7 @@
 //! list in place under its lock, then save it over its file (atomically, by rename) so a later
 //! reload reads them back.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,6 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use phishbloom_blocklist::blocklist::Change;
+use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
 use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
 
 use crate::error::{Error, Result};
@@ -218,6 +219,8 @@ pub struct Slot {
     writer: Mutex<()>,
     /// The file version last read or written (or refused).
     stamp: Mutex<Option<Stamp>>,
+    /// Views of the last versions served (the current one last), for deltas.
+    history: Mutex<VecDeque<Arc<ListView>>>,
 }
 
 impl Slot {
@@ -237,7 +240,67 @@ impl Slot {
     fn stamp(&self) -> Option<Stamp> {
         *self.stamp.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Records the version now served, for deltas from it later. Only lists with a verification
+    /// section (the record of their entries) and not CaBF have views; the others keep none.
+    fn remember(&self, served: &Served) {
+        let state = served.read();
+        let origin = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&self.name));
+        let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        match ListView::of_blocklist(&state.list, &origin) {
+            Ok(view) => {
+                if history
+                    .back()
+                    .is_some_and(|last| last.version == view.version)
+                {
+                    history.pop_back();
+                }
+                history.push_back(Arc::new(view));
+                while history.len() > DELTA_HISTORY {
+                    history.pop_front();
+                }
+            }
+            Err(_) => history.clear(),
+        }
+    }
+
+    /// The versions deltas can start from (the current one included).
+    pub fn delta_versions(&self) -> Vec<u64> {
+        let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        history.iter().filter_map(|v| v.version).collect()
+    }
+
+    /// The delta from version `from` to the version served now, as a delta file.
+    pub fn delta(&self, from: u64) -> Result<Vec<u8>> {
+        let (old, new) = {
+            let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+            let old = history.iter().find(|v| v.version == Some(from)).cloned();
+            (old, history.back().cloned())
+        };
+        let (Some(old), Some(new)) = (old, new) else {
+            return Err(Error::NoDelta {
+                name: self.name.clone(),
+                from,
+                kept: self.delta_versions(),
+            });
+        };
+        let options = DiffOptions {
+            compact: false,
+            patch_fpp: None,
+            fpp: None,
+            created: phishbloom_blocklist::blocklist::now(),
+        };
+        Ok(Delta::between(&old, &new, &options)?.to_bytes())
+    }
 }
+
+/// Versions of a list whose views are kept for deltas. A view holds every entry's fingerprint
+/// and categories (about 32 bytes an entry), so this bounds the memory deltas cost to four
+/// copies of that; a client further behind fetches the whole file.
+const DELTA_HISTORY: usize = 4;
 
 /// The served lists, in the order given, by name.
 #[derive(Default)]
@@ -326,7 +389,9 @@ impl Lists {
                 current: ArcSwap::from_pointee(Served::new(state, Some(image))),
                 writer: Mutex::new(()),
                 stamp: Mutex::new(stamp),
+                history: Mutex::new(VecDeque::new()),
             });
+            slot.remember(&slot.load());
             registry = registry.with(slot);
         }
         let lists = Lists {
@@ -394,8 +459,9 @@ impl Lists {
             };
             match opened {
                 Ok((state, image)) => {
-                    slot.current
-                        .store(Arc::new(Served::new(state, Some(image))));
+                    let served = Arc::new(Served::new(state, Some(image)));
+                    slot.remember(&served);
+                    slot.current.store(served);
                     slot.set_stamp(stamp);
                     self.metrics.reloads.get_or_create(&labels).inc();
                     tracing::info!(list = %slot.name, path = %path.display(), "reloaded");
@@ -443,6 +509,7 @@ impl Lists {
                 Ok(_) => {
                     served.read().list.save(path, &[])?;
                     slot.set_stamp(Stamp::of(path));
+                    slot.remember(&served);
                 }
                 Err(_) => {
                     if let Ok((state, image)) = open(path) {
@@ -489,7 +556,9 @@ impl Lists {
             current: ArcSwap::from_pointee(Served::new(state, None)),
             writer: Mutex::new(()),
             stamp: Mutex::new(None),
+            history: Mutex::new(VecDeque::new()),
         });
+        slot.remember(&slot.load());
         self.registry.rcu(|registry| registry.with(slot.clone()));
         self.report(&slot);
         Ok(slot)

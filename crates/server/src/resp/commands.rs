@@ -2,8 +2,8 @@
 //! (RedisBloom's `rebloom.c`): a key is a served list's name; `BF.*` on a list of URL entries
 //! has URL semantics (`BF.EXISTS phish http://a.evil.com/x` is 1 when `evil.com` is listed and
 //! no exception allows the URL), on a list of keys exact-key semantics. Lists whose kind can
-//! delete (cuckoo and the like, [`phishbloom_blocklist::Blocklist::supports_remove`]) are
-//! RedisBloom's cuckoo type (`CF.*`); the others its Bloom type (`BF.*`); the wrong family gets
+//! delete (cuckoo and counting, [`phishbloom_blocklist::Kind::deletes`]) are RedisBloom's cuckoo
+//! type (`CF.*`); the others its Bloom type (`BF.*`); the wrong family gets
 //! `WRONGTYPE`, a missing key answers 0 to the `EXISTS` commands.
 //!
 //! Lists created here live in memory: `BF.RESERVE`/`BF.INSERT`/`BF.ADD` make blocked Bloom lists
@@ -136,7 +136,7 @@ enum Family {
 }
 
 fn family_of(state: &State) -> Family {
-    if state.list.supports_remove() {
+    if state.list.kind().deletes() {
         Family::Cuckoo
     } else {
         Family::Bloom
