@@ -1074,8 +1074,10 @@ impl Blocklist {
     /// On an error (a full cuckoo filter that does not grow) the blocklist in memory may hold
     /// some of the items: save nothing and start again from the file.
     pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let origin = self.origin();
         if self.layers().is_none() {
             return Err(Error::CannotChange {
+                path: self.origin(),
                 kind: self.kind,
                 action: "add to",
             });
@@ -1127,10 +1129,11 @@ impl Blocklist {
                 }
                 _ => {}
             }
-            match scheme {
-                KeyScheme::Expressions => layers.insert_hash(item.hash)?,
-                _ => layers.insert_key(&item.key)?,
-            }
+            let inserted = match scheme {
+                KeyScheme::Expressions => layers.insert_hash(item.hash),
+                _ => layers.insert_key(&item.key),
+            };
+            inserted.map_err(|e| e.with_path(&origin))?;
             table_added.push((item.fingerprint, vec![id]));
             self.meta.fingerprint.add(item.fingerprint);
             self.meta.entries += 1;
@@ -1154,7 +1157,9 @@ impl Blocklist {
     /// which no longer confirms them, makes the entry answer clean. A Bloom list without a
     /// verification section cannot remove at all.
     pub fn remove(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let origin = self.origin();
         let cannot = Error::CannotChange {
+            path: self.origin(),
             kind: self.kind,
             action: "remove from",
         };
@@ -1208,7 +1213,10 @@ impl Blocklist {
             if leaves && self.kind.deletes() {
                 let holders = layers.holders(item.fingerprint);
                 if holders > 1 {
-                    return Err(Error::AmbiguousRemoval { layers: holders });
+                    return Err(Error::AmbiguousRemoval {
+                        path: self.origin(),
+                        layers: holders,
+                    });
                 }
             }
             plan.push((item, ids, leaves));
@@ -1235,7 +1243,10 @@ impl Blocklist {
             // Checked above: a kind that deletes has the item in one layer; a Bloom filter
             // keeps its bits, settled by the verification section from now on.
             if let Some(layers) = self.layers_mut() {
-                if !layers.forget(item.fingerprint)? {
+                if !layers
+                    .forget(item.fingerprint)
+                    .map_err(|e| e.with_path(&origin))?
+                {
                     return Err(Error::invalid(
                         self.origin(),
                         "filter",
@@ -1276,6 +1287,7 @@ impl Blocklist {
         };
         if self.layers().is_none() {
             return Err(Error::CannotChange {
+                path: self.origin(),
                 kind: self.kind,
                 action: "apply a delta to",
             });
@@ -1432,6 +1444,7 @@ impl Blocklist {
         if let Some(layers) = self.layers().filter(|_| self.kind.deletes()) {
             if let Some(&v) = removed.iter().find(|&&v| layers.holders(v) > 1) {
                 return Err(Error::AmbiguousRemoval {
+                    path: path.clone(),
                     layers: layers.holders(v),
                 });
             }
@@ -1445,7 +1458,7 @@ impl Blocklist {
             .layers_mut()
             .ok_or_else(|| unsuitable("no structure".into()))?;
         for &v in &removed {
-            if !layers.forget(v)? {
+            if !layers.forget(v).map_err(|e| e.with_path(&path))? {
                 return Err(Error::DeltaCheck {
                     path,
                     detail: format!(
@@ -1458,7 +1471,9 @@ impl Blocklist {
         match &delta.added {
             Additions::Exact(values) => {
                 for (i, &v) in values.iter().enumerate() {
-                    layers.insert_fingerprint(v)?;
+                    layers
+                        .insert_fingerprint(v)
+                        .map_err(|e| e.with_path(&path))?;
                     let ids = delta
                         .added_categories
                         .get(i)
@@ -1511,6 +1526,7 @@ impl Blocklist {
     /// count and set fingerprint — sums, exact only if the lists are disjoint — are marked
     /// approximate.
     pub fn merge(&mut self, other: &Blocklist) -> Result<()> {
+        let origin = self.origin();
         let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
             parameter,
             left,
@@ -1539,6 +1555,7 @@ impl Blocklist {
         }
         let (Some(mine), Some(theirs)) = (self.layers(), other.layers()) else {
             return Err(Error::CannotChange {
+                path: self.origin(),
                 kind: self.kind,
                 action: "merge into",
             });
@@ -1558,7 +1575,7 @@ impl Blocklist {
             None
         } else {
             let mut union = mine.clone();
-            union.union(theirs)?;
+            union.union(theirs).map_err(|e| e.with_path(&origin))?;
             Some(union)
         };
         // The other's category ids, as this list numbers them (new names appended).
@@ -1608,6 +1625,7 @@ impl Blocklist {
                     }
                 }
                 let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    path: origin.clone(),
                     kind: other.kind,
                     action: "merge into",
                 })?;
@@ -1615,7 +1633,9 @@ impl Blocklist {
                     Some(union) => *layers = union,
                     None => {
                         for &v in &new_entries {
-                            layers.insert_fingerprint(v)?;
+                            layers
+                                .insert_fingerprint(v)
+                                .map_err(|e| e.with_path(&origin))?;
                         }
                     }
                 }
@@ -1627,6 +1647,7 @@ impl Blocklist {
             }
             (None, None) => {
                 let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    path: origin.clone(),
                     kind: other.kind,
                     action: "merge into",
                 })?;
