@@ -58,6 +58,12 @@ pub enum Command {
     /// (check it with `check --redis URL --name NAME`).
     #[command(subcommand)]
     Redis(crate::commands::redis::RedisCommand),
+    /// Answer checks over HTTP/JSON and the Redis protocol (RedisBloom's BF.* and CF.*
+    /// commands) from blocklist files, reloading them without a failed request.
+    Serve(crate::commands::serve::ServeArgs),
+    /// squid's external ACL helper: answers OK for listed URLs, ERR for the rest
+    /// (`external_acl_type … %URI`).
+    SquidHelper(crate::commands::squid_helper::SquidHelperArgs),
     /// Build from the default dataset, measure the filter, and show a few verdicts.
     #[command(hide = true)]
     Demo(DemoArgs),

@@ -29,6 +29,8 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(&args),
         Command::Experiment(ExperimentCommand::Cabf(args)) => commands::experiment::run_cabf(&args),
         Command::Redis(command) => commands::redis::run(&command),
+        Command::Serve(args) => commands::serve::run(&args),
+        Command::SquidHelper(args) => commands::squid_helper::run(&args),
     };
     match result {
         Ok(code) => code,
