@@ -23,6 +23,7 @@ use crate::engine::{
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SectionData, Source};
 use crate::keys::KeyScheme;
+use crate::keywords::{KeywordEngine, KeywordsInfo};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::source::KeyList;
 
@@ -89,6 +90,8 @@ pub enum Engine {
     Urls(UrlFilter),
     /// URL entries in CaBF.
     Cabf(CabfEngine),
+    /// Keywords and phrases, found inside text by `scan`.
+    Keywords(KeywordEngine),
 }
 
 /// The answer for one checked item.
@@ -267,12 +270,12 @@ impl Blocklist {
             });
         }
         if metadata.is_file() {
-            return Self::read(path, &file);
+            return Self::read(path, &file).map(|list| list.attach_keyword_file(file));
         }
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes)
             .map_err(|e| Error::io(path, "read", e))?;
-        Self::read(path, &bytes.as_slice())
+        Self::from_bytes(path, &bytes)
     }
 
     /// Reads only the metadata of the blocklist file at `path` (header, table and metadata
@@ -293,7 +296,34 @@ impl Blocklist {
     /// A blocklist from a whole file image held in memory, with every check of
     /// [`Blocklist::open`]; `name` labels errors.
     pub fn from_bytes(name: impl AsRef<Path>, bytes: &[u8]) -> Result<Self> {
-        Self::read(name.as_ref(), &bytes)
+        Self::read(name.as_ref(), &bytes).map(|list| list.attach_keyword_bytes(bytes))
+    }
+
+    /// A blocklist from its parts (the keyword builder's).
+    pub(crate) fn from_parts(kind: Kind, meta: Meta, engine: Engine) -> Self {
+        Blocklist {
+            kind,
+            meta,
+            engine,
+            verify: None,
+            directory: None,
+        }
+    }
+
+    /// Hands a keyword list's index the open file it reads blocks from on hits.
+    fn attach_keyword_file(mut self, file: File) -> Self {
+        if let (Engine::Keywords(engine), Some(directory)) = (&mut self.engine, &self.directory) {
+            engine.attach_file(file, directory);
+        }
+        self
+    }
+
+    /// Hands a keyword list's index its blocks from a whole file image.
+    fn attach_keyword_bytes(mut self, image: &[u8]) -> Self {
+        if let (Engine::Keywords(engine), Some(directory)) = (&mut self.engine, &self.directory) {
+            engine.attach_bytes(image, directory);
+        }
+        self
     }
 
     fn read(path: &Path, source: &dyn Source) -> Result<Self> {
@@ -304,6 +334,7 @@ impl Blocklist {
                 tag::META | tag::VERIFY => entry.index == 0,
                 tag::FILTER => true,
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
+                tag::KEYWORD_LENGTHS | tag::KEYWORD_INDEX => kind != Kind::Cabf && entry.index == 0,
                 t if t >= format::OPTIONAL_TAGS => true,
                 t => {
                     return Err(Error::UnknownSection {
@@ -364,6 +395,9 @@ impl Blocklist {
                         Engine::Urls(UrlFilter::new(filter))
                     }
                     KeyScheme::Exact | KeyScheme::Url => Engine::Keys(filter),
+                    KeyScheme::Keywords => {
+                        Engine::Keywords(KeywordEngine::read(path, source, &directory, filter)?)
+                    }
                 }
             }
             None => {
@@ -450,7 +484,7 @@ impl Blocklist {
     fn write_to(&self, out: &mut impl Write) -> std::io::Result<Directory> {
         let meta = sections::encode_meta(&self.meta);
         let mut blocks: Vec<(u16, Vec<u8>, &[u8])> = Vec::new();
-        let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
+        let mut extra: Vec<(u16, std::borrow::Cow<'_, [u8]>)> = Vec::new();
         match &self.engine {
             Engine::Keys(filter) => blocks.push((
                 0,
@@ -468,7 +502,8 @@ impl Blocklist {
             Engine::Cabf(engine) => {
                 extra.push((
                     tag::CABF,
-                    sections::encode_cabf(engine.split().code(), engine.component_filters() as u32),
+                    sections::encode_cabf(engine.split().code(), engine.component_filters() as u32)
+                        .into(),
                 ));
                 for (index, filter) in engine.filters().enumerate() {
                     blocks.push((
@@ -477,6 +512,15 @@ impl Blocklist {
                         filter.bit_bytes(),
                     ));
                 }
+            }
+            Engine::Keywords(engine) => {
+                let filter = engine.filter();
+                blocks.push((
+                    0,
+                    sections::encode_filter_params(&filter.params()),
+                    filter.bit_bytes(),
+                ));
+                extra.extend(engine.extra_sections()?);
             }
         }
         // Ascending (tag, index) order, as the format requires.
@@ -503,7 +547,7 @@ impl Blocklist {
             data.push(SectionData {
                 tag: *tag,
                 index: 0,
-                parts: vec![bytes],
+                parts: vec![bytes.as_ref()],
             });
         }
         let directory = format::plan(self.kind.code(), &data);
@@ -548,6 +592,7 @@ impl Blocklist {
             Engine::Keys(filter) => Some(filter),
             Engine::Urls(urls) => Some(urls.filter()),
             Engine::Cabf(_) => None,
+            Engine::Keywords(engine) => Some(engine.filter()),
         }
     }
 
@@ -555,7 +600,7 @@ impl Blocklist {
     /// keys, which have no URL semantics. Hits are confirmed when the list has verification.
     pub fn find_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Option<Hit> {
         let matcher: &dyn Matcher = match &self.engine {
-            Engine::Keys(_) => return None,
+            Engine::Keys(_) | Engine::Keywords(_) => return None,
             Engine::Urls(urls) => urls,
             Engine::Cabf(cabf) => cabf,
         };
@@ -574,6 +619,13 @@ impl Blocklist {
     /// listed) and matched through their expressions.
     pub fn check_batch(&self, items: &[&[u8]], scratch: &mut Scratch, out: &mut Vec<Verdict>) {
         out.reserve(items.len());
+        if let Engine::Keywords(engine) = &self.engine {
+            out.extend(items.iter().map(|item| Verdict {
+                listed: engine.check_phrase(item),
+                hit: None,
+            }));
+            return;
+        }
         if let Engine::Keys(filter) = &self.engine {
             self.check_keys(filter, items, scratch, out);
             return;
@@ -722,6 +774,8 @@ pub struct Description {
     pub split: Option<&'static str>,
     /// Fingerprints in the verification section, if there is one.
     pub verification: Option<u64>,
+    /// A keyword list's phrase lengths, rates per document and per probe, and index.
+    pub keywords: Option<KeywordsInfo>,
 }
 
 /// One section as `info` lists it.
@@ -759,6 +813,11 @@ impl Blocklist {
                 Some(engine.split().name()),
                 None,
             ),
+            Engine::Keywords(engine) => (
+                vec![FilterInfo::of(&**engine.filter())],
+                None,
+                engine.filter().target_fpp(),
+            ),
         };
         Description {
             kind: self.kind,
@@ -782,6 +841,10 @@ impl Blocklist {
             filters,
             split,
             verification: self.verify.as_ref().map(|t| t.len() as u64),
+            keywords: match &self.engine {
+                Engine::Keywords(engine) => Some(engine.info(&self.meta)),
+                _ => None,
+            },
         }
     }
 }

@@ -65,6 +65,10 @@ pub mod tag {
     pub const VERIFY: u16 = 3;
     /// CaBF's split and component-filter count.
     pub const CABF: u16 = 4;
+    /// A keyword list's phrase lengths in tokens (what a scan probes).
+    pub const KEYWORD_LENGTHS: u16 = 0x10;
+    /// A keyword list's exact keywords, sorted by phrase hash, read on hits.
+    pub const KEYWORD_INDEX: u16 = 0x11;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
 }
@@ -78,6 +82,8 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::FILTER => "filter",
         tag::VERIFY => "verification",
         tag::CABF => "CaBF",
+        tag::KEYWORD_LENGTHS => "phrase lengths",
+        tag::KEYWORD_INDEX => "keyword index",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }

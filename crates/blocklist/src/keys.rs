@@ -22,6 +22,9 @@ pub enum KeyScheme {
     /// list entry. Used through the URL engines ([`crate::engine`]), not
     /// [`KeyScheme::normalize_into`].
     Expressions,
+    /// Keywords and phrases in any language, matched inside text (`phishbloom scan`): NFKC,
+    /// simple case folding, UAX #29 tokens joined by one space ([`crate::keywords`]).
+    Keywords,
 }
 
 impl KeyScheme {
@@ -31,6 +34,7 @@ impl KeyScheme {
             KeyScheme::Exact => 0,
             KeyScheme::Url => 1,
             KeyScheme::Expressions => 2,
+            KeyScheme::Keywords => 3,
         }
     }
 
@@ -40,6 +44,7 @@ impl KeyScheme {
             0 => Some(KeyScheme::Exact),
             1 => Some(KeyScheme::Url),
             2 => Some(KeyScheme::Expressions),
+            3 => Some(KeyScheme::Keywords),
             _ => None,
         }
     }
@@ -50,6 +55,7 @@ impl KeyScheme {
             KeyScheme::Exact => "exact",
             KeyScheme::Url => "url",
             KeyScheme::Expressions => "url-expressions",
+            KeyScheme::Keywords => "keywords",
         }
     }
 
@@ -69,8 +75,18 @@ impl KeyScheme {
             KeyScheme::Exact => out.extend_from_slice(raw),
             // Whole-key normalization of a URL; expression matching goes through the matcher.
             KeyScheme::Url | KeyScheme::Expressions => normalize_url(raw, out),
+            KeyScheme::Keywords => crate::keywords::append_normalized(raw, out),
         }
         out.len() - start
+    }
+
+    /// The hash a normalized key is stored under: xxh3-128 of its bytes, or for keywords the
+    /// phrase hash of its tokens ([`crate::keywords::keyword_hash`]).
+    pub fn key_hash(self, key: &[u8]) -> phishbloom_filter::KeyHash {
+        match self {
+            KeyScheme::Keywords => crate::keywords::keyword_hash(key),
+            _ => phishbloom_filter::KeyHash::of(key),
+        }
     }
 }
 
@@ -133,7 +149,12 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for scheme in [KeyScheme::Exact, KeyScheme::Url, KeyScheme::Expressions] {
+        for scheme in [
+            KeyScheme::Exact,
+            KeyScheme::Url,
+            KeyScheme::Expressions,
+            KeyScheme::Keywords,
+        ] {
             assert_eq!(KeyScheme::from_code(scheme.code()), Some(scheme));
         }
         assert_eq!(KeyScheme::from_code(99), None);

@@ -16,6 +16,8 @@
 //! - [`atomic`] — the one atomic file writer; [`bytes`] — the one bounds-checked
 //!   little-endian reader.
 //! - [`plan`] — the sizing calculator.
+//! - [`keywords`] — keyword lists (phrases in any language, built streaming, with phrase
+//!   lengths and an exact index read on hits); [`scan`] — finding them inside e-mail and text.
 //! - [`Error`] — everything that can fail, naming the file and the fix.
 //!
 //! # Example
@@ -58,8 +60,10 @@ mod error;
 pub mod fmt;
 pub mod format;
 pub mod keys;
+pub mod keywords;
 pub mod plan;
 pub mod printer;
+pub mod scan;
 pub mod sections;
 pub mod source;
 

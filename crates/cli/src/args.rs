@@ -26,6 +26,9 @@ pub enum Command {
     Build(BuildArgs),
     /// Check keys against a filter: listed or clean (exit 0 if any listed, 1 if none, 2 on error).
     Check(CheckArgs),
+    /// Find a keyword list's keywords and phrases inside e-mails and text: spam or clean per
+    /// document (exit 0 if any document matched, 1 if none, 2 on error).
+    Scan(crate::commands::scan::ScanArgs),
     /// Measure a filter on dataset.csv: false negatives, false positives on benign and random URLs.
     Eval(EvalArgs),
     /// Show a filter file's parameters, fill and current expected rate; verifies its checksum.
@@ -165,8 +168,16 @@ pub struct FilterArgs {
 #[derive(Debug, Args)]
 pub struct BuildArgs {
     /// The list: a CSV with a header, or one entry per line; `-` reads standard input.
-    #[arg(required_unless_present = "ut1")]
+    #[arg(required_unless_present_any = ["ut1", "keywords"])]
     pub input: Option<String>,
+    /// Build a keyword list for `scan` from LIST (one keyword or phrase per line, any language;
+    /// `-` reads standard input) instead of a URL or key list.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["input", "ut1", "exact"])]
+    pub keywords: Option<String>,
+    /// With --keywords: the probes per scanned document that --fpp is stated for (default: 400
+    /// tokens × the number of distinct phrase lengths in the list).
+    #[arg(long, value_name = "P", requires = "keywords", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub probes_per_doc: Option<u32>,
     /// UT1 category folders (with `domains` and/or `urls` files) to include; repeatable.
     #[arg(long, value_name = "DIR", num_args = 1..)]
     pub ut1: Vec<PathBuf>,

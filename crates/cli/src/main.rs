@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan::run(&args),
         Command::Build(args) => commands::build::run(&args),
         Command::Check(args) => commands::check::run(&args),
+        Command::Scan(args) => commands::scan::run(&args),
         Command::Eval(args) => commands::eval::run(&args),
         Command::Info(args) => commands::info::run(&args),
         Command::Demo(args) => commands::demo::run(&args),

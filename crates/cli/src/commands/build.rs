@@ -41,6 +41,9 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         version: next_version(&args.output),
         created: now(),
     };
+    if let Some(list) = &args.keywords {
+        return crate::commands::scan::build(args, list, &options, started);
+    }
     let (blocklist, inputs) = if args.exact {
         // `--exact` conflicts with `--ut1`, so clap guarantees the positional input.
         let input = Input::from_arg(args.input.as_deref().unwrap_or("-"));
@@ -147,7 +150,7 @@ fn progress_bar(input: &Input) -> ProgressBar {
     bar
 }
 
-fn print_list_summary(source: &str, summary: &ListSummary) {
+pub(crate) fn print_list_summary(source: &str, summary: &ListSummary) {
     let label = summary
         .label
         .as_deref()
@@ -183,7 +186,7 @@ fn print_entry_summary(summary: &EntrySummary) {
     }
 }
 
-fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
+pub(crate) fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
     let meta = blocklist.meta();
     let what = match meta.scheme {
         KeyScheme::Expressions => "URL entries",
@@ -200,6 +203,9 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
         ),
         Engine::Keys(filter) => print_filter(args, &**filter, meta.entries, what),
         Engine::Urls(urls) => print_filter(args, &**urls.filter(), meta.entries, what),
+        Engine::Keywords(engine) => {
+            print_filter(args, &**engine.filter(), meta.entries, "keywords")
+        }
     }
     println!(
         "  list {:?} version {}, set fingerprint {}, built in {:.2} s{}",

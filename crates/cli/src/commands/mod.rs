@@ -10,6 +10,7 @@ pub mod info;
 pub mod plan;
 pub mod redis;
 pub mod report;
+pub mod scan;
 
 /// Threads to use when the user did not say: every core the OS reports (1 if unknown).
 pub fn default_threads(requested: Option<usize>) -> usize {

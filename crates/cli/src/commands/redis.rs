@@ -179,6 +179,7 @@ fn print_info(info: &Info) {
         KeyScheme::Expressions => "URL entries (domain and URL semantics)",
         KeyScheme::Exact => "exact keys",
         KeyScheme::Url => "whole URLs, lightly normalized",
+        KeyScheme::Keywords => "keywords and phrases (whole-phrase checks only)",
     };
     println!("entries           {} {keys}", fmt::count(list.entries));
     println!("set fingerprint   {} (as pushed)", list.fingerprint);
