@@ -19,6 +19,12 @@ pub fn normalize_into(text: &str, out: &mut String) {
     out.extend(text.nfkc().map(|c| folder.simple_fold(c)));
 }
 
+/// Appends `text` with simple case folding only, for text already in NFKC.
+pub fn fold_into(text: &str, out: &mut String) {
+    let folder = CaseMapper::new();
+    out.extend(text.chars().map(|c| folder.simple_fold(c)));
+}
+
 /// The normalized form of `text` (see [`normalize_into`]).
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -14,14 +14,20 @@ use phishbloom_filter::KeyHash;
 use unicode_script::{Script, UnicodeScript};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::normalize::normalize_into;
+use unicode_normalization::{is_nfkc_quick, IsNormalized};
+
+use crate::normalize::{fold_into, normalize_into};
 
 /// Whether `c` belongs to a script written without spaces between words, whose every
 /// character is a token.
 pub fn is_spaceless(c: char) -> bool {
-    // Every such script lies above U+0E00 (Thai is the lowest): ASCII and Latin skip the lookup.
-    (c as u32) >= 0x0E00
-        && matches!(
+    let code = c as u32;
+    // The CJK Unified Ideographs block (U+4E00–U+9FFF, all Han) and Hiragana and Katakana
+    // (U+3040–U+30FF, but for two Common marks) answer without the script lookup; every other
+    // such script lies above U+0E00 (Thai is the lowest), so ASCII and Latin skip it too.
+    (0x4E00..=0x9FFF).contains(&code)
+        || (code >= 0x0E00
+            && matches!(
             c.script(),
             Script::Han
                 | Script::Hiragana
@@ -31,7 +37,7 @@ pub fn is_spaceless(c: char) -> bool {
                 | Script::Lao
                 | Script::Khmer
                 | Script::Myanmar
-        )
+            ))
 }
 
 /// The tokens of one text, reusable across texts (its buffers keep their capacity).
@@ -90,13 +96,23 @@ impl Tokens {
 
     /// A non-ASCII word-boundary segment: split around spaceless-script graphemes, each piece
     /// normalized and split into words again (normalization can change what is a word: `㍿`
-    /// becomes the four Han characters `株式会社`).
+    /// becomes the four Han characters `株式会社`). A piece that is already in NFKC (the quick
+    /// check says so: most text, every common Han character) only needs folding and stays one
+    /// token if it holds a letter or digit, which is what the general path gives it too.
     fn segment(&mut self, start: usize, segment: &str) {
         let mut scratch = std::mem::take(&mut self.scratch);
         for_each_piece(segment, |offset, piece| {
+            let span = (start + offset, start + offset + piece.len());
+            if is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
+                if piece.chars().any(char::is_alphanumeric) {
+                    let from = self.text.len();
+                    fold_into(piece, &mut self.text);
+                    self.finish_token(from, span.0, span.1);
+                }
+                return;
+            }
             scratch.clear();
             normalize_into(piece, &mut scratch);
-            let span = (start + offset, start + offset + piece.len());
             for word in scratch.unicode_words() {
                 for_each_piece(word, |_, token| {
                     let from = self.text.len();
@@ -205,7 +221,9 @@ pub fn ascii_words(line: &[u8], mut visit: impl FnMut(usize, usize)) {
 /// Calls `visit(offset, piece)` for the pieces of `text`: each extended grapheme cluster that
 /// starts with a spaceless-script character alone, and each maximal run of other clusters.
 fn for_each_piece(text: &str, mut visit: impl FnMut(usize, &str)) {
-    if !text.chars().any(is_spaceless) {
+    let mut chars = text.chars();
+    // One character (every Han character between others is its own UAX #29 segment): one piece.
+    if chars.next().is_some() && chars.next().is_none() || !text.chars().any(is_spaceless) {
         visit(0, text);
         return;
     }
