@@ -11,6 +11,10 @@ use clap::Parser;
 use crate::args::{Cli, Command, ExperimentCommand};
 
 fn main() -> ExitCode {
+    // The report measures each keyword configuration in a child process: this executable.
+    if let Some(code) = phishbloom_lab::measure::keywords::serve_child() {
+        return ExitCode::from(code as u8);
+    }
     restore_default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {

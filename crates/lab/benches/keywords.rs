@@ -10,7 +10,8 @@
 //!
 //! Options: `--sets N,N…` keyword counts (default 1e5,1e6); `--peer-max N` largest count
 //! aho-corasick is measured at (default 1e6; 0 for none); `--text-mb N` MB of generated e-mail
-//! (default 50); `--json FILE` also writes the results.
+//! (default 50); `--no-fortunes` skips the Debian fortunes; `--json FILE` also writes the
+//! results.
 
 use phishbloom_blocklist::fmt;
 use phishbloom_lab::measure::keywords::{run_with, serve_child, KeywordSizes};
@@ -43,12 +44,22 @@ fn main() {
         peer_max: value("--peer-max").map_or(1_000_000, |v| count(&v)),
         text_bytes: value("--text-mb").map_or(50, |v| count(&v)) << 20,
         seed: 14,
+        real_texts: !args.iter().any(|a| a == "--no-fortunes"),
     };
     let report = run_with(&sizes, &Progress::new("keywords", true))
         .unwrap_or_else(|e| panic!("measurement failed: {e}"));
     println!(
         "{:>11}  {:<20} {:<9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>8} {:>8}",
-        "keywords", "system", "texts", "build s", "build RSS", "bytes", "scan RSS", "MB/s", "flags/1k", "planted"
+        "keywords",
+        "system",
+        "texts",
+        "build s",
+        "build RSS",
+        "bytes",
+        "scan RSS",
+        "MB/s",
+        "flags/1k",
+        "planted"
     );
     for r in &report.rows {
         let rss = |v: Option<u64>| v.map_or("-".into(), fmt::bytes);

@@ -28,23 +28,23 @@ pub fn is_spaceless(c: char) -> bool {
     (0x4E00..=0x9FFF).contains(&code)
         || (code >= 0x0E00
             && matches!(
-            c.script(),
-            Script::Han
-                | Script::Hiragana
-                | Script::Katakana
-                | Script::Bopomofo
-                | Script::Thai
-                | Script::Lao
-                | Script::Khmer
-                | Script::Myanmar
+                c.script(),
+                Script::Han
+                    | Script::Hiragana
+                    | Script::Katakana
+                    | Script::Bopomofo
+                    | Script::Thai
+                    | Script::Lao
+                    | Script::Khmer
+                    | Script::Myanmar
             ))
 }
 
 /// The tokens of one text, reusable across texts (its buffers keep their capacity).
 #[derive(Clone, Debug, Default)]
 pub struct Tokens {
-    /// The normalized tokens, concatenated.
-    text: String,
+    /// The normalized tokens, concatenated (valid UTF-8: lowercased ASCII or whole `str`s).
+    text: Vec<u8>,
     /// Where each token ends in `text`.
     ends: Vec<usize>,
     /// Each token's byte range in the original text.
@@ -78,11 +78,8 @@ impl Tokens {
             if line.is_ascii() {
                 ascii_words(line.as_bytes(), |start, end| {
                     let from = self.text.len();
-                    self.text.extend(
-                        line.as_bytes()[start..end]
-                            .iter()
-                            .map(|b| char::from(b.to_ascii_lowercase())),
-                    );
+                    self.text.extend_from_slice(&line.as_bytes()[start..end]);
+                    self.text[from..].make_ascii_lowercase();
                     self.finish_token(from, line_start + start, line_start + end);
                 });
             } else {
@@ -106,7 +103,9 @@ impl Tokens {
             if is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
                 if piece.chars().any(char::is_alphanumeric) {
                     let from = self.text.len();
-                    fold_into(piece, &mut self.text);
+                    scratch.clear();
+                    fold_into(piece, &mut scratch);
+                    self.text.extend_from_slice(scratch.as_bytes());
                     self.finish_token(from, span.0, span.1);
                 }
                 return;
@@ -116,7 +115,7 @@ impl Tokens {
             for word in scratch.unicode_words() {
                 for_each_piece(word, |_, token| {
                     let from = self.text.len();
-                    self.text.push_str(token);
+                    self.text.extend_from_slice(token.as_bytes());
                     self.finish_token(from, span.0, span.1);
                 });
             }
@@ -127,7 +126,7 @@ impl Tokens {
     /// Records the token just appended to `text` at `from`.
     #[inline]
     fn finish_token(&mut self, from: usize, start: usize, end: usize) {
-        self.hashes.push(KeyHash::of(&self.text.as_bytes()[from..]));
+        self.hashes.push(KeyHash::of(&self.text[from..]));
         self.ends.push(self.text.len());
         self.spans.push((start, end));
     }
@@ -150,7 +149,8 @@ impl Tokens {
     /// The normalized `index`-th token.
     pub fn token(&self, index: usize) -> &str {
         let start = if index == 0 { 0 } else { self.ends[index - 1] };
-        &self.text[start..self.ends[index]]
+        // Tokens are appended whole, as lowercased ASCII or as `str`s: always UTF-8.
+        std::str::from_utf8(&self.text[start..self.ends[index]]).unwrap_or_default()
     }
 
     /// The byte range of the `index`-th token in the original text.

@@ -15,7 +15,8 @@
 //!   resident memory (`VmHWM`), so configurations never share a heap. A process that cannot
 //!   spawn children (a test binary) measures in process and reports no peak.
 //! - **Measured**: build time and peak RSS; the list's bytes; scan throughput on one core
-//!   (MB of decoded text per second, tokenizing included for both systems); false flags per
+//!   (MB of decoded text per second, tokenizing included for both systems; documents are read
+//!   one at a time from a corpus file, as `scan` reads files); false flags per
 //!   1,000 clean documents with and without the keyword index; and, as a check, that every
 //!   keyword planted in a document is found.
 
@@ -43,6 +44,12 @@ static CAN_SPAWN: AtomicBool = AtomicBool::new(false);
 /// The per-document rate the keyword lists are built for (the `build` default).
 pub const PER_DOC_FPP: f64 = 0.01;
 
+/// The peer over the same tokens as `scan` (the comparison the targets are judged by).
+pub const PEER: &str = "aho-corasick";
+
+/// The peer as issue 14 measured it: ASCII case-insensitive over the raw text.
+pub const PEER_RAW: &str = "aho-corasick (raw, ASCII case-insensitive)";
+
 /// Documents with one planted keyword each, scanned to check that none is missed.
 const PLANTED: usize = 1000;
 
@@ -63,6 +70,8 @@ pub struct KeywordSizes {
     pub text_bytes: u64,
     /// Seed of keywords and texts.
     pub seed: u64,
+    /// Whether to scan the Debian fortunes too, when installed.
+    pub real_texts: bool,
 }
 
 impl KeywordSizes {
@@ -70,10 +79,11 @@ impl KeywordSizes {
     pub fn for_report(quick: bool) -> Self {
         if quick {
             KeywordSizes {
-                sets: vec![10_000, 100_000],
-                peer_max: 100_000,
-                text_bytes: 2 << 20,
+                sets: vec![10_000],
+                peer_max: 10_000,
+                text_bytes: 1 << 20,
                 seed: 14,
+                real_texts: false,
             }
         } else {
             KeywordSizes {
@@ -81,6 +91,7 @@ impl KeywordSizes {
                 peer_max: 1_000_000,
                 text_bytes: 50 << 20,
                 seed: 14,
+                real_texts: true,
             }
         }
     }
@@ -102,23 +113,66 @@ enum Job {
         confirm: bool,
         planted: Vec<String>,
     },
-    /// Build aho-corasick from the keyword file and scan the texts.
+    /// Build aho-corasick from the keyword file and scan the texts: over the same tokens as
+    /// `scan` (`tokens`), or as issue 14 measured it — ASCII case-insensitive over the raw
+    /// keywords and text, which also matches inside words.
     Peer {
         keywords: PathBuf,
         texts: TextSpec,
         planted: Vec<String>,
+        tokens: bool,
     },
 }
 
-/// Which texts a scan job reads (regenerated identically in every process).
+/// Which texts a scan job reads: a corpus file written once by the parent, read one document
+/// at a time (so a scanning process holds one document, not the corpus).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TextSpec {
     /// `generated` or `fortunes`.
     pub corpus: String,
-    /// Bytes of generated text.
-    pub bytes: u64,
-    /// Seed.
-    pub seed: u64,
+    /// The documents, separated by NUL bytes.
+    pub path: PathBuf,
+}
+
+/// Writes `documents` to `path`, separated by NUL bytes.
+fn write_corpus(path: &Path, documents: &[String]) -> Result<()> {
+    let name = path.display().to_string();
+    let file = std::fs::File::create(path).map_err(|e| io(&name, "create", e))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    for document in documents {
+        out.write_all(document.as_bytes())
+            .and_then(|()| out.write_all(&[0]))
+            .map_err(|e| io(&name, "write", e))?;
+    }
+    out.flush().map_err(|e| io(&name, "write", e))
+}
+
+/// Calls `visit` with each document of a corpus file, one at a time; returns the documents and
+/// bytes read.
+fn for_each_document(
+    path: &Path,
+    mut visit: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<(u64, u64)> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| io(&name, "open", e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let (mut buffer, mut documents, mut bytes) = (Vec::new(), 0u64, 0u64);
+    loop {
+        buffer.clear();
+        let read = std::io::BufRead::read_until(&mut reader, 0, &mut buffer)
+            .map_err(|e| io(&name, "read", e))?;
+        if read == 0 {
+            return Ok((documents, bytes));
+        }
+        if buffer.last() == Some(&0) {
+            buffer.pop();
+        }
+        // `write_corpus` wrote whole `String`s: always UTF-8.
+        let text = std::str::from_utf8(&buffer).unwrap_or_default();
+        visit(documents as usize, text)?;
+        documents += 1;
+        bytes += text.len() as u64;
+    }
 }
 
 /// What one job measured.
@@ -322,26 +376,29 @@ fn run_job(job: &Job) -> Result<JobResult> {
                     confirm: *confirm,
                 },
             )?;
-            let documents = texts.documents();
             let started = Instant::now();
             let mut flagged = 0;
-            for document in &documents {
+            let (documents, text_bytes) = for_each_document(&texts.path, |_, document| {
                 flagged += u64::from(scanner.scan(document)?.spam);
-            }
+                Ok(())
+            })?;
             let scan_seconds = started.elapsed().as_secs_f64();
-            let mut found = 0;
-            for (document, keyword) in documents.iter().zip(planted) {
-                let text = plant(document, keyword);
-                let verdict = scanner.scan(&text)?;
-                let normalized = phishbloom_text::tokens::tokenize(keyword).join(" ");
-                found += u64::from(verdict.matches.iter().any(|m| m.keyword == normalized));
-            }
+            let (mut found, mut tried) = (0, 0);
+            for_each_document(&texts.path, |i, document| {
+                if let Some(keyword) = planted.get(i) {
+                    let verdict = scanner.scan(&plant(document, keyword))?;
+                    let normalized = phishbloom_text::tokens::tokenize(keyword).join(" ");
+                    found += u64::from(verdict.matches.iter().any(|m| m.keyword == normalized));
+                    tried += 1;
+                }
+                Ok(())
+            })?;
             Ok(JobResult {
                 scan_seconds: Some(scan_seconds),
-                text_bytes: documents.iter().map(|d| d.len() as u64).sum(),
-                documents: documents.len() as u64,
+                text_bytes,
+                documents,
                 flagged,
-                planted: planted.len().min(documents.len()) as u64,
+                planted: tried,
                 planted_found: found,
                 ..JobResult::default()
             })
@@ -350,7 +407,8 @@ fn run_job(job: &Job) -> Result<JobResult> {
             keywords,
             texts,
             planted,
-        } => peer(keywords, texts, planted),
+            tokens,
+        } => peer(keywords, texts, planted, *tokens),
     }
 }
 
@@ -363,11 +421,17 @@ fn plant(document: &str, keyword: &str) -> String {
     format!("{} {keyword} {}", &document[..middle], &document[middle..])
 }
 
-/// aho-corasick over the same normalization: patterns are the keywords' tokens joined by
-/// spaces with a space on each side; a document becomes its tokens joined the same way, so
-/// that a match is a whole-token phrase, as `scan` matches. Overlapping matches, as a scan
-/// reports every keyword.
-fn peer(keywords: &Path, texts: &TextSpec, planted: &[String]) -> Result<JobResult> {
+/// aho-corasick. With `normalize`, over the same normalization as `scan`: patterns are the
+/// keywords' tokens joined by spaces with a space on each side, a document becomes its tokens
+/// joined the same way, so that a match is a whole-token phrase. Without, issue 14's setup:
+/// the keyword lines as patterns, ASCII case-insensitive, over the raw text (substring matches,
+/// no Unicode folding). Overlapping matches either way, as a scan reports every keyword.
+fn peer(
+    keywords: &Path,
+    texts: &TextSpec,
+    planted: &[String],
+    normalize: bool,
+) -> Result<JobResult> {
     let started = Instant::now();
     let list = std::fs::read_to_string(keywords)
         .map_err(|e| io(&keywords.display().to_string(), "read", e))?;
@@ -375,6 +439,12 @@ fn peer(keywords: &Path, texts: &TextSpec, planted: &[String]) -> Result<JobResu
     let mut patterns: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
     for line in list.lines() {
+        if !normalize {
+            if !line.is_empty() && seen.insert(line.to_string()) {
+                patterns.push(line.to_string());
+            }
+            continue;
+        }
         let mut pattern = String::from(" ");
         tokens.tokenize(line);
         if tokens.is_empty() {
@@ -387,15 +457,20 @@ fn peer(keywords: &Path, texts: &TextSpec, planted: &[String]) -> Result<JobResu
         }
     }
     drop((list, seen));
-    let automaton = aho_corasick::AhoCorasick::new(&patterns).map_err(|e| Error::Child {
-        job: "aho-corasick build".into(),
-        message: e.to_string(),
-    })?;
+    let automaton = aho_corasick::AhoCorasick::builder()
+        .ascii_case_insensitive(!normalize)
+        .build(&patterns)
+        .map_err(|e| Error::Child {
+            job: "aho-corasick build".into(),
+            message: e.to_string(),
+        })?;
     let build_seconds = started.elapsed().as_secs_f64();
     drop(patterns);
-    let documents = texts.documents();
     let mut normalized = String::new();
     let mut count = |text: &str, normalized: &mut String| -> usize {
+        if !normalize {
+            return automaton.find_overlapping_iter(text).count();
+        }
         tokens.tokenize(text);
         normalized.clear();
         normalized.push(' ');
@@ -405,35 +480,30 @@ fn peer(keywords: &Path, texts: &TextSpec, planted: &[String]) -> Result<JobResu
     };
     let started = Instant::now();
     let mut flagged = 0;
-    for document in &documents {
+    let (documents, text_bytes) = for_each_document(&texts.path, |_, document| {
         flagged += u64::from(count(document, &mut normalized) > 0);
-    }
+        Ok(())
+    })?;
     let scan_seconds = started.elapsed().as_secs_f64();
-    let mut found = 0;
-    for (document, keyword) in documents.iter().zip(planted) {
-        found += u64::from(count(&plant(document, keyword), &mut normalized) > 0);
-    }
+    let (mut found, mut tried) = (0, 0);
+    for_each_document(&texts.path, |i, document| {
+        if let Some(keyword) = planted.get(i) {
+            found += u64::from(count(&plant(document, keyword), &mut normalized) > 0);
+            tried += 1;
+        }
+        Ok(())
+    })?;
     Ok(JobResult {
         build_seconds: Some(build_seconds),
         structure_bytes: Some(automaton.memory_usage() as u64),
         scan_seconds: Some(scan_seconds),
-        text_bytes: documents.iter().map(|d| d.len() as u64).sum(),
-        documents: documents.len() as u64,
+        text_bytes,
+        documents,
         flagged,
-        planted: planted.len().min(documents.len()) as u64,
+        planted: tried,
         planted_found: found,
         peak_rss: None,
     })
-}
-
-impl TextSpec {
-    /// The documents of this corpus.
-    pub fn documents(&self) -> Vec<String> {
-        match self.corpus.as_str() {
-            "fortunes" => fortunes(),
-            _ => generated_emails(self.bytes, self.seed),
-        }
-    }
 }
 
 /// The English vocabulary of the generated e-mails: the Debian word list's purely alphabetic
@@ -613,7 +683,8 @@ fn write_keywords(
     seed: u64,
     vocabulary: &HashSet<String>,
 ) -> Result<(u64, Vec<String>)> {
-    let file = std::fs::File::create(path).map_err(|e| io(&path.display().to_string(), "create", e))?;
+    let file =
+        std::fs::File::create(path).map_err(|e| io(&path.display().to_string(), "create", e))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut rng = SplitMix64::new(seed);
     let every = (count / PLANTED as u64).max(1);
@@ -645,7 +716,12 @@ fn token_stats(corpus: &str, documents: &[String]) -> TokenStats {
         })
         .collect();
     counts.sort_unstable();
-    let at = |q: f64| counts.get(((counts.len() as f64 * q) as usize).min(counts.len().saturating_sub(1))).copied().unwrap_or(0);
+    let at = |q: f64| {
+        counts
+            .get(((counts.len() as f64 * q) as usize).min(counts.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0)
+    };
     TokenStats {
         corpus: corpus.to_string(),
         documents: documents.len() as u64,
@@ -657,28 +733,37 @@ fn token_stats(corpus: &str, documents: &[String]) -> TokenStats {
 
 /// Runs the section's measurements at the report's sizes.
 pub fn run(settings: &Settings) -> Result<KeywordReport> {
-    run_with(&KeywordSizes::for_report(settings.quick), &settings.progress)
+    run_with(
+        &KeywordSizes::for_report(settings.quick),
+        &settings.progress,
+    )
 }
 
 /// Runs the measurements at `sizes`, in a temporary folder (keyword files and lists are large:
 /// 10⁸ keywords make a 1.7 GB list file).
-pub fn run_with(sizes: &KeywordSizes, progress: &crate::measure::Progress) -> Result<KeywordReport> {
+pub fn run_with(
+    sizes: &KeywordSizes,
+    progress: &crate::measure::Progress,
+) -> Result<KeywordReport> {
     let work = tempfile::Builder::new()
         .prefix("phishbloom-keywords-")
         .tempdir()
         .map_err(|e| io("a temporary folder", "create", e))?;
     let generated = TextSpec {
         corpus: "generated".into(),
-        bytes: sizes.text_bytes,
-        seed: sizes.seed,
+        path: work.path().join("generated.txt"),
     };
     let fortunes_spec = TextSpec {
         corpus: "fortunes".into(),
-        bytes: 0,
-        seed: 0,
+        path: work.path().join("fortunes.txt"),
     };
-    let generated_docs = generated.documents();
-    let fortune_docs = fortunes();
+    let generated_docs = generated_emails(sizes.text_bytes, sizes.seed);
+    write_corpus(&generated.path, &generated_docs)?;
+    let fortune_docs = if sizes.real_texts {
+        fortunes()
+    } else {
+        Vec::new()
+    };
     let mut report = KeywordReport {
         per_process: CAN_SPAWN.load(Ordering::Relaxed),
         ..KeywordReport::default()
@@ -687,6 +772,7 @@ pub fn run_with(sizes: &KeywordSizes, progress: &crate::measure::Progress) -> Re
     let mut corpora = vec![generated.clone()];
     if !fortune_docs.is_empty() {
         report.texts.push(token_stats("fortunes", &fortune_docs));
+        write_corpus(&fortunes_spec.path, &fortune_docs)?;
         corpora.push(fortunes_spec);
     }
     let vocabulary = vocabulary(&[&generated_docs, &fortune_docs]);
@@ -697,7 +783,11 @@ pub fn run_with(sizes: &KeywordSizes, progress: &crate::measure::Progress) -> Re
         let (bytes, planted) = write_keywords(&keywords, count, sizes.seed ^ count, &vocabulary)?;
         report.keyword_bytes.push((count, bytes / count.max(1)));
         for verify in [false, true] {
-            let system = if verify { "phishbloom --verify" } else { "phishbloom" };
+            let system = if verify {
+                "phishbloom --verify"
+            } else {
+                "phishbloom"
+            };
             progress.say(&format!("keywords: {system} build, {count} keywords"));
             let out = work.path().join(format!("kw-{count}-{verify}.bloom"));
             let build = dispatch(&Job::Build {
@@ -706,28 +796,39 @@ pub fn run_with(sizes: &KeywordSizes, progress: &crate::measure::Progress) -> Re
                 verify,
             })?;
             for texts in &corpora {
-                progress.say(&format!("keywords: {system} scan of {} texts", texts.corpus));
+                progress.say(&format!(
+                    "keywords: {system} scan of {} texts",
+                    texts.corpus
+                ));
                 let scan = dispatch(&Job::Scan {
                     list: out.clone(),
                     texts: texts.clone(),
                     confirm: verify,
                     planted: planted.clone(),
                 })?;
-                report.rows.push(row(count, system, &texts.corpus, &build, &scan));
+                report
+                    .rows
+                    .push(row(count, system, &texts.corpus, &build, &scan));
             }
             std::fs::remove_file(&out).ok();
         }
         if count <= sizes.peer_max {
-            for texts in &corpora {
-                progress.say(&format!("keywords: aho-corasick, {count} keywords, {} texts", texts.corpus));
-                let peer = dispatch(&Job::Peer {
-                    keywords: keywords.clone(),
-                    texts: texts.clone(),
-                    planted: planted.clone(),
-                })?;
-                let mut line = row(count, "aho-corasick", &texts.corpus, &peer, &peer);
-                line.build_peak_rss = peer.peak_rss;
-                report.rows.push(line);
+            for (system, tokens) in [(PEER, true), (PEER_RAW, false)] {
+                for texts in &corpora {
+                    progress.say(&format!(
+                        "keywords: {system}, {count} keywords, {} texts",
+                        texts.corpus
+                    ));
+                    let peer = dispatch(&Job::Peer {
+                        keywords: keywords.clone(),
+                        texts: texts.clone(),
+                        planted: planted.clone(),
+                        tokens,
+                    })?;
+                    let mut line = row(count, system, &texts.corpus, &peer, &peer);
+                    line.build_peak_rss = peer.peak_rss;
+                    report.rows.push(line);
+                }
             }
         }
         std::fs::remove_file(&keywords).ok();
@@ -768,16 +869,26 @@ mod tests {
             peer_max: 3_000,
             text_bytes: 200_000,
             seed: 7,
+            real_texts: false,
         };
         let report = run_with(&sizes, &crate::measure::Progress::new("test", false)).unwrap();
-        let generated: Vec<&KeywordRow> = report.rows.iter().filter(|r| r.corpus == "generated").collect();
-        assert_eq!(generated.len(), 3);
+        let generated: Vec<&KeywordRow> = report
+            .rows
+            .iter()
+            .filter(|r| r.corpus == "generated")
+            .collect();
+        assert_eq!(generated.len(), 4);
         for row in &generated {
             assert_eq!(row.planted_found, row.planted, "{row:?}");
             assert!(row.planted > 0 && row.documents > 20, "{row:?}");
         }
-        // The exact systems flag nothing: no keyword token occurs in the texts.
-        for row in report.rows.iter().filter(|r| r.system != "phishbloom") {
+        // The exact systems flag nothing: no keyword token occurs in the texts (the raw peer
+        // matches inside words, so it may).
+        for row in report
+            .rows
+            .iter()
+            .filter(|r| r.system != "phishbloom" && r.system != PEER_RAW)
+        {
             assert_eq!(row.flagged, 0, "{row:?}");
         }
         assert!(report.texts[0].median >= 100, "{:?}", report.texts);
