@@ -484,7 +484,7 @@ impl Blocklist {
     fn write_to(&self, out: &mut impl Write) -> std::io::Result<Directory> {
         let meta = sections::encode_meta(&self.meta);
         let mut blocks: Vec<(u16, Vec<u8>, &[u8])> = Vec::new();
-        let mut extra: Vec<(u16, std::borrow::Cow<'_, [u8]>)> = Vec::new();
+        let mut extra: Vec<(u16, Vec<std::borrow::Cow<'_, [u8]>>)> = Vec::new();
         match &self.engine {
             Engine::Keys(filter) => blocks.push((
                 0,
@@ -502,8 +502,11 @@ impl Blocklist {
             Engine::Cabf(engine) => {
                 extra.push((
                     tag::CABF,
-                    sections::encode_cabf(engine.split().code(), engine.component_filters() as u32)
-                        .into(),
+                    vec![sections::encode_cabf(
+                        engine.split().code(),
+                        engine.component_filters() as u32,
+                    )
+                    .into()],
                 ));
                 for (index, filter) in engine.filters().enumerate() {
                     blocks.push((
@@ -547,7 +550,7 @@ impl Blocklist {
             data.push(SectionData {
                 tag: *tag,
                 index: 0,
-                parts: vec![bytes.as_ref()],
+                parts: bytes.iter().map(|part| part.as_ref()).collect(),
             });
         }
         let directory = format::plan(self.kind.code(), &data);

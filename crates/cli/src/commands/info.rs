@@ -46,7 +46,7 @@ fn print_text(file: &str, d: &Description) {
         let per = if meta.scheme == KeyScheme::Keywords {
             format!(
                 "per scanned document of up to {} probes (1 - (1 - f)^P)",
-                meta.probes_per_item
+                fmt::count(u64::from(meta.probes_per_item))
             )
         } else if meta.scheme == KeyScheme::Expressions {
             format!(

@@ -6,7 +6,7 @@
 //!   letters, one in four 2–4 Han characters — written to a file that both systems build from.
 //!   No keyword token occurs in the clean texts (words and characters of the texts are
 //!   rejected when drawing keywords), so a clean document's every flag is a false flag.
-//! - **Texts**: generated e-mails (a Subject, 40–1,000 words of English from the Debian
+//! - **Texts**: generated e-mails (a Subject, 40–1,150 words of English from the Debian
 //!   `wamerican` word list when installed — else pseudo-words —, sentences and paragraphs, one
 //!   in five with a Chinese paragraph) and, when the Debian `fortunes` and `fortunes-zh`
 //!   packages are installed, every fortune read in place as a real document.
@@ -538,8 +538,8 @@ fn clean_han(rng: &mut SplitMix64) -> char {
     char::from_u32(0x4E00 + rng.below(0x200) as u32).unwrap_or('一')
 }
 
-/// Generated e-mails of about `bytes` bytes in all: a Subject line and 40–1,000 words (median
-/// about 250) in sentences and paragraphs; one in five has a Chinese paragraph.
+/// Generated e-mails of about `bytes` bytes in all: a Subject line and 40–1,150 words (median
+/// about 380 tokens) in sentences and paragraphs; one in five has a Chinese paragraph.
 pub fn generated_emails(bytes: u64, seed: u64) -> Vec<String> {
     let words = english();
     let mut rng = SplitMix64::new(seed);
