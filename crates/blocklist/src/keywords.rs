@@ -604,8 +604,10 @@ struct Bucket {
     path: PathBuf,
 }
 
-/// Records per bucket aimed for: a bucket is sorted in memory (~50 bytes per record).
-const BUCKET_TARGET_BYTES: u64 = 64 << 20;
+/// Input bytes per bucket aimed for: a bucket is read and sorted in memory (about twice its
+/// bytes with the sort keys), beside the filter and the index; 16 MiB keeps that small at any
+/// list size (10⁸ keywords: 128 buckets of ~12 MB).
+const BUCKET_TARGET_BYTES: u64 = 16 << 20;
 
 /// Builds a keyword blocklist from `input` (one keyword or phrase per line): reads and
 /// normalizes every line once, spilling records to temporary buckets; sizes the filter for the
