@@ -484,7 +484,7 @@ impl Blocklist {
     fn write_to(&self, out: &mut impl Write) -> std::io::Result<Directory> {
         let meta = sections::encode_meta(&self.meta);
         let mut blocks: Vec<(u16, Vec<u8>, &[u8])> = Vec::new();
-        let mut extra: Vec<(u16, Vec<std::borrow::Cow<'_, [u8]>>)> = Vec::new();
+        let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
         match &self.engine {
             Engine::Keys(filter) => blocks.push((
                 0,
@@ -502,11 +502,7 @@ impl Blocklist {
             Engine::Cabf(engine) => {
                 extra.push((
                     tag::CABF,
-                    vec![sections::encode_cabf(
-                        engine.split().code(),
-                        engine.component_filters() as u32,
-                    )
-                    .into()],
+                    sections::encode_cabf(engine.split().code(), engine.component_filters() as u32),
                 ));
                 for (index, filter) in engine.filters().enumerate() {
                     blocks.push((
@@ -523,7 +519,7 @@ impl Blocklist {
                     sections::encode_filter_params(&filter.params()),
                     filter.bit_bytes(),
                 ));
-                extra.extend(engine.extra_sections()?);
+                extra.push((tag::KEYWORD_LENGTHS, engine.encode_lengths()));
             }
         }
         // Ascending (tag, index) order, as the format requires.
@@ -550,11 +546,15 @@ impl Blocklist {
             data.push(SectionData {
                 tag: *tag,
                 index: 0,
-                parts: bytes.iter().map(|part| part.as_ref()).collect(),
+                parts: vec![bytes],
             });
         }
-        let directory = format::plan(self.kind.code(), &data);
-        format::write(out, &directory, &data)?;
+        let spilled: Vec<format::SpilledSection<'_>> = match &self.engine {
+            Engine::Keywords(engine) => engine.spilled_sections(),
+            _ => Vec::new(),
+        };
+        let directory = format::plan_spilled(self.kind.code(), &data, &spilled)?;
+        format::write_spilled(out, &directory, &data, &spilled)?;
         Ok(directory)
     }
 

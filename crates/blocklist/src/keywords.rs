@@ -16,10 +16,10 @@
 //! tokens joined by one space; the filter holds [`phishbloom_text::phrase`]'s phrase hash.
 //!
 //! Building streams: lines are normalized and hashed once, spilled to temporary bucket files by
-//! the hash's top bits, and each bucket is sorted and deduplicated in turn, so memory holds the
-//! filter, one bucket and (with `--verify`) the index being written — never the list.
+//! the hash's top bits, and each bucket is sorted and deduplicated in turn; the index's blocks go
+//! to an unnamed temporary file as they are cut and are copied into the list file when it is
+//! saved. Memory holds the filter, one bucket and the index's directory — never the list.
 
-use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -35,7 +35,7 @@ use crate::blocklist::{BuildOptions, Engine};
 use crate::bytes::{ByteReader, PutLe};
 use crate::engine::per_probe_fpp;
 use crate::error::{Error, Result};
-use crate::format::{self, tag, Directory, SectionEntry, Source};
+use crate::format::{self, tag, Directory, SectionEntry, Source, SpilledSection};
 use crate::keys::KeyScheme;
 use crate::sections::{Meta, SetFingerprint};
 use crate::source::{read_bounded_line, Input, ListSummary, MAX_KEY_BYTES};
@@ -157,17 +157,19 @@ struct IndexBlock {
 enum IndexData {
     /// Not attached yet (a blocklist being read; [`Blocklist::open`] attaches the file).
     Detached,
-    /// The whole section in memory, as two parts (a list just built keeps its header and
-    /// directory apart from its blocks, so writing it copies neither; a list read from bytes or
-    /// a pipe has an empty head).
-    Bytes {
-        /// The section's first bytes.
-        head: Arc<Vec<u8>>,
-        /// The rest.
-        data: Arc<Vec<u8>>,
-    },
+    /// The whole section in memory (a list read from bytes or a pipe).
+    Bytes(Arc<Vec<u8>>),
     /// The open file, and the section's offset in it.
     File(Arc<File>, u64),
+    /// A list just built: the header and directory in memory, the blocks in an unnamed
+    /// temporary file (removed when the last handle closes), where the block at section offset
+    /// `o` starts at `o − head.len()`.
+    Spilled {
+        /// Header and directory.
+        head: Arc<Vec<u8>>,
+        /// The blocks.
+        blocks: Arc<File>,
+    },
 }
 
 /// The exact keywords behind the filter, read only on hits.
@@ -203,16 +205,23 @@ impl KeywordIndex {
             return Ok(false);
         };
         let mut buffer = vec![0u8; block.len as usize];
+        let read = |file: &File, at: u64, buffer: &mut [u8]| {
+            FileExt::read_exact_at(file, buffer, at)
+                .map_err(|e| Error::io(&self.path, "read the keyword index of", e))
+        };
         let bytes: &[u8] = match &self.data {
-            IndexData::Bytes { head, data } => {
-                // Blocks lie after the header and directory, inside the section (checked when
-                // the directory was read).
-                let start = block.offset as usize - head.len();
-                &data[start..start + block.len as usize]
+            IndexData::Bytes(section) => {
+                // The block lies inside the section (checked when the directory was read).
+                let start = block.offset as usize;
+                &section[start..start + block.len as usize]
             }
             IndexData::File(file, offset) => {
-                FileExt::read_exact_at(&**file, &mut buffer, offset + block.offset)
-                    .map_err(|e| Error::io(&self.path, "read the keyword index of", e))?;
+                read(file, offset + block.offset, &mut buffer)?;
+                &buffer
+            }
+            IndexData::Spilled { head, blocks } => {
+                // Blocks lie after the header and directory (checked when it was read).
+                read(blocks, block.offset - head.len() as u64, &mut buffer)?;
                 &buffer
             }
             IndexData::Detached => {
@@ -255,20 +264,23 @@ impl KeywordIndex {
         }
     }
 
-    /// The whole section's bytes, in parts (for writing the list).
-    fn section_bytes(&self) -> std::io::Result<Vec<Cow<'_, [u8]>>> {
-        match &self.data {
-            IndexData::Bytes { head, data } => Ok(vec![
-                Cow::Borrowed(head.as_slice()),
-                Cow::Borrowed(data.as_slice()),
-            ]),
-            IndexData::File(file, offset) => {
-                let mut bytes = vec![0u8; self.section_len as usize];
-                FileExt::read_exact_at(&**file, &mut bytes, *offset)?;
-                Ok(vec![Cow::Owned(bytes)])
-            }
-            IndexData::Detached => Err(std::io::Error::other("keyword index not attached")),
-        }
+    /// The section as a spilled section of a file being written: read from where it lies,
+    /// never whole into memory.
+    fn spilled_section(&self) -> Option<SpilledSection<'_>> {
+        let parts: Vec<(&dyn Source, u64, u64)> = match &self.data {
+            IndexData::Bytes(section) => vec![(&**section, 0, self.section_len)],
+            IndexData::File(file, offset) => vec![(&**file, *offset, self.section_len)],
+            IndexData::Spilled { head, blocks } => vec![
+                (&**head, 0, head.len() as u64),
+                (&**blocks, 0, self.section_len - head.len() as u64),
+            ],
+            IndexData::Detached => return None,
+        };
+        Some(SpilledSection {
+            tag: tag::KEYWORD_INDEX,
+            index: 0,
+            parts,
+        })
     }
 
     /// Reads the header and directory of the index section `entry` (checked by their own
@@ -360,65 +372,73 @@ fn directory_checksum(header: &[u8; INDEX_HEADER], directory: &[u8]) -> u64 {
 }
 
 /// Writes the keyword index: entries arrive sorted by hash; blocks are cut at
-/// [`INDEX_BLOCK_BYTES`], never between two keywords of equal `h1`.
-#[derive(Default)]
-struct IndexWriter {
+/// [`INDEX_BLOCK_BYTES`], never between two keywords of equal `h1`, and go to `out` as they
+/// are cut, so only the current block and the directory are in memory.
+struct IndexWriter<W: Write> {
+    out: W,
     blocks: Vec<IndexBlock>,
-    data: Vec<u8>,
-    block_start: usize,
+    /// The current block.
+    block: Vec<u8>,
+    /// Bytes of blocks written before the current one.
+    written: u64,
     block_entries: u32,
     last_h1: Option<u64>,
     entries: u64,
 }
 
-impl IndexWriter {
-    fn push(&mut self, hash: KeyHash, keyword: &[u8]) {
-        let full = self.data.len() - self.block_start >= INDEX_BLOCK_BYTES;
+impl<W: Write> IndexWriter<W> {
+    fn new(out: W) -> Self {
+        IndexWriter {
+            out,
+            blocks: Vec::new(),
+            block: Vec::with_capacity(2 * INDEX_BLOCK_BYTES),
+            written: 0,
+            block_entries: 0,
+            last_h1: None,
+            entries: 0,
+        }
+    }
+
+    fn push(&mut self, hash: KeyHash, keyword: &[u8]) -> std::io::Result<()> {
+        let full = self.block.len() >= INDEX_BLOCK_BYTES;
         if self.block_entries > 0 && full && self.last_h1 != Some(hash.h1) {
-            self.cut();
+            self.cut()?;
         }
         if self.block_entries == 0 {
             self.blocks.push(IndexBlock {
                 first_h1: hash.h1,
-                offset: self.block_start as u64,
+                offset: self.written,
                 len: 0,
                 entries: 0,
                 checksum: 0,
             });
         }
-        // Keywords are at most MAX_KEY_BYTES (64 KiB) of input; normalization can grow a line
-        // (NFKC expands some characters), so longer ones were refused when read.
-        self.data.put_u16(keyword.len() as u16);
-        self.data.extend_from_slice(keyword);
+        // Keywords are at most u16::MAX bytes: longer normalized lines were refused when read.
+        self.block.put_u16(keyword.len() as u16);
+        self.block.extend_from_slice(keyword);
         self.block_entries += 1;
         self.last_h1 = Some(hash.h1);
         self.entries += 1;
+        Ok(())
     }
 
-    fn cut(&mut self) {
+    fn cut(&mut self) -> std::io::Result<()> {
         if let Some(block) = self.blocks.last_mut() {
-            let bytes = &self.data[self.block_start..];
-            block.len = bytes.len() as u32;
+            block.len = self.block.len() as u32;
             block.entries = self.block_entries;
-            block.checksum = xxh3_64(bytes);
+            block.checksum = xxh3_64(&self.block);
         }
-        self.block_start = self.data.len();
+        self.out.write_all(&self.block)?;
+        self.written += self.block.len() as u64;
+        self.block.clear();
         self.block_entries = 0;
+        Ok(())
     }
 
-    /// A writer whose blocks will hold about `bytes` bytes (reserved at once: a growing vector
-    /// would briefly need twice a large index).
-    fn with_capacity(bytes: usize) -> Self {
-        IndexWriter {
-            data: Vec::with_capacity(bytes),
-            ..IndexWriter::default()
-        }
-    }
-
-    /// The section's bytes as two parts: header and directory, then the blocks.
-    fn finish(mut self) -> (Vec<u8>, Vec<u8>) {
+    /// The header and directory (the blocks went to the writer, which is returned).
+    fn finish(mut self) -> std::io::Result<(Vec<u8>, W)> {
         if self.block_entries > 0 {
-            self.cut();
+            self.cut()?;
         }
         let base = (INDEX_HEADER + INDEX_ENTRY * self.blocks.len()) as u64;
         let mut directory = Vec::with_capacity(INDEX_ENTRY * self.blocks.len());
@@ -436,7 +456,7 @@ impl IndexWriter {
         header[16..24].copy_from_slice(&checksum.to_le_bytes());
         let mut head = header.to_vec();
         head.extend_from_slice(&directory);
-        (head, self.data)
+        Ok((head, self.out))
     }
 }
 
@@ -530,23 +550,21 @@ impl KeywordEngine {
         {
             // `read_directory` checked that the section lies inside the image.
             let range = entry.offset as usize..(entry.offset + entry.len) as usize;
-            index.data = IndexData::Bytes {
-                head: Arc::default(),
-                data: Arc::new(image[range].to_vec()),
-            };
+            index.data = IndexData::Bytes(Arc::new(image[range].to_vec()));
         }
     }
 
-    /// The sections this engine adds to a file, in tag order: phrase lengths, then the index.
-    pub(crate) fn extra_sections(&self) -> std::io::Result<Vec<(u16, Vec<Cow<'_, [u8]>>)>> {
-        let mut sections = vec![(
-            tag::KEYWORD_LENGTHS,
-            vec![Cow::Owned(encode_lengths(&self.lengths))],
-        )];
-        if let Some(index) = &self.index {
-            sections.push((tag::KEYWORD_INDEX, index.section_bytes()?));
-        }
-        Ok(sections)
+    /// The phrase-lengths section's bytes.
+    pub(crate) fn encode_lengths(&self) -> Vec<u8> {
+        encode_lengths(&self.lengths)
+    }
+
+    /// The keyword index as a section of a file being written, if the list has one.
+    pub(crate) fn spilled_sections(&self) -> Vec<SpilledSection<'_>> {
+        self.index
+            .iter()
+            .filter_map(KeywordIndex::spilled_section)
+            .collect()
     }
 
     /// What `info` shows.
@@ -666,8 +684,6 @@ pub fn build_keywords(
         ..ListSummary::default()
     };
     let mut length_mask = 0u64;
-    // Bytes the index's records take at most (duplicates are dropped later).
-    let mut index_bytes = 0u64;
     let mut reader = BufReader::with_capacity(1 << 20, input.open()?);
     let (mut line, mut phrase, mut tokens) = (Vec::new(), String::new(), Tokens::new());
     let mut bytes_read = 0u64;
@@ -702,7 +718,6 @@ pub fn build_keywords(
             Ok(0) => summary.blank += 1,
             Ok(count) if phrase.len() <= usize::from(u16::MAX) => {
                 length_mask |= 1 << count;
-                index_bytes += 2 + phrase.len() as u64;
                 let hash = normalized_phrase_hash(&phrase);
                 let bucket = &mut buckets[bucket_of(hash, bucket_bits)];
                 let mut record = [0u8; 18];
@@ -743,9 +758,15 @@ pub fn build_keywords(
     )?;
 
     // Pass 2: bucket by bucket (ascending top bits = ascending h1), sort, deduplicate, insert.
-    let mut index = options
-        .verify
-        .then(|| IndexWriter::with_capacity(index_bytes as usize));
+    let mut index = match options.verify {
+        true => {
+            let file = tempfile::tempfile_in(&keyword_options.spill_dir).map_err(|e| {
+                Error::io(&keyword_options.spill_dir, "create a temporary file in", e)
+            })?;
+            Some(IndexWriter::new(BufWriter::with_capacity(1 << 20, file)))
+        }
+        false => None,
+    };
     let mut fingerprint = SetFingerprint::default();
     let mut per_length = [0u64; MAX_PHRASE_TOKENS + 1];
     let mut distinct = 0u64;
@@ -793,7 +814,9 @@ pub fn build_keywords(
             per_length[keyword.iter().filter(|&&b| b == b' ').count() + 1] += 1;
             distinct += 1;
             if let Some(index) = &mut index {
-                index.push(record.0, keyword);
+                index.push(record.0, keyword).map_err(|e| {
+                    Error::io(&keyword_options.spill_dir, "write the keyword index in", e)
+                })?;
             }
         }
     }
@@ -814,25 +837,34 @@ pub fn build_keywords(
         fingerprint,
         target_fpp: Some(options.fpp),
     };
-    let index = index.map(|writer| {
-        let (head, data) = writer.finish();
-        let entry = SectionEntry {
-            tag: tag::KEYWORD_INDEX,
-            index: 0,
-            offset: 0,
-            len: (head.len() + data.len()) as u64,
-            checksum: 0,
-        };
-        // The writer's own output always reads back (reading the directory touches only the
-        // head).
-        let mut index = KeywordIndex::read(&path, &head.as_slice(), &entry)
-            .expect("a freshly written keyword index reads back");
-        index.data = IndexData::Bytes {
-            head: Arc::new(head),
-            data: Arc::new(data),
-        };
-        index
-    });
+    let index = match index {
+        Some(writer) => {
+            let spill_error =
+                |e| Error::io(&keyword_options.spill_dir, "write the keyword index in", e);
+            let (head, blocks) = writer.finish().map_err(spill_error)?;
+            let blocks = blocks
+                .into_inner()
+                .map_err(|e| spill_error(e.into_error()))?;
+            let data_len = blocks.metadata().map_err(spill_error)?.len();
+            let entry = SectionEntry {
+                tag: tag::KEYWORD_INDEX,
+                index: 0,
+                offset: 0,
+                len: head.len() as u64 + data_len,
+                checksum: 0,
+            };
+            // The writer's own output always reads back (reading the directory touches only
+            // the head).
+            let mut index = KeywordIndex::read(&path, &head.as_slice(), &entry)
+                .expect("a freshly written keyword index reads back");
+            index.data = IndexData::Spilled {
+                head: Arc::new(head),
+                blocks: Arc::new(blocks),
+            };
+            Some(index)
+        }
+        None => None,
+    };
     let engine = KeywordEngine {
         filter,
         lengths: lengths.clone(),
@@ -910,11 +942,11 @@ mod tests {
             .map(|k| (normalized_phrase_hash(&k), k))
             .collect();
         keywords.sort_by_key(|(h, _)| (h.h1, h.h2));
-        let mut writer = IndexWriter::default();
+        let mut writer = IndexWriter::new(Vec::new());
         for (hash, keyword) in &keywords {
-            writer.push(*hash, keyword.as_bytes());
+            writer.push(*hash, keyword.as_bytes()).unwrap();
         }
-        let (head, data) = writer.finish();
+        let (head, data) = writer.finish().unwrap();
         let bytes = [head, data].concat();
         let entry = SectionEntry {
             tag: tag::KEYWORD_INDEX,
@@ -925,10 +957,7 @@ mod tests {
         };
         let mut index = KeywordIndex::read(Path::new("x"), &bytes.as_slice(), &entry).unwrap();
         assert!(index.blocks.len() > 10, "{} blocks", index.blocks.len());
-        index.data = IndexData::Bytes {
-            head: Arc::default(),
-            data: Arc::new(bytes.clone()),
-        };
+        index.data = IndexData::Bytes(Arc::new(bytes.clone()));
         for (hash, keyword) in &keywords {
             assert!(index.contains(keyword, *hash).unwrap(), "{keyword}");
         }
@@ -942,10 +971,7 @@ mod tests {
         let mut damaged = bytes.clone();
         let last = damaged.len() - 3;
         damaged[last] ^= 1;
-        index.data = IndexData::Bytes {
-            head: Arc::default(),
-            data: Arc::new(damaged),
-        };
+        index.data = IndexData::Bytes(Arc::new(damaged));
         let (hash, keyword) = keywords.last().unwrap();
         assert!(matches!(
             index.contains(keyword, *hash),
