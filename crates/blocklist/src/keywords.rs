@@ -648,10 +648,14 @@ pub fn build_keywords(
                 .into(),
         });
     };
+    // Standard input has no length: plan for 1 GiB (64 buckets); a longer stream only makes
+    // each bucket larger.
     let input_len = input
         .file()
         .and_then(|p| std::fs::metadata(p).ok())
         .map_or(1 << 30, |m| m.len());
+    // A power of two of buckets, so that a hash's top bits pick one; at most 4,096 (open files
+    // and their 64 KiB write buffers: 256 MiB).
     let bucket_bits = (input_len / BUCKET_TARGET_BYTES)
         .max(1)
         .next_power_of_two()
@@ -697,6 +701,7 @@ pub fn build_keywords(
         summary.rows += 1;
         summary.selected += 1;
         let number = summary.rows;
+        // Every 65,536 lines: often enough for a progress bar, rare enough to cost nothing.
         if number % (1 << 16) == 0 {
             progress(bytes_read);
         }

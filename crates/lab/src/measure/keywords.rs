@@ -276,6 +276,7 @@ pub fn serve_child() -> Option<i32> {
     match result {
         Ok(mut result) => {
             result.peak_rss = peak_rss();
+            // A result of numbers serializes without fail.
             println!("{}", serde_json::to_string(&result).unwrap_or_default());
             Some(0)
         }
