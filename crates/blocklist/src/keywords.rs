@@ -654,13 +654,13 @@ pub fn build_keywords(
         .file()
         .and_then(|p| std::fs::metadata(p).ok())
         .map_or(1 << 30, |m| m.len());
-    // A power of two of buckets, so that a hash's top bits pick one; at most 4,096 (open files
-    // and their 64 KiB write buffers: 256 MiB).
+    // A power of two of buckets, so that a hash's top bits pick one; at most 512 open files
+    // (below the usual limit of 1,024; with 64 KiB write buffers, 32 MiB).
     let bucket_bits = (input_len / BUCKET_TARGET_BYTES)
         .max(1)
         .next_power_of_two()
         .trailing_zeros()
-        .min(12);
+        .min(9);
     let spill = tempfile::Builder::new()
         .prefix(".phishbloom-keywords-")
         .tempdir_in(&keyword_options.spill_dir)
