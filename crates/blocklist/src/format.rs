@@ -304,7 +304,7 @@ pub fn write(
     write_spilled(out, directory, sections, &[])
 }
 
-/// [`write`] for a directory from [`plan_spilled`]: spilled sections are copied from their
+/// [`write()`] for a directory from [`plan_spilled`]: spilled sections are copied from their
 /// sources in chunks.
 pub fn write_spilled(
     out: &mut impl Write,

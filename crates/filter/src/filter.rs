@@ -205,7 +205,7 @@ impl<L: Layout> Bloom<L> {
     /// [`Bloom::contains_batch`] for precomputed hashes: pushes one answer per hash onto `out`
     /// (which is not cleared, so callers can accumulate).
     ///
-    /// Software-pipelined: the cache lines of the chunk [`PREFETCH_AHEAD`] chunks ahead are
+    /// Software-pipelined: the cache lines of the chunk two chunks ahead are
     /// requested before this chunk is probed, so each miss has two chunks of probing to arrive
     /// in (a long batch, such as a text's n-grams, keeps 32–48 misses in flight instead of
     /// waiting on each chunk's first).
