@@ -13,6 +13,30 @@ pub enum Error {
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),
 
+    /// A structure of a measurement could not be built from its keys.
+    #[error("{experiment}: {reason}; this is a bug in the measurement or in its keys")]
+    Unbuildable {
+        /// The structure and experiment.
+        experiment: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
+
+    /// Writing, copying or creating a scratch file of a measurement failed.
+    #[error(
+        "{path}: cannot {action}: {source}; check the free space and permissions of the \
+         temporary directory (TMPDIR)"
+    )]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A measurement asked for a filter its parameters cannot describe.
     #[error(
         "{experiment}: cannot build the filter (m = {num_bits}, k = {num_hashes}; 0 = sized from \
@@ -30,6 +54,21 @@ pub enum Error {
         #[source]
         source: phishbloom_filter::Error,
     },
+}
+
+impl Error {
+    /// An [`Error::Io`] for `action` on `path`.
+    pub fn io(
+        path: impl Into<std::path::PathBuf>,
+        action: &'static str,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| Error::Io {
+            path,
+            action,
+            source,
+        }
+    }
 }
 
 /// The result type of the lab.

@@ -18,7 +18,9 @@
 //! 5. Hash strategies — SHA-256 per index vs xxh3 double hashing.
 //! 6. Seed 004's memory table with a hash set and a fingerprint table.
 //! 7. Seed 002 at full scale: 10⁸ keys.
-//! 8. Threats to validity.
+//! 8. Lists that change (issue 11): bits per key against p of the kinds that delete, their
+//!    speed beside peers, delta sizes on UT1 against the targets, the time to apply a delta.
+//! 9. Threats to validity.
 //!
 //! # Example
 //! ```no_run
@@ -49,7 +51,7 @@ pub use error::{Error, Result};
 
 use context::Context;
 use phishbloom_lab::measure::{self, machine, timed, Settings};
-use sections::{dataset, hashing, memory, scale, sizing, sweeps, validity};
+use sections::{changes, dataset, hashing, memory, scale, sizing, sweeps, validity};
 
 /// What to run and where to write it.
 #[derive(Clone, Debug)]
@@ -176,7 +178,12 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         scale::render(&mut ctx, &result)
     })?;
     body.push(md);
-    let md = section(&mut timings, "8. Threats to validity", || {
+    let md = section(&mut timings, "8. Lists that change", || {
+        let result = measure::changes::run(&ctx.settings).map_err(lab("lists that change"))?;
+        changes::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "9. Threats to validity", || {
         let load_now = machine::load_average();
         Ok(validity::render(
             &ctx,
