@@ -26,6 +26,7 @@ use crate::entries::EntrySet;
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SectionData, Source};
 use crate::keys::KeyScheme;
+use crate::keywords::{KeywordEngine, KeywordsInfo};
 use crate::resolve::{Category, Exceptions, Resolver, Verdict, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::source::KeyList;
@@ -112,6 +113,8 @@ pub enum Engine {
     Urls(UrlFilter),
     /// URL entries in CaBF.
     Cabf(CabfEngine),
+    /// Keywords and phrases, found inside text by `scan`.
+    Keywords(KeywordEngine),
 }
 
 /// How to build a blocklist.
@@ -402,12 +405,12 @@ impl Blocklist {
             });
         }
         if metadata.is_file() {
-            return Self::read(path, &file);
+            return Self::read(path, &file).map(|list| list.attach_keyword_file(file));
         }
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes)
             .map_err(|e| Error::io(path, "read", e))?;
-        Self::read(path, &bytes.as_slice())
+        Self::from_bytes(path, &bytes)
     }
 
     /// Reads only the metadata of the blocklist file at `path` (header, table and metadata
@@ -428,7 +431,39 @@ impl Blocklist {
     /// A blocklist from a whole file image held in memory, with every check of
     /// [`Blocklist::open`]; `name` labels errors.
     pub fn from_bytes(name: impl AsRef<Path>, bytes: &[u8]) -> Result<Self> {
-        Self::read(name.as_ref(), &bytes)
+        Self::read(name.as_ref(), &bytes).map(|list| list.attach_keyword_bytes(bytes))
+    }
+
+    /// A blocklist from its parts (the keyword builder's: one category, named after the list).
+    pub(crate) fn from_parts(kind: Kind, meta: Meta, engine: Engine) -> Self {
+        let categories = vec![Category {
+            name: meta.name.clone(),
+            entries: meta.entries,
+        }];
+        Blocklist {
+            origin: PathBuf::from(&meta.name),
+            kind,
+            meta,
+            engine,
+            resolver: Resolver::new(categories, None, Exceptions::default()),
+            directory: None,
+        }
+    }
+
+    /// Hands a keyword list's index the open file it reads blocks from on hits.
+    fn attach_keyword_file(mut self, file: File) -> Self {
+        if let (Engine::Keywords(engine), Some(directory)) = (&mut self.engine, &self.directory) {
+            engine.attach_file(file, directory);
+        }
+        self
+    }
+
+    /// Hands a keyword list's index its blocks from a whole file image.
+    fn attach_keyword_bytes(mut self, image: &[u8]) -> Self {
+        if let (Engine::Keywords(engine), Some(directory)) = (&mut self.engine, &self.directory) {
+            engine.attach_bytes(image, directory);
+        }
+        self
     }
 
     fn read(path: &Path, source: &dyn Source) -> Result<Self> {
@@ -447,6 +482,7 @@ impl Blocklist {
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
                 tag::GROWTH => kind != Kind::Cabf && entry.index == 0,
                 tag::PATCH => kind.layout().is_some(),
+                tag::KEYWORD_LENGTHS | tag::KEYWORD_INDEX => kind != Kind::Cabf && entry.index == 0,
                 t if t >= format::OPTIONAL_TAGS => true,
                 t => {
                     return Err(Error::UnknownSection {
@@ -550,6 +586,12 @@ impl Blocklist {
                 match meta.scheme {
                     KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
                     KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
+                    KeyScheme::Keywords => {
+                        let filter = layers.into_single_bloom().ok_or_else(|| {
+                            Error::invalid(path, "keyword list", "not one Bloom filter")
+                        })?;
+                        Engine::Keywords(KeywordEngine::read(path, source, &directory, filter)?)
+                    }
                 }
             }
             Kind::Cabf => {
@@ -601,6 +643,19 @@ impl Blocklist {
             }
         };
         let resolver = read_resolver(path, source, &directory, &meta)?;
+        let mut meta = meta;
+        if directory.version < 3 {
+            // Version 2 summed the xxh3-128 of entry keys: the fingerprint of this version is
+            // recomputed from the entries' fingerprints where the file has them, else it is
+            // marked approximate (a delta then refuses the file until it is rebuilt).
+            match (kind, resolver.verification()) {
+                (Kind::Cabf, _) | (_, None) => meta.exact_count = false,
+                (_, Some(table)) => {
+                    meta.fingerprint =
+                        SetFingerprint::of(table.fingerprints().as_slice().iter().copied());
+                }
+            }
+        }
         Ok(Blocklist {
             kind,
             meta,
@@ -661,6 +716,17 @@ impl Blocklist {
                         filter.bit_bytes(),
                     ));
                 }
+                None
+            }
+            Engine::Keywords(engine) => {
+                let filter = engine.filter();
+                blocks.push((
+                    tag::FILTER,
+                    0,
+                    sections::encode_filter_params(&filter.params()),
+                    filter.bit_bytes(),
+                ));
+                extra.push((tag::KEYWORD_LENGTHS, engine.encode_lengths()));
                 None
             }
         };
@@ -737,8 +803,12 @@ impl Blocklist {
         }
         // Ascending (tag, index) order, as the format requires.
         data.sort_by_key(|section| (section.tag, section.index));
-        let directory = format::plan(self.kind.code(), &data);
-        format::write(out, &directory, &data)?;
+        let spilled: Vec<format::SpilledSection<'_>> = match &self.engine {
+            Engine::Keywords(engine) => engine.spilled_sections(),
+            _ => Vec::new(),
+        };
+        let directory = format::plan_spilled(self.kind.code(), &data, &spilled)?;
+        format::write_spilled(out, &directory, &data, &spilled)?;
         Ok(directory)
     }
 
@@ -794,7 +864,10 @@ impl Blocklist {
     /// The single Bloom filter of a classic or blocked blocklist that does not grow (`None`
     /// for the other kinds).
     pub fn filter(&self) -> Option<&AnyFilter> {
-        self.layers().and_then(Layers::single_bloom)
+        match &self.engine {
+            Engine::Keywords(engine) => Some(engine.filter()),
+            _ => self.layers().and_then(Layers::single_bloom),
+        }
     }
 
     /// The verdict for a canonical URL, for blocklists of URL entries (whole keys have no URL
@@ -802,7 +875,7 @@ impl Blocklist {
     /// exceptions and the most specific entry decide the rest (see [`crate::resolve`]).
     pub fn check_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Verdict {
         let matcher: &dyn Matcher = match &self.engine {
-            Engine::Keys(_) => return Verdict::default(),
+            Engine::Keys(_) | Engine::Keywords(_) => return Verdict::default(),
             Engine::Urls(urls) => urls,
             Engine::Cabf(cabf) => cabf,
         };
@@ -838,6 +911,13 @@ impl Blocklist {
     /// listed) and matched through their expressions.
     pub fn check_batch(&self, items: &[&[u8]], scratch: &mut Scratch, out: &mut Vec<Verdict>) {
         out.reserve(items.len());
+        if let Engine::Keywords(engine) = &self.engine {
+            out.extend(items.iter().map(|item| {
+                let listed = engine.check_phrase(item);
+                self.resolver.key_verdict(item, listed, 0)
+            }));
+            return;
+        }
         if let Engine::Keys(layers) = &self.engine {
             self.check_keys(layers, items, scratch, out);
             return;
@@ -977,6 +1057,9 @@ pub struct Applied {
     pub added: u64,
     /// Entries removed.
     pub removed: u64,
+    /// Entries the delta removes that a Bloom file without a verification section keeps (it
+    /// cannot forget them): they answer as false positives until the file is rebuilt.
+    pub kept: u64,
     /// Entries whose categories changed.
     pub recategorized: u64,
     /// The list version now.
@@ -1045,7 +1128,7 @@ impl Blocklist {
         match &self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers()),
-            Engine::Cabf(_) => None,
+            Engine::Cabf(_) | Engine::Keywords(_) => None,
         }
     }
 
@@ -1053,7 +1136,7 @@ impl Blocklist {
         match &mut self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers_mut()),
-            Engine::Cabf(_) => None,
+            Engine::Cabf(_) | Engine::Keywords(_) => None,
         }
     }
 
@@ -1065,8 +1148,9 @@ impl Blocklist {
         }
     }
 
-    /// Adds items (URL entries, or keys for a list of keys) in category `category` (the list's
-    /// name if `None`), and moves the list version forward. With a verification section an item
+    /// Adds items (URL entries, or keys for a list of keys) in category `category` (a new name
+    /// adds a category; `None` is the list's category when it has one, and an error naming
+    /// them when it has several), and moves the list version forward. With a verification section an item
     /// already listed is counted `unchanged` and the set fingerprint stays exact; without one,
     /// an item the filter already answers for is counted `unchanged` (RedisBloom's `BF.ADD`
     /// rule) and the count and fingerprint are marked approximate.
@@ -1074,16 +1158,16 @@ impl Blocklist {
     /// On an error (a full cuckoo filter that does not grow) the blocklist in memory may hold
     /// some of the items: save nothing and start again from the file.
     pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let origin = self.origin();
         if self.layers().is_none() {
             return Err(Error::CannotChange {
+                path: self.origin(),
                 kind: self.kind,
                 action: "add to",
             });
         }
         let prepared = self.prepare(items)?;
-        let id = self
-            .resolver
-            .category_id(category.unwrap_or(&self.meta.name));
+        let id = self.resolver.category_id(&self.category_for_add(category)?);
         let with_sets = self.resolver.categories().len() > 1;
         let scheme = self.meta.scheme;
         let mut change = Change::default();
@@ -1127,10 +1211,11 @@ impl Blocklist {
                 }
                 _ => {}
             }
-            match scheme {
-                KeyScheme::Expressions => layers.insert_hash(item.hash)?,
-                _ => layers.insert_key(&item.key)?,
-            }
+            let inserted = match scheme {
+                KeyScheme::Expressions => layers.insert_hash(item.hash),
+                _ => layers.insert_key(&item.key),
+            };
+            inserted.map_err(|e| e.with_path(&origin))?;
             table_added.push((item.fingerprint, vec![id]));
             self.meta.fingerprint.add(item.fingerprint);
             self.meta.entries += 1;
@@ -1145,6 +1230,23 @@ impl Blocklist {
         Ok(change)
     }
 
+    /// The category items join: the one given, else the list's only one.
+    fn category_for_add(&self, category: Option<&str>) -> Result<String> {
+        match (category, self.resolver.categories()) {
+            (Some(name), _) => Ok(name.to_string()),
+            (None, [only]) => Ok(only.name.clone()),
+            (None, []) => Ok(self.meta.name.clone()),
+            (None, several) => Err(Error::CategoryNeeded {
+                path: self.origin(),
+                available: several
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
     /// Removes items from a list with a verification section: from category `category` only if
     /// given (an entry left in no category leaves the list), else from the list. Every item is
     /// checked against the verification section first, and the call changes nothing unless all
@@ -1154,7 +1256,9 @@ impl Blocklist {
     /// which no longer confirms them, makes the entry answer clean. A Bloom list without a
     /// verification section cannot remove at all.
     pub fn remove(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let origin = self.origin();
         let cannot = Error::CannotChange {
+            path: self.origin(),
             kind: self.kind,
             action: "remove from",
         };
@@ -1208,7 +1312,10 @@ impl Blocklist {
             if leaves && self.kind.deletes() {
                 let holders = layers.holders(item.fingerprint);
                 if holders > 1 {
-                    return Err(Error::AmbiguousRemoval { layers: holders });
+                    return Err(Error::AmbiguousRemoval {
+                        path: self.origin(),
+                        layers: holders,
+                    });
                 }
             }
             plan.push((item, ids, leaves));
@@ -1235,7 +1342,10 @@ impl Blocklist {
             // Checked above: a kind that deletes has the item in one layer; a Bloom filter
             // keeps its bits, settled by the verification section from now on.
             if let Some(layers) = self.layers_mut() {
-                if !layers.forget(item.fingerprint)? {
+                if !layers
+                    .forget(item.fingerprint)
+                    .map_err(|e| e.with_path(&origin))?
+                {
                     return Err(Error::invalid(
                         self.origin(),
                         "filter",
@@ -1276,6 +1386,7 @@ impl Blocklist {
         };
         if self.layers().is_none() {
             return Err(Error::CannotChange {
+                path: self.origin(),
                 kind: self.kind,
                 action: "apply a delta to",
             });
@@ -1306,13 +1417,19 @@ impl Blocklist {
         {
             let describe = |state: ListState, categories: usize| {
                 format!(
-                    "{} with {} entries in {categories} categories, set fingerprint {}",
+                    "{} ({} entries, {} {}, set fingerprint {})",
                     if state.version == 0 {
                         "a version".to_string()
                     } else {
                         format!("version {}", state.version)
                     },
-                    state.entries,
+                    crate::fmt::count(state.entries),
+                    categories,
+                    if categories == 1 {
+                        "category"
+                    } else {
+                        "categories"
+                    },
                     state.fingerprint
                 )
             };
@@ -1432,6 +1549,7 @@ impl Blocklist {
         if let Some(layers) = self.layers().filter(|_| self.kind.deletes()) {
             if let Some(&v) = removed.iter().find(|&&v| layers.holders(v) > 1) {
                 return Err(Error::AmbiguousRemoval {
+                    path: path.clone(),
                     layers: layers.holders(v),
                 });
             }
@@ -1445,7 +1563,7 @@ impl Blocklist {
             .layers_mut()
             .ok_or_else(|| unsuitable("no structure".into()))?;
         for &v in &removed {
-            if !layers.forget(v)? {
+            if !layers.forget(v).map_err(|e| e.with_path(&path))? {
                 return Err(Error::DeltaCheck {
                     path,
                     detail: format!(
@@ -1458,7 +1576,9 @@ impl Blocklist {
         match &delta.added {
             Additions::Exact(values) => {
                 for (i, &v) in values.iter().enumerate() {
-                    layers.insert_fingerprint(v)?;
+                    layers
+                        .insert_fingerprint(v)
+                        .map_err(|e| e.with_path(&path))?;
                     let ids = delta
                         .added_categories
                         .get(i)
@@ -1495,6 +1615,7 @@ impl Blocklist {
         Ok(Applied {
             added: delta.added.len() as u64,
             removed: removed.len() as u64,
+            kept: delta.removed_count - removed.len() as u64,
             recategorized: recategorized.len() as u64,
             version,
         })
@@ -1511,6 +1632,7 @@ impl Blocklist {
     /// count and set fingerprint — sums, exact only if the lists are disjoint — are marked
     /// approximate.
     pub fn merge(&mut self, other: &Blocklist) -> Result<()> {
+        let origin = self.origin();
         let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
             parameter,
             left,
@@ -1539,6 +1661,7 @@ impl Blocklist {
         }
         let (Some(mine), Some(theirs)) = (self.layers(), other.layers()) else {
             return Err(Error::CannotChange {
+                path: self.origin(),
                 kind: self.kind,
                 action: "merge into",
             });
@@ -1558,7 +1681,7 @@ impl Blocklist {
             None
         } else {
             let mut union = mine.clone();
-            union.union(theirs)?;
+            union.union(theirs).map_err(|e| e.with_path(&origin))?;
             Some(union)
         };
         // The other's category ids, as this list numbers them (new names appended).
@@ -1608,6 +1731,7 @@ impl Blocklist {
                     }
                 }
                 let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    path: origin.clone(),
                     kind: other.kind,
                     action: "merge into",
                 })?;
@@ -1615,7 +1739,9 @@ impl Blocklist {
                     Some(union) => *layers = union,
                     None => {
                         for &v in &new_entries {
-                            layers.insert_fingerprint(v)?;
+                            layers
+                                .insert_fingerprint(v)
+                                .map_err(|e| e.with_path(&origin))?;
                         }
                     }
                 }
@@ -1627,6 +1753,7 @@ impl Blocklist {
             }
             (None, None) => {
                 let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    path: origin.clone(),
                     kind: other.kind,
                     action: "merge into",
                 })?;
@@ -1790,6 +1917,8 @@ pub struct Description {
     pub categories: Vec<Category>,
     /// Exception entries.
     pub exceptions: u64,
+    /// A keyword list's phrase lengths, rates per document and per probe, and index.
+    pub keywords: Option<KeywordsInfo>,
 }
 
 /// One section as `info` lists it.
@@ -1810,6 +1939,7 @@ impl Blocklist {
     /// file).
     pub fn describe(&self) -> Description {
         let directory = self.directory.clone().unwrap_or_else(|| Directory {
+            version: format::FORMAT_VERSION,
             kind: self.kind.code(),
             file_len: 0,
             checksum: 0,
@@ -1820,6 +1950,11 @@ impl Blocklist {
                 engine.filters().map(|f| FilterInfo::of(f)).collect(),
                 Some(engine.split().name()),
                 None,
+            ),
+            (Engine::Keywords(engine), _) => (
+                vec![FilterInfo::of(&**engine.filter())],
+                None,
+                engine.filter().target_fpp(),
             ),
             (_, Some(layers)) => (
                 layers
@@ -1843,7 +1978,7 @@ impl Blocklist {
         let grows = self.layers().is_some_and(Layers::grows);
         Description {
             kind: self.kind,
-            format_version: format::FORMAT_VERSION,
+            format_version: directory.version,
             file_bytes: directory.file_len,
             checksum: format!("{:016x}", directory.checksum),
             sections: directory
@@ -1867,6 +2002,10 @@ impl Blocklist {
             verification: self.resolver.verification().map(|t| t.len() as u64),
             categories: self.resolver.categories().to_vec(),
             exceptions: self.resolver.exceptions().len() as u64,
+            keywords: match &self.engine {
+                Engine::Keywords(engine) => Some(engine.info(&self.meta)),
+                _ => None,
+            },
         }
     }
 }

@@ -747,6 +747,15 @@ impl Delta {
     }
 }
 
+/// Recomputes a delta image's trailing checksum in place (for tests and fuzzing, which edit a
+/// delta and want the edit, not the checksum, to be what is refused).
+pub fn reseal(bytes: &mut [u8]) {
+    if let Some(body) = bytes.len().checked_sub(8) {
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]);
+        bytes[body..].copy_from_slice(&checksum.to_le_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -361,12 +361,14 @@ pub enum Error {
 
     /// The list's structure cannot make this change.
     #[error(
-        "cannot {action} a {kind} blocklist: its filter cannot forget an entry (and CaBF takes \
+        "{path}: cannot {action} a {kind} blocklist: its filter cannot forget an entry (and CaBF takes \
          none without a rebuild); build a list that changes as --kind cuckoo or counting with \
          --verify, or a blocked one with --verify (its verification section then settles \
          removed entries)"
     )]
     CannotChange {
+        /// The file (empty until the blocklist names it).
+        path: PathBuf,
         /// The list's kind.
         kind: crate::blocklist::Kind,
         /// `add to` or `remove from`.
@@ -384,10 +386,12 @@ pub enum Error {
 
     /// A list that does not grow has no room for another entry.
     #[error(
-        "the {kind} filter is full at {items} entries: rebuild it with a larger --capacity, or \
+        "{path}: the {kind} filter is full at {items} entries: rebuild it with a larger --capacity, or \
          with --grow so that it adds room as it fills"
     )]
     Full {
+        /// The file (empty until the blocklist names it).
+        path: PathBuf,
         /// The list's kind.
         kind: crate::blocklist::Kind,
         /// Entries it holds.
@@ -396,11 +400,13 @@ pub enum Error {
 
     /// A key to remove is answered for by two layers of a growing list.
     #[error(
-        "cannot remove the entry: {layers} layers of the growing list answer for it (its own \
+        "{path}: cannot remove the entry: {layers} layers of the growing list answer for it (its own \
          and another's false positive), and removing from the wrong one would drop another \
          entry; rebuild the list without it"
     )]
     AmbiguousRemoval {
+        /// The file (empty until the blocklist names it).
+        path: PathBuf,
         /// Layers that answer.
         layers: usize,
     },
@@ -417,6 +423,15 @@ pub enum Error {
         left: String,
         /// The second list's value.
         right: String,
+    },
+
+    /// Entries to add to a list of several categories, without saying which.
+    #[error("{path}: the list has several categories ({available}); name the one the entries join with --category")]
+    CategoryNeeded {
+        /// The file.
+        path: PathBuf,
+        /// Its categories.
+        available: String,
     },
 
     /// Removal needs the exact list of entries, and this list has none.
@@ -521,6 +536,20 @@ impl Error {
             field,
             value: value.to_string(),
         }
+    }
+
+    /// The error with its file named, for the errors of a structure that does not know its
+    /// file ([`crate::structure::Layers`]); others are returned as they are.
+    pub fn with_path(mut self, file: &std::path::Path) -> Self {
+        if let Error::CannotChange { path, .. }
+        | Error::Full { path, .. }
+        | Error::AmbiguousRemoval { path, .. } = &mut self
+        {
+            if path.as_os_str().is_empty() {
+                *path = file.to_path_buf();
+            }
+        }
+        self
     }
 
     /// Whether this is a write to a closed pipe (`phishbloom check … | head`): a normal way for

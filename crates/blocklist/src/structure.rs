@@ -209,6 +209,10 @@ impl Layers {
     /// Adds fingerprint prefixes of `bits` bits to the patch of that width (a new patch if
     /// there is none).
     pub fn patch(&mut self, bits: u32, prefixes: Vec<u64>) -> Result<()> {
+        // No empty patch: files never hold one.
+        if prefixes.is_empty() {
+            return Ok(());
+        }
         let at = match self.patches.binary_search_by_key(&bits, PrefixSet::bits) {
             Ok(at) => at,
             Err(at) => {
@@ -234,6 +238,18 @@ impl Layers {
     pub fn single_bloom(&self) -> Option<&AnyFilter> {
         match (self.layers.as_slice(), self.patches.is_empty()) {
             ([Layer::Bloom(filter)], true) => Some(filter),
+            _ => None,
+        }
+    }
+
+    /// The single Bloom filter of a one-layer Bloom list without patches, taken out.
+    pub fn into_single_bloom(self) -> Option<AnyFilter> {
+        match (
+            self.layers.into_iter().next(),
+            self.patches.is_empty(),
+            self.grows,
+        ) {
+            (Some(Layer::Bloom(filter)), true, false) => Some(filter),
             _ => None,
         }
     }
@@ -375,6 +391,7 @@ impl Layers {
         }
         if !self.grows {
             return Err(Error::Full {
+                path: Default::default(),
                 kind: self.kind,
                 items: self.items(),
             });
@@ -383,6 +400,7 @@ impl Layers {
         self.layers.push(layer);
         let last = self.layers.len() - 1;
         insert(&mut self.layers[last]).map_err(|Full| Error::Full {
+            path: Default::default(),
             kind: self.kind,
             items: self.items(),
         })
@@ -437,6 +455,7 @@ impl Layers {
     pub fn remove_fingerprint(&mut self, v: u64) -> Result<bool> {
         if !self.supports_remove() {
             return Err(Error::CannotChange {
+                path: Default::default(),
                 kind: self.kind,
                 action: "remove from",
             });
@@ -452,6 +471,7 @@ impl Layers {
                 Layer::Bloom(_) => false,
             }),
             _ => Err(Error::AmbiguousRemoval {
+                path: Default::default(),
                 layers: holders.len(),
             }),
         }
@@ -534,6 +554,7 @@ impl Layers {
                 (Layer::Cuckoo(a), Layer::Cuckoo(b)) => {
                     let items = a.items() + b.items();
                     a.union(b).map_err(|_| Error::Full {
+                        path: Default::default(),
                         kind: Kind::Cuckoo,
                         items,
                     })?;

@@ -320,3 +320,38 @@ fn a_reader_racing_a_writer_in_place_never_gets_a_listed_key_as_clean() {
         assert_eq!(opened + refused, 300);
     });
 }
+
+#[test]
+fn a_version_2_file_is_read_with_its_set_fingerprint_recomputed_or_marked_approximate() {
+    for verify in [true, false] {
+        let lines: Vec<String> = ["evil.com", "bad.org/login"].map(String::from).to_vec();
+        let list = Blocklist::from_entries(&entries(&lines), &options(Kind::Blocked, 0.01, verify))
+            .unwrap();
+        let mut bytes = list.to_bytes();
+        // Format version 2: the header's version field, then every checksum again.
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let mut old_fingerprint = list.meta().fingerprint;
+        old_fingerprint.0 ^= 0xdead_beef;
+        let meta_at = bytes
+            .windows(16)
+            .position(|w| w == list.meta().fingerprint.0.to_le_bytes());
+        bytes[meta_at.unwrap()..][..16].copy_from_slice(&old_fingerprint.0.to_le_bytes());
+        reseal(&mut bytes);
+        let opened = Blocklist::from_bytes("v2", &bytes).unwrap();
+        assert_eq!(opened.describe().format_version, 2);
+        if verify {
+            assert_eq!(opened.meta().fingerprint, list.meta().fingerprint);
+            assert!(opened.meta().exact_count);
+        } else {
+            assert!(!opened.meta().exact_count);
+        }
+        // Written again: version 3.
+        assert_eq!(
+            Blocklist::from_bytes("v3", &opened.to_bytes())
+                .unwrap()
+                .describe()
+                .format_version,
+            3
+        );
+    }
+}

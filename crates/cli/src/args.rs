@@ -36,6 +36,9 @@ pub enum Command {
     Build(BuildArgs),
     /// Check URLs or keys against a blocklist: listed, allowed or clean.
     Check(CheckArgs),
+    /// Find a keyword list's keywords and phrases inside e-mails and text: spam or clean per
+    /// document (exit 0 if any document matched, 1 if none, 2 on error).
+    Scan(crate::commands::scan::ScanArgs),
     /// Show what a blocklist file holds (kind, list version, categories, sections), after
     /// verifying every checksum.
     Info(InfoArgs),
@@ -58,6 +61,12 @@ pub enum Command {
     /// (check it with `check --redis URL --name NAME`).
     #[command(subcommand)]
     Redis(crate::commands::redis::RedisCommand),
+    /// Answer checks over HTTP/JSON and the Redis protocol (RedisBloom's BF.* and CF.*
+    /// commands) from blocklist files, reloading them without a failed request.
+    Serve(crate::commands::serve::ServeArgs),
+    /// squid's external ACL helper: answers OK for listed URLs, ERR for the rest
+    /// (`external_acl_type … %URI`).
+    SquidHelper(crate::commands::squid_helper::SquidHelperArgs),
     /// Build from the default dataset, measure the filter, and show a few verdicts.
     #[command(hide = true)]
     Demo(DemoArgs),
@@ -224,8 +233,16 @@ pub struct FilterArgs {
 )]
 pub struct BuildArgs {
     /// Lists to read: a CSV with a header row, or one entry per line; `-` reads standard input.
-    #[arg(required_unless_present = "ut1", value_name = "LIST")]
+    #[arg(required_unless_present_any = ["ut1", "keywords"], value_name = "LIST")]
     pub inputs: Vec<String>,
+    /// Build a keyword list for `scan` from LIST (one keyword or phrase per line, any language;
+    /// `-` reads standard input) instead of a URL or key list.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["inputs", "ut1", "exact"])]
+    pub keywords: Option<String>,
+    /// With --keywords: the probes per scanned document that --fpp is stated for (default: 400
+    /// tokens × the number of distinct phrase lengths in the list).
+    #[arg(long, value_name = "P", requires = "keywords", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub probes_per_doc: Option<u32>,
     /// UT1 category folders (each with `domains` and/or `urls` files); the folder's name is the
     /// category, and UT1's `liste_blanche` folder is read as exceptions.
     #[arg(long, value_name = "DIR", num_args = 1..)]
@@ -321,8 +338,9 @@ pub struct ChangeArgs {
     /// Also take the entries of this list (one per line, or a CSV; `-` reads standard input).
     #[arg(long, value_name = "LIST")]
     pub from: Option<String>,
-    /// add: the category the entries join (default: the list's name); remove: take the
-    /// entries out of this category only (default: out of the list).
+    /// add: the category the entries join (a new name adds a category; needed when the list
+    /// has several); remove: take the entries out of this category only (default: out of the
+    /// list).
     #[arg(long, value_name = "NAME")]
     pub category: Option<String>,
 }

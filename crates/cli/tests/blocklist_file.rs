@@ -4,23 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn phishbloom() -> Command {
-    Command::cargo_bin("phishbloom").unwrap()
-}
-
-/// Asserts a failed run: exit 2, one line on stderr mentioning each of `needles`.
-fn assert_error(command: &mut Command, needles: &[&str]) -> String {
-    let output = command.assert().code(2).get_output().clone();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    for needle in needles {
-        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
-    }
-    stderr
-}
+mod common;
+use common::{assert_error, phishbloom};
 
 /// A list of `n` phishing URLs, `day` deciding which 50 are replaced.
 fn day_list(dir: &Path, day: u32) -> (PathBuf, Vec<String>) {
@@ -223,7 +210,7 @@ fn info_and_check_work_on_every_kind_of_file() {
         let text = String::from_utf8(output.stdout).unwrap();
         for needle in [
             format!("kind              {kind}"),
-            "format            version 2".to_string(),
+            "format            version 3".to_string(),
             format!("list              \"{name}\", version 1"),
             "set fingerprint   ".to_string(),
             "metadata section".to_string(),

@@ -5,9 +5,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn phishbloom() -> Command {
-    Command::cargo_bin("phishbloom").unwrap()
-}
+mod common;
+use common::{assert_error, phishbloom};
 
 /// A dataset.csv-shaped file: every 4th row phishing, with a quoted URL holding a comma.
 fn dataset(dir: &Path) -> PathBuf {
@@ -34,16 +33,6 @@ fn build(dir: &Path, input: &Path, extra: &[&str]) -> PathBuf {
         .assert()
         .success();
     output
-}
-
-/// Asserts a failed run: exit 2, one line on stderr mentioning each of `needles`.
-fn assert_error(command: &mut Command, needles: &[&str]) {
-    let output = command.assert().code(2).get_output().clone();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    for needle in needles {
-        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
-    }
 }
 
 #[test]

@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use phishbloom_redis::testing::RedisServer;
 
-fn phishbloom() -> Command {
-    Command::cargo_bin("phishbloom").unwrap()
-}
+mod common;
+use common::{assert_error, phishbloom};
 
 /// A list of URL entries built with verification; returns the file.
 fn build(dir: &Path) -> PathBuf {
@@ -157,16 +156,6 @@ fn check_through_redis_prints_what_check_on_the_file_prints() {
     let text = String::from_utf8_lossy(&info.get_output().stdout).into_owned();
     assert!(text.contains("every checksum verified"), "{text}");
     assert!(text.contains("1 key since the push"), "{text}");
-}
-
-/// Asserts a failed run: exit 2, one line on stderr mentioning each of `needles`.
-fn assert_error(command: &mut Command, needles: &[&str]) {
-    let output = command.assert().code(2).get_output().clone();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    for needle in needles {
-        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
-    }
 }
 
 #[test]

@@ -7,22 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Process, Stdio};
 use std::time::Duration;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn phishbloom() -> Command {
-    Command::cargo_bin("phishbloom").unwrap()
-}
-
-/// Asserts a failed run: exit 2, one line on stderr mentioning each of `needles`.
-fn assert_error(command: &mut Command, needles: &[&str]) {
-    let output = command.assert().code(2).get_output().clone();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    for needle in needles {
-        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
-    }
-}
+mod common;
+use common::{assert_error, phishbloom};
 
 /// UT1's phishing and gambling folders when the data is present, else generated ones; with a
 /// URL of each category that must be listed.

@@ -22,14 +22,14 @@ pub enum Error {
         reason: String,
     },
 
-    /// Writing, copying or creating a scratch file of a measurement failed.
+    /// A measurement's own scratch file or child process failed.
     #[error(
-        "{path}: cannot {action}: {source}; check the free space and permissions of the \
+        "{what}: cannot {action}: {source}; check the free space and permissions of the \
          temporary directory (TMPDIR)"
     )]
     Io {
-        /// The file or directory.
-        path: std::path::PathBuf,
+        /// The file, directory or process.
+        what: String,
         /// What was being done.
         action: &'static str,
         /// The operating system's error.
@@ -54,6 +54,15 @@ pub enum Error {
         #[source]
         source: phishbloom_filter::Error,
     },
+
+    /// A child process of a per-process measurement failed or answered nonsense.
+    #[error("measurement in a child process failed ({message}): {job}")]
+    Child {
+        /// The job it ran.
+        job: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl Error {
@@ -62,9 +71,9 @@ impl Error {
         path: impl Into<std::path::PathBuf>,
         action: &'static str,
     ) -> impl FnOnce(std::io::Error) -> Self {
-        let path = path.into();
+        let what = path.into().display().to_string();
         move |source| Error::Io {
-            path,
+            what,
             action,
             source,
         }

@@ -20,7 +20,8 @@
 //! 7. Seed 002 at full scale: 10⁸ keys.
 //! 8. Lists that change (issue 11): bits per key against p of the kinds that delete, their
 //!    speed beside peers, delta sizes on UT1 against the targets, the time to apply a delta.
-//! 9. Threats to validity.
+//! 9. Scanning e-mail for keywords (issue 14): keyword lists beside aho-corasick.
+//! 10. Threats to validity.
 //!
 //! # Example
 //! ```no_run
@@ -51,7 +52,7 @@ pub use error::{Error, Result};
 
 use context::Context;
 use phishbloom_lab::measure::{self, machine, timed, Settings};
-use sections::{changes, dataset, hashing, memory, scale, sizing, sweeps, validity};
+use sections::{changes, dataset, hashing, keywords, memory, scale, sizing, sweeps, validity};
 
 /// What to run and where to write it.
 #[derive(Clone, Debug)]
@@ -183,7 +184,12 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         changes::render(&mut ctx, &result)
     })?;
     body.push(md);
-    let md = section(&mut timings, "9. Threats to validity", || {
+    let md = section(&mut timings, "9. Scanning e-mail for keywords", || {
+        let result = measure::keywords::run(&ctx.settings).map_err(lab("keywords"))?;
+        keywords::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "10. Threats to validity", || {
         let load_now = machine::load_average();
         Ok(validity::render(
             &ctx,

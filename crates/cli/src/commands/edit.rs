@@ -162,7 +162,7 @@ pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         .map(PathBuf::from)
         .collect();
     write_atomic(&args.output, &inputs, &[&bytes])?;
-    let changes = delta.added.len() + delta.removed.len() + delta.recategorized.len();
+    let changes = delta.added.len() as u64 + delta.removed_count + delta.recategorized.len() as u64;
     let form = match &delta.added {
         Additions::Exact(_) => "exact: whole fingerprints".to_string(),
         Additions::Prefixes { bits, .. } => format!("compact: {bits}-bit prefixes"),
@@ -171,7 +171,7 @@ pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
         "{}: +{} −{} entries, {} recategorized, {} ({form}, {:.2} bytes per change)",
         args.output.display(),
         fmt::count(delta.added.len() as u64),
-        fmt::count(delta.removed.len() as u64),
+        fmt::count(delta.removed_count),
         fmt::count(delta.recategorized.len() as u64),
         fmt::bytes(bytes.len() as u64),
         bytes.len() as f64 / changes.max(1) as f64,
@@ -286,5 +286,13 @@ pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
         fmt::count(applied.recategorized),
         state(&list)
     );
+    if applied.kept > 0 {
+        println!(
+            "  {} removed entries still answer: a {} filter without a verification section cannot \
+             forget them (they count as false positives until the file is rebuilt or fetched whole)",
+            fmt::count(applied.kept),
+            list.kind()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@
 pub mod changes;
 pub mod dataset;
 pub mod hashing;
+pub mod keywords;
 pub mod memory;
 pub mod scale;
 pub mod sizing;

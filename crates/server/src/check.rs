@@ -1,0 +1,260 @@
+//! Checking items against one or several served lists, and the JSON answer lines.
+//!
+//! A [`Checker`] holds the versions of the lists current when a request began, so the whole
+//! request answers from them even if a reload swaps new ones in meanwhile. Against several
+//! lists an item's answer is the first list's (in the order served) that lists it, else the
+//! first that allows it by an exception, else clean. Each answer line is exactly the line
+//! `phishbloom check --json` prints ([`printer::write_verdict`]) with a `list` field added last:
+//! the list that decided, or `null` for an item clean in every one of several lists.
+
+use std::sync::Arc;
+
+use phishbloom_blocklist::engine::Scratch;
+use phishbloom_blocklist::printer::{self, Output};
+use phishbloom_blocklist::{KeyScheme, Status, Verdict};
+
+use crate::error::Result;
+use crate::lists::{Lists, Served, Slot};
+
+/// The answer for one item: the verdict and the index of the list that decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Which of the checker's lists decided (`None`: clean in several lists).
+    pub list: Option<usize>,
+}
+
+/// An item that is not a URL while a list of URL entries is asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadItem {
+    /// Its position in the request.
+    pub index: usize,
+    /// Why it is not a URL.
+    pub reason: String,
+}
+
+/// The lists one request asks, at the versions current when it began.
+pub struct Checker {
+    lists: Vec<(Arc<Slot>, Arc<Served>)>,
+}
+
+impl Checker {
+    /// The list named `list`, or every served list.
+    pub fn new(lists: &Lists, list: Option<&str>) -> Result<Self> {
+        let slots = match list {
+            Some(name) => vec![lists.require(name)?],
+            None => lists.registry().slots().to_vec(),
+        };
+        Ok(Checker {
+            lists: slots
+                .into_iter()
+                .map(|slot| {
+                    let served = slot.load();
+                    (slot, served)
+                })
+                .collect(),
+        })
+    }
+
+    /// The name of list `index`.
+    pub fn name(&self, index: usize) -> &str {
+        &self.lists[index].0.name
+    }
+
+    /// How many lists are asked.
+    pub fn len(&self) -> usize {
+        self.lists.len()
+    }
+
+    /// Whether no list is asked (no list is served).
+    pub fn is_empty(&self) -> bool {
+        self.lists.is_empty()
+    }
+
+    /// Answers `items` in order, appending one answer each to `out`, and returns the items
+    /// refused: with a list of URL entries among those asked, an item that does not
+    /// canonicalize (its answer is a placeholder, clean).
+    pub fn check(
+        &self,
+        items: &[&[u8]],
+        scratch: &mut Scratch,
+        out: &mut Vec<Answer>,
+    ) -> Vec<BadItem> {
+        let guards: Vec<_> = self.lists.iter().map(|(_, served)| served.read()).collect();
+        let is_url = |g: &crate::lists::State| g.list.meta().scheme == KeyScheme::Expressions;
+        let url_lists = guards.iter().any(|g| is_url(g));
+        // Lists of keys answer the whole batch at once (one prefetched pass); lists of URL
+        // entries answer item by item below, from one canonical form per item.
+        let mut key_verdicts: Vec<Option<Vec<Verdict>>> = guards
+            .iter()
+            .map(|g| {
+                (!is_url(g)).then(|| {
+                    let mut verdicts = Vec::with_capacity(items.len());
+                    g.list.check_batch(items, scratch, &mut verdicts);
+                    verdicts
+                })
+            })
+            .collect();
+        let single = guards.len() == 1;
+        let mut bad = Vec::new();
+        out.reserve(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let url = if url_lists {
+                match phishbloom_url::canonicalize(item) {
+                    Ok(url) => Some(url),
+                    Err(error) => {
+                        bad.push(BadItem {
+                            index,
+                            reason: error.to_string(),
+                        });
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let mut answer = Answer::default();
+            for (at, guard) in guards.iter().enumerate() {
+                // The same verdict `check_batch` gives: it canonicalizes each item this way.
+                let verdict = match &mut key_verdicts[at] {
+                    Some(verdicts) => std::mem::take(&mut verdicts[index]),
+                    None => match &url {
+                        Some(url) => guard.list.check_url(url, scratch),
+                        None => Verdict::default(),
+                    },
+                };
+                let better = at == 0
+                    || match (answer.verdict.status, verdict.status) {
+                        (Status::Listed, _) => false,
+                        (_, Status::Listed) => true,
+                        (Status::Clean, Status::Allowed) => true,
+                        _ => false,
+                    };
+                if better {
+                    answer = Answer {
+                        list: (single || verdict.status != Status::Clean).then_some(at),
+                        verdict,
+                    };
+                }
+            }
+            out.push(answer);
+        }
+        bad
+    }
+
+    /// Appends the answer line for `item` (with its `\n`).
+    pub fn write_line(&self, item: &[u8], answer: &Answer, out: &mut Vec<u8>) {
+        printer::write_verdict(item, &answer.verdict, Output::Json, out);
+        // The printer writes one JSON object and a newline: reopen the object to add the list.
+        let closed = out.ends_with(b"}\n");
+        debug_assert!(closed, "the printer ends a JSON line with }} and a newline");
+        if closed {
+            out.truncate(out.len() - 2);
+            out.extend_from_slice(b",\"list\":");
+            match answer.list {
+                // Serializing a str into a Vec cannot fail.
+                Some(index) => {
+                    let _ = serde_json::to_writer(&mut *out, self.name(index));
+                }
+                None => out.extend_from_slice(b"null"),
+            }
+            out.extend_from_slice(b"}\n");
+        }
+    }
+}
+
+/// Counts listed answers.
+pub fn listed(answers: &[Answer]) -> u64 {
+    answers.iter().filter(|a| a.verdict.listed()).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lists::ListSpec;
+    use phishbloom_blocklist::entries::EntrySet;
+    use phishbloom_blocklist::{Blocklist, BuildOptions};
+    use phishbloom_url::Entry;
+
+    fn url_file(
+        dir: &std::path::Path,
+        name: &str,
+        entries: &[&str],
+        exceptions: &[&str],
+    ) -> String {
+        let entries = entries
+            .iter()
+            .map(|e| Entry::parse(e.as_bytes()).unwrap())
+            .collect();
+        let mut set = EntrySet::uncategorized(entries, name);
+        set.exceptions = exceptions
+            .iter()
+            .map(|e| Entry::parse(e.as_bytes()).unwrap())
+            .collect();
+        let options = BuildOptions {
+            verify: true,
+            name: name.into(),
+            ..BuildOptions::default()
+        };
+        let path = dir.join(format!("{name}.bloom"));
+        Blocklist::from_entries(&set, &options)
+            .unwrap()
+            .save(&path, &[])
+            .unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn first_listing_list_decides_and_lines_match_the_cli() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = url_file(dir.path(), "a", &["evil.com"], &["ok.evil.com"]);
+        let b = url_file(dir.path(), "b", &["ok.evil.com", "bad.org"], &[]);
+        let specs = [ListSpec::parse(&a).unwrap(), ListSpec::parse(&b).unwrap()];
+        let lists = Lists::open(&specs, Arc::default()).unwrap();
+        let checker = Checker::new(&lists, None).unwrap();
+        let items: [&[u8]; 4] = [
+            b"http://evil.com/x",
+            b"http://ok.evil.com/",
+            b"bad.org",
+            b"fine.net",
+        ];
+        let mut answers = Vec::new();
+        assert!(checker
+            .check(&items, &mut Scratch::default(), &mut answers)
+            .is_empty());
+        let lists_of: Vec<_> = answers.iter().map(|a| a.list).collect();
+        assert_eq!(lists_of, [Some(0), Some(1), Some(1), None]);
+        assert!(answers[1].verdict.listed());
+
+        let mut line = Vec::new();
+        checker.write_line(items[0], &answers[0], &mut line);
+        let mut cli = Vec::new();
+        printer::write_verdict(items[0], &answers[0].verdict, Output::Json, &mut cli);
+        assert_eq!(line[..cli.len() - 2], cli[..cli.len() - 2]);
+        assert!(line.ends_with(b",\"list\":\"a\"}\n"));
+        line.clear();
+        checker.write_line(items[3], &answers[3], &mut line);
+        assert!(line.ends_with(b",\"list\":null}\n"));
+
+        let only_a = Checker::new(&lists, Some("a")).unwrap();
+        answers.clear();
+        assert!(only_a
+            .check(&items, &mut Scratch::default(), &mut answers)
+            .is_empty());
+        assert_eq!(answers[1].verdict.status, Status::Allowed);
+        assert_eq!(answers[3].list, Some(0));
+        assert_eq!(listed(&answers), 1);
+
+        answers.clear();
+        let bad = checker.check(
+            &[b"fine.net", b"http://[x"],
+            &mut Scratch::default(),
+            &mut answers,
+        );
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].index, 1);
+        assert_eq!(answers.len(), 2);
+        assert!(Checker::new(&lists, Some("zzz")).is_err());
+    }
+}

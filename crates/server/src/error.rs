@@ -1,0 +1,99 @@
+//! [`Error`]: everything the server library can fail with, each message saying how to fix it.
+
+use std::path::PathBuf;
+
+/// What can go wrong while serving.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A blocklist could not be opened or read.
+    #[error("{0}")]
+    Blocklist(#[from] phishbloom_blocklist::Error),
+
+    /// No list has this name.
+    #[error("no list named {name:?} is served (GET /v1/lists names them; lists are named by file stem, or NAME=FILE on the command line)")]
+    UnknownList {
+        /// The name asked for.
+        name: String,
+    },
+
+    /// Two files would be served under one name.
+    #[error("two files are served as {name:?}: name one of them with NAME=FILE")]
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+
+    /// A `NAME=FILE` argument or a file stem that cannot name a list.
+    #[error("{spec:?} does not name a list: give FILE (named by its stem) or NAME=FILE with a non-empty name")]
+    BadListSpec {
+        /// The argument.
+        spec: String,
+    },
+
+    /// The token file could not be read or is empty.
+    #[error("token file {path}: {problem} (put one line with the bearer token in it)")]
+    Token {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+
+    /// A socket could not be bound.
+    #[error("cannot listen on {addr}: {cause} (is another process using the port?)")]
+    Bind {
+        /// The address.
+        addr: String,
+        /// The cause (in the message, not repeated as a source).
+        cause: std::io::Error,
+    },
+
+    /// No delta from the version asked is kept.
+    #[error("no delta of {name:?} from version {from}: deltas start from the versions kept ({kept:?}; none for a list without a verification section); fetch the whole file from /v1/lists/{name}/file (send If-None-Match to skip an unchanged one)")]
+    NoDelta {
+        /// The list.
+        name: String,
+        /// The version asked for.
+        from: u64,
+        /// The versions deltas can start from.
+        kept: Vec<u64>,
+    },
+
+    /// Writes are refused because no token file was given.
+    #[error("writes are off: start phishbloom serve with --token-file FILE to allow them")]
+    WritesOff,
+
+    /// The list is full (RedisBloom's non-scaling filter error).
+    #[error("non scaling filter is full")]
+    Full,
+
+    /// A list of this name exists already.
+    #[error("item exists")]
+    Exists,
+
+    /// The kind cannot do what was asked (a cuckoo filter is needed, for example).
+    #[error("{0}")]
+    Unsupported(String),
+
+    /// Input and output of the squid helper or the server's sockets.
+    #[error("{context}: {cause}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause (in the message, not repeated as a source).
+        cause: std::io::Error,
+    },
+}
+
+/// The server's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// An I/O error while `context`.
+    pub fn io(context: impl Into<String>, cause: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            cause,
+        }
+    }
+}

@@ -1,0 +1,850 @@
+//! The HTTP/JSON API (axum): handlers parse the request, delegate to [`Lists`] and
+//! [`Checker`], and map errors to a status with a JSON body `{"error": "…"}`.
+//!
+//! | route | answer |
+//! | --- | --- |
+//! | `GET /v1/check?url=U[&list=L]` | one answer object |
+//! | `POST /v1/check[?list=L]` `{"urls": [...]}` | `{"results": [...]}`, or NDJSON with `Accept: application/x-ndjson` |
+//! | `POST /v1/check[?list=L]` NDJSON body | NDJSON answers, streamed as lines arrive |
+//! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at |
+//! | `GET /v1/lists/{name}/file` | the blocklist file; `ETag`, `If-None-Match` → 304 |
+//! | `GET /v1/lists/{name}/delta?from=V` | the delta file from version V (404 if not kept) |
+//! | `POST`/`DELETE /v1/lists/{name}/entries` `{"entries": [...]}` | add/remove, bearer token |
+//! | `GET /healthz`, `GET /metrics` | health, Prometheus text |
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{MatchedPath, Path, Query, RawQuery, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use phishbloom_blocklist::engine::Scratch;
+
+use crate::check::{listed, Answer, Checker};
+use crate::error::Error;
+
+use crate::Shared;
+
+/// NDJSON's media type.
+pub const NDJSON: &str = "application/x-ndjson";
+
+/// Items answered inline on the runtime's thread; larger batches go to the blocking pool so a
+/// big batch does not hold up other connections' small requests (256 URLs take about 0.3 ms,
+/// the cost of a hand-off to the pool is a few µs).
+const INLINE_BATCH: usize = 256;
+
+/// Items answered and written at a time within one batch: about 50 KiB of answers, small
+/// enough that no buffer grows with the batch, large enough that pieces are few.
+const ANSWER_SLICE: usize = 256;
+
+/// An error answer: a status and a message, sent as `{"error": message}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with `status`.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message });
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(error: Error) -> Self {
+        use phishbloom_blocklist::Error as B;
+        let status = match &error {
+            Error::UnknownList { .. } | Error::NoDelta { .. } => StatusCode::NOT_FOUND,
+            Error::WritesOff => StatusCode::FORBIDDEN,
+            Error::Exists => StatusCode::CONFLICT,
+            Error::Full | Error::Unsupported(_) => StatusCode::CONFLICT,
+            Error::Blocklist(
+                B::CannotChange { .. }
+                | B::Full { .. }
+                | B::NotListed { .. }
+                | B::RemoveNeedsVerification { .. }
+                | B::AmbiguousRemoval { .. },
+            ) => StatusCode::CONFLICT,
+            Error::Blocklist(B::InvalidItem { .. }) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, error.to_string())
+    }
+}
+
+type ApiResult<T = Response> = Result<T, ApiError>;
+
+/// The router with every route, the metrics layer and JSON fallbacks.
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/check", get(check_one).post(check_many))
+        .route("/v1/lists", get(lists))
+        .route("/v1/lists/{name}/file", get(file))
+        .route("/v1/lists/{name}/delta", get(delta))
+        .route(
+            "/v1/lists/{name}/entries",
+            axum::routing::post(add_entries).delete(remove_entries),
+        )
+        .route("/healthz", get(health))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(shared.clone(), track))
+        .with_state(shared)
+}
+
+/// Counts every request by route and status, and its latency.
+async fn track(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let start = Instant::now();
+    let response = next.run(request).await;
+    shared.lists.metrics().observe_request(
+        &route,
+        response.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    response
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such route: see GET /v1/check, /v1/lists, /healthz, /metrics",
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this route does not take that method",
+    )
+}
+
+fn json_response(status: StatusCode, body: Vec<u8>, content_type: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+#[derive(serde::Deserialize)]
+struct ListQuery {
+    list: Option<String>,
+}
+
+fn query_error(rejection: QueryRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        format!("bad query string: {}", rejection.body_text()),
+    )
+}
+
+fn path_error(rejection: PathRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        format!("bad path: {}", rejection.body_text()),
+    )
+}
+
+fn bad_url(url: &[u8], reason: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        format!(
+            "{:?} is not a URL: {reason}",
+            String::from_utf8_lossy(url).as_ref()
+        ),
+    )
+}
+
+/// The decoded `name=value` pairs of a query string (`+` is a space). A value that is not
+/// UTF-8 once decoded is an error naming its parameter.
+fn query_pairs(query: Option<&str>) -> ApiResult<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    for pair in query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let decode = |text: &str| -> Option<String> {
+            let text = text.replace('+', " ");
+            percent_encoding::percent_decode_str(&text)
+                .decode_utf8()
+                .ok()
+                .map(Cow::into_owned)
+        };
+        let (Some(name), Some(value)) = (decode(name), decode(value)) else {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("bad query string: {pair:?} is not UTF-8 once percent-decoded"),
+            ));
+        };
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+/// `GET /v1/check?url=…[&list=…]`.
+async fn check_one(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery) -> ApiResult {
+    let pairs = query_pairs(query.as_deref())?;
+    let param = |name: &str| {
+        pairs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let url = param("url").ok_or_else(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "give the URL to check: GET /v1/check?url=…",
+        )
+    })?;
+    let checker = Checker::new(&shared.lists, param("list"))?;
+    let mut answers = Vec::with_capacity(1);
+    let bad = checker.check(&[url.as_bytes()], &mut Scratch::default(), &mut answers);
+    if let Some(bad) = bad.first() {
+        return Err(bad_url(url.as_bytes(), &bad.reason));
+    }
+    shared.lists.metrics().count_checks(1, listed(&answers));
+    let mut body = Vec::with_capacity(256);
+    checker.write_line(url.as_bytes(), &answers[0], &mut body);
+    body.pop();
+    Ok(json_response(StatusCode::OK, body, "application/json"))
+}
+
+fn content_type(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or_default().trim())
+}
+
+fn accepts_ndjson(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains(NDJSON))
+}
+
+/// Reads a whole body within the size cap and the body timeout.
+async fn read_body(shared: &Shared, headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
+    let limit = shared.limits.max_body;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("request body over {limit} bytes: send less, or stream it as NDJSON"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let limited = http_body_util::Limited::new(body, limit);
+    match tokio::time::timeout(shared.limits.body_timeout, limited.collect()).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {:?}",
+                shared.limits.body_timeout
+            ),
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(error)) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {error}"),
+        )),
+    }
+}
+
+/// Parses a JSON body: not UTF-8, or not JSON of the expected shape → 400.
+fn parse_json<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8], shape: &str) -> ApiResult<T> {
+    serde_json::from_slice(bytes).map_err(|error| {
+        // serde_json checks the strings it reads; a body it refuses is checked whole only then,
+        // to say which is wrong.
+        match std::str::from_utf8(bytes) {
+            Err(utf8) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("the request body is not UTF-8 ({utf8}); JSON must be"),
+            ),
+            Ok(_) => ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("the request body is not {shape}: {error}"),
+            ),
+        }
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct Batch<'a> {
+    #[serde(borrow)]
+    urls: Vec<Cow<'a, str>>,
+}
+
+/// Runs `work` inline when small, else on the blocking pool.
+async fn compute<T: Send + 'static>(
+    size: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> ApiResult<T> {
+    if size <= INLINE_BATCH {
+        return Ok(work());
+    }
+    tokio::task::spawn_blocking(work).await.map_err(|error| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the check failed: {error}"),
+        )
+    })
+}
+
+/// `POST /v1/check`: a JSON batch, or an NDJSON stream.
+async fn check_many(
+    State(shared): State<Arc<Shared>>,
+    query: Result<Query<ListQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult {
+    let Query(query) = query.map_err(query_error)?;
+    let checker = Arc::new(Checker::new(&shared.lists, query.list.as_deref())?);
+    match content_type(&headers) {
+        Some(NDJSON) => return Ok(stream_ndjson(shared, checker, body)),
+        // curl's `-d` labels JSON as a form; read it as the JSON it is.
+        None | Some("application/json" | "application/x-www-form-urlencoded") => {}
+        Some(other) => {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!(
+                    "cannot read {other}: send application/json {{\"urls\": [...]}} or {NDJSON}"
+                ),
+            ))
+        }
+    }
+    let bytes = read_body(&shared, &headers, body).await?;
+    let ndjson_out = accepts_ndjson(&headers);
+    let max_batch = shared.limits.max_batch;
+    let metrics = shared.lists.metrics().clone();
+    // Small bodies are answered inline; one large enough to hold many URLs goes to the blocking
+    // pool (and is parsed there, so its borrowed strings live on that thread).
+    let size = bytes.len() / 32;
+    compute(size, move || -> ApiResult {
+        let batch: Batch = parse_json(&bytes, "{\"urls\": [...]}")?;
+        let count = batch.urls.len();
+        if count > max_batch {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("{count} URLs in one batch, over the cap of {max_batch}: split the batch, or stream it as NDJSON"),
+            ));
+        }
+        let items: Vec<&[u8]> = batch.urls.iter().map(|u| u.as_bytes()).collect();
+        // Answered and written a slice at a time, into pieces of the body: no buffer grows with
+        // the batch (large allocations are what the allocator is slowest at), and a URL that does
+        // not canonicalize anywhere in the batch still turns the whole answer into a 400.
+        let mut scratch = Scratch::default();
+        let mut answers = Vec::with_capacity(ANSWER_SLICE);
+        let mut pieces: Vec<Bytes> = Vec::with_capacity(items.len() / ANSWER_SLICE + 2);
+        let mut listed_count = 0;
+        let mut out = Vec::with_capacity(ANSWER_SLICE * 128);
+        if !ndjson_out {
+            out.extend_from_slice(b"{\"results\":[");
+        }
+        for (n, slice) in items.chunks(ANSWER_SLICE).enumerate() {
+            answers.clear();
+            let bad = checker.check(slice, &mut scratch, &mut answers);
+            if let Some(bad) = bad.first() {
+                let index = n * ANSWER_SLICE + bad.index;
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "urls[{index}]: {:?} is not a URL: {}",
+                        batch.urls[index].as_ref(),
+                        bad.reason
+                    ),
+                ));
+            }
+            listed_count += listed(&answers);
+            for (i, (item, answer)) in slice.iter().zip(&answers).enumerate() {
+                // A JSON array holds the lines without their newlines, a comma between them.
+                if !ndjson_out && n + i > 0 {
+                    out.push(b',');
+                }
+                checker.write_line(item, answer, &mut out);
+                if !ndjson_out {
+                    out.pop();
+                }
+            }
+            pieces.push(Bytes::from(std::mem::replace(
+                &mut out,
+                Vec::with_capacity(ANSWER_SLICE * 128),
+            )));
+        }
+        if !ndjson_out {
+            out.extend_from_slice(b"]}");
+        }
+        pieces.push(Bytes::from(out));
+        metrics.count_checks(items.len() as u64, listed_count);
+        let length: usize = pieces.iter().map(Bytes::len).sum();
+        let body = Body::from_stream(futures_util::stream::iter(
+            pieces.into_iter().map(Ok::<_, Infallible>),
+        ));
+        let mut response = Response::new(body);
+        let content_type = if ndjson_out { NDJSON } else { "application/json" };
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+        Ok(response)
+    })
+    .await?
+}
+
+/// One NDJSON input line: a JSON string, or an object with a `url` field.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Line<'a> {
+    Url(#[serde(borrow)] Cow<'a, str>),
+    Object {
+        #[serde(borrow)]
+        url: Cow<'a, str>,
+    },
+}
+
+/// Answers an NDJSON stream line by line as it arrives: one answer line per input line (blank
+/// lines skipped), in order; a line that is not JSON or not a URL gets `{"error": …, "line": N}`
+/// in its place. A line over the cap, a body that stops arriving or breaks ends the stream with
+/// an error line.
+fn stream_ndjson(shared: Arc<Shared>, checker: Arc<Checker>, body: Body) -> Response {
+    // A few chunks in flight: a client that does not read its answers stops the reading.
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+    tokio::spawn(async move {
+        let mut stream = body.into_data_stream();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut line_no = 0usize;
+        let mut scratch = Scratch::default();
+        let limits = shared.limits.clone();
+        let metrics = shared.lists.metrics().clone();
+        loop {
+            let next = tokio::time::timeout(limits.idle_timeout, stream.next()).await;
+            let (chunk, end) = match next {
+                Ok(Some(Ok(chunk))) => (chunk, false),
+                Ok(None) => (Bytes::new(), true),
+                Ok(Some(Err(error))) => {
+                    let _ = tx
+                        .send(error_line(
+                            line_no + 1,
+                            &format!("the request body broke off: {error}"),
+                        ))
+                        .await;
+                    return;
+                }
+                Err(_) => {
+                    let _ = tx
+                        .send(error_line(
+                            line_no + 1,
+                            &format!("no input for {:?}", limits.idle_timeout),
+                        ))
+                        .await;
+                    return;
+                }
+            };
+            pending.extend_from_slice(&chunk);
+            let complete = if end {
+                pending.len()
+            } else {
+                memchr::memrchr(b'\n', &pending).map_or(0, |i| i + 1)
+            };
+            if complete == 0 && pending.len() > limits.max_line {
+                let _ = tx
+                    .send(error_line(
+                        line_no + 1,
+                        &format!("line longer than {} bytes", limits.max_line),
+                    ))
+                    .await;
+                return;
+            }
+            let block: Vec<u8> = pending.drain(..complete).collect();
+            let out = answer_block(
+                &checker,
+                &block,
+                &mut line_no,
+                &mut scratch,
+                &metrics,
+                limits.max_line,
+            );
+            if !out.is_empty() && tx.send(Bytes::from(out)).await.is_err() {
+                return;
+            }
+            if end {
+                return;
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|bytes| (Ok::<_, Infallible>(bytes), rx))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(NDJSON));
+    response
+}
+
+fn error_line(line: usize, message: &str) -> Bytes {
+    let mut out = serde_json::to_vec(&serde_json::json!({ "error": message, "line": line }))
+        .unwrap_or_default();
+    out.push(b'\n');
+    Bytes::from(out)
+}
+
+/// Answers the complete lines in `block`.
+fn answer_block(
+    checker: &Checker,
+    block: &[u8],
+    line_no: &mut usize,
+    scratch: &mut Scratch,
+    metrics: &crate::metrics::Metrics,
+    max_line: usize,
+) -> Vec<u8> {
+    enum Parsed<'a> {
+        Item(Cow<'a, str>),
+        Bad(String),
+    }
+    let mut parsed = Vec::new();
+    for raw in block.split(|&b| b == b'\n') {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.trim_ascii().is_empty() {
+            continue;
+        }
+        *line_no += 1;
+        let entry = if raw.len() > max_line {
+            Parsed::Bad(format!("line longer than {max_line} bytes"))
+        } else if std::str::from_utf8(raw).is_err() {
+            Parsed::Bad("the line is not UTF-8".into())
+        } else {
+            match serde_json::from_slice::<Line>(raw) {
+                Ok(Line::Url(url) | Line::Object { url }) => Parsed::Item(url),
+                Err(error) => Parsed::Bad(format!(
+                    "not a JSON string or {{\"url\": …}} object: {error}"
+                )),
+            }
+        };
+        parsed.push((*line_no, entry));
+    }
+    let items: Vec<&[u8]> = parsed
+        .iter()
+        .filter_map(|(_, p)| match p {
+            Parsed::Item(url) => Some(url.as_bytes()),
+            Parsed::Bad(_) => None,
+        })
+        .collect();
+    let mut answers: Vec<Answer> = Vec::with_capacity(items.len());
+    let bad = checker.check(&items, scratch, &mut answers);
+    let mut bad = bad.into_iter().peekable();
+    metrics.count_checks(items.len() as u64, listed(&answers));
+    let mut out = Vec::with_capacity(items.len() * 96);
+    let mut next = 0;
+    for (line, entry) in &parsed {
+        match entry {
+            Parsed::Bad(message) => out.extend_from_slice(&error_line(*line, message)),
+            Parsed::Item(url) => {
+                let index = next;
+                next += 1;
+                if bad.peek().is_some_and(|b| b.index == index) {
+                    let reason = bad.next().map(|b| b.reason).unwrap_or_default();
+                    let message = format!("{:?} is not a URL: {reason}", url.as_ref());
+                    out.extend_from_slice(&error_line(*line, &message));
+                } else {
+                    checker.write_line(url.as_bytes(), &answers[index], &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `GET /v1/lists`.
+async fn lists(State(shared): State<Arc<Shared>>) -> Response {
+    let lists: Vec<serde_json::Value> = shared
+        .lists
+        .registry()
+        .slots()
+        .iter()
+        .map(|slot| {
+            let served = slot.load();
+            let state = served.read();
+            let list = &state.list;
+            let meta = list.meta();
+            let bytes = list
+                .directory()
+                .map(|d| d.file_len)
+                .or_else(|| slot.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()));
+            serde_json::json!({
+                "name": slot.name,
+                "kind": list.kind(),
+                "scheme": meta.scheme.name(),
+                "version": meta.version,
+                "entries": meta.entries,
+                "entries_exact": meta.exact_count,
+                "fingerprint": meta.fingerprint,
+                "checksum": list.directory().map(|d| format!("{:016x}", d.checksum)),
+                "bytes": bytes,
+                "capacity": state.capacity(),
+                "grows": state.grows(),
+                "categories": list.categories().iter().map(|c| &c.name).collect::<Vec<_>>(),
+                "created": meta.created,
+                "loaded_at": served.loaded_at,
+                "file": slot.path.as_ref().map(|p| p.display().to_string()),
+                "writable": shared.token.is_some() && list.kind() != phishbloom_blocklist::Kind::Cabf,
+                "supports_remove": list.supports_remove(),
+                "delta_from": slot.delta_versions(),
+            })
+        })
+        .collect();
+    axum::Json(serde_json::json!({ "lists": lists })).into_response()
+}
+
+/// Whether an `If-None-Match` value names `etag` (or is `*`).
+fn none_match(header: &str, etag: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag)
+}
+
+/// `GET /v1/lists/{name}/file`.
+async fn file(
+    State(shared): State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> ApiResult {
+    let Path(name) = name.map_err(path_error)?;
+    let slot = shared.lists.require(&name)?;
+    let served = slot.load();
+    let image = tokio::task::spawn_blocking(move || served.image())
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let etag = format!("\"{}\"", image.checksum);
+    let etag_value = HeaderValue::from_str(&etag)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let matched = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| none_match(v, &etag));
+    let mut response = if matched {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Body::from(image.bytes.clone()));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/octet-stream"),
+        );
+        response
+    };
+    response.headers_mut().insert(header::ETAG, etag_value);
+    Ok(response)
+}
+
+/// `GET /v1/lists/{name}/delta?from=VERSION`: the delta file from that version to the one
+/// served now (`phishbloom apply FILE DELTA` applies it), for the versions kept.
+async fn delta(
+    State(shared): State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> ApiResult {
+    let Path(name) = name.map_err(path_error)?;
+    let slot = shared.lists.require(&name)?;
+    let pairs = query_pairs(query.as_deref())?;
+    let from = pairs
+        .iter()
+        .find(|(n, _)| n == "from")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "give the version you have: /delta?from=VERSION",
+            )
+        })?;
+    let bytes = tokio::task::spawn_blocking(move || slot.delta(from))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let mut response = Response::new(Body::from(bytes));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    Ok(response)
+}
+
+#[derive(serde::Deserialize)]
+struct Entries<'a> {
+    #[serde(borrow)]
+    entries: Vec<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    category: Option<Cow<'a, str>>,
+}
+
+/// Checks the bearer token: writes are off without a token file; a missing or wrong token is
+/// 401.
+fn authorize(shared: &Shared, headers: &HeaderMap) -> ApiResult<()> {
+    let Some(token) = &shared.token else {
+        return Err(Error::WritesOff.into());
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes())
+        .and_then(|v| {
+            let (scheme, rest) = v.split_at(v.len().min(7));
+            scheme.eq_ignore_ascii_case(b"bearer ").then_some(rest)
+        });
+    match given {
+        Some(given) if token.matches(given) => Ok(()),
+        Some(_) => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "wrong bearer token",
+        )),
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "writes need Authorization: Bearer TOKEN (the token in the server's --token-file)",
+        )),
+    }
+}
+
+/// `POST /v1/lists/{name}/entries`.
+async fn add_entries(
+    state: State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult {
+    change_entries(state, name, headers, body, true).await
+}
+
+/// `DELETE /v1/lists/{name}/entries`.
+async fn remove_entries(
+    state: State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult {
+    change_entries(state, name, headers, body, false).await
+}
+
+async fn change_entries(
+    State(shared): State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+    add: bool,
+) -> ApiResult {
+    authorize(&shared, &headers)?;
+    let Path(name) = name.map_err(path_error)?;
+    shared.lists.require(&name)?;
+    let bytes = read_body(&shared, &headers, body).await?;
+    parse_json::<Entries>(&bytes, "{\"entries\": [...]}")?;
+    let lists: Arc<Shared> = shared.clone();
+    tokio::task::spawn_blocking(move || -> ApiResult {
+        let entries: Entries = parse_json(&bytes, "{\"entries\": [...]}")?;
+        let items: Vec<&[u8]> = entries.entries.iter().map(|e| e.as_bytes()).collect();
+        let change = if add {
+            lists
+                .lists
+                .add(&name, &items, entries.category.as_deref())?
+        } else {
+            lists.lists.remove(&name, &items)?
+        };
+        let slot = lists.lists.require(&name)?;
+        let served = slot.load();
+        let state = served.read();
+        let body = serde_json::json!({
+            "list": name,
+            "changed": change.changed,
+            "unchanged": change.unchanged,
+            "version": state.list.meta().version,
+            "entries": state.list.meta().entries,
+        });
+        Ok(axum::Json(body).into_response())
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+/// `GET /healthz`.
+async fn health(State(shared): State<Arc<Shared>>) -> Response {
+    let lists = shared.lists.registry().slots().len();
+    axum::Json(serde_json::json!({ "status": "ok", "lists": lists })).into_response()
+}
+
+/// `GET /metrics`.
+async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
+    let mut response = Response::new(Body::from(shared.lists.metrics().encode()));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_none_match_lists_and_wildcards() {
+        assert!(none_match("\"abc\"", "\"abc\""));
+        assert!(none_match("\"x\", W/\"abc\"", "\"abc\""));
+        assert!(none_match("*", "\"abc\""));
+        assert!(!none_match("\"abd\"", "\"abc\""));
+    }
+
+    #[test]
+    fn query_strings_decode_to_utf8_or_fail() {
+        let pairs = query_pairs(Some("url=http%3A%2F%2Fa.b%2F%3Fq%3D1+2&list=x&flag")).unwrap();
+        assert_eq!(
+            pairs,
+            [
+                ("url".to_string(), "http://a.b/?q=1 2".to_string()),
+                ("list".into(), "x".into()),
+                ("flag".into(), "".into())
+            ]
+        );
+        assert!(query_pairs(Some("url=%FF")).is_err());
+        assert!(query_pairs(None).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,84 @@
+//! `phishbloom serve`: blocklists answered over HTTP/JSON, the Redis protocol (RedisBloom's
+//! `BF.*` and `CF.*` commands) and squid's external ACL helper protocol, with files reloaded
+//! without a failed request.
+//!
+//! # Modules
+//! - [`lists`] — [`Lists`]: the served lists by name, swapped atomically on reload (SIGHUP, a
+//!   file replaced by rename), written through with add/remove and saved over their files.
+//! - [`check`] — [`check::Checker`]: items against one or several lists, and the JSON answer
+//!   line (the CLI's `check --json` line plus the deciding list).
+//! - [`http`] — the HTTP/JSON routes (axum); [`server`] — listeners, timeouts, idle and
+//!   header-read limits, signals and the graceful drain.
+//! - [`resp`] — the Redis protocol: parser, replies, commands.
+//! - [`squid`] — squid's external ACL helper protocol.
+//! - [`config`] — [`Limits`] and the bearer [`Token`]; [`metrics`] — Prometheus series;
+//!   [`Error`] — what can fail, and how to fix it.
+//!
+//! # Example
+//! ```
+//! use std::sync::Arc;
+//! use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, KeyScheme};
+//! use phishbloom_server::{Limits, ListSpec, Lists, Server, Shared};
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A list of exact keys, saved as `leaked.bloom`: served as `leaked`.
+//! let dir = std::env::temp_dir().join(format!("phishbloom-server-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let mut keys = KeyList::default();
+//! keys.push(b"hunter2");
+//! let options = BuildOptions { name: "leaked".into(), ..BuildOptions::default() };
+//! let path = dir.join("leaked.bloom");
+//! Blocklist::from_keys(&[("leaked".into(), keys)], KeyScheme::Exact, &options)?.save(&path, &[])?;
+//!
+//! // The temporary directory's path is UTF-8 on the systems this runs on.
+//! let lists = Lists::open(&[ListSpec::parse(path.to_str().unwrap())?], Arc::default())?;
+//! let shared = Arc::new(Shared { lists, limits: Limits::default(), token: None });
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let reply = runtime.block_on(async {
+//!     // Port 0: any free port on loopback.
+//!     let server = Server::bind(shared, None, Some("127.0.0.1:0")).await?;
+//!     let addr = server.resp_addr().expect("the Redis-protocol listener is bound");
+//!     let stop = tokio_util::sync::CancellationToken::new();
+//!     let running = tokio::spawn(server.run(stop.clone()));
+//!     let mut client = tokio::net::TcpStream::connect(addr).await?;
+//!     client.write_all(b"BF.MEXISTS leaked hunter2 letmein\r\n").await?;
+//!     let mut reply = vec![0; 64];
+//!     let n = client.read(&mut reply).await?;
+//!     reply.truncate(n);
+//!     stop.cancel();
+//!     running.await?;
+//!     Ok::<_, Box<dyn std::error::Error>>(reply)
+//! })?;
+//! assert_eq!(reply, b"*2\r\n:1\r\n:0\r\n");
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod check;
+pub mod config;
+mod error;
+pub mod http;
+pub mod lists;
+pub mod metrics;
+pub mod resp;
+pub mod server;
+pub mod squid;
+
+pub use config::{Limits, Token};
+pub use error::{Error, Result};
+pub use lists::{ListSpec, Lists};
+pub use server::Server;
+
+/// What every connection shares: the lists, the limits and the write token.
+pub struct Shared {
+    /// The served lists (and the metrics).
+    pub lists: Lists,
+    /// Caps and timeouts.
+    pub limits: Limits,
+    /// The bearer token that allows writes; `None`: writes are off.
+    pub token: Option<Token>,
+}

@@ -1,0 +1,749 @@
+//! [`Lists`]: the served blocklists by name, each swapped atomically on reload.
+//!
+//! Every list lives in a [`Slot`] whose current [`Served`] value sits behind an
+//! [`arc_swap::ArcSwap`]: a request takes the `Arc` once and answers from it to the end, so a
+//! reload (SIGHUP, or the file replaced by rename) that swaps a new `Served` in never disturbs a
+//! request in flight, and a new file that cannot be opened is refused while the old one keeps
+//! serving. Writes (add, remove, `BF.RESERVE`) are serialized per slot and change the current
+//! list in place under its lock, then save it over its file (atomically, by rename) so a later
+//! reload reads them back.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use phishbloom_blocklist::blocklist::Change;
+use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
+use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
+
+use crate::error::{Error, Result};
+use crate::metrics::{ListLabels, Metrics};
+
+/// One list argument: `FILE` (named by its stem) or `NAME=FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListSpec {
+    /// The name clients use (`list=` in HTTP, the key in the Redis protocol).
+    pub name: String,
+    /// The blocklist file.
+    pub path: PathBuf,
+}
+
+impl ListSpec {
+    /// Parses `FILE` or `NAME=FILE`. A path that exists is taken whole even if it holds `=`.
+    pub fn parse(arg: &str) -> Result<Self> {
+        let bad = || Error::BadListSpec {
+            spec: arg.to_owned(),
+        };
+        if let Some((name, path)) = arg.split_once('=') {
+            if !Path::new(arg).exists() {
+                if name.is_empty() || path.is_empty() {
+                    return Err(bad());
+                }
+                return Ok(ListSpec {
+                    name: name.to_owned(),
+                    path: PathBuf::from(path),
+                });
+            }
+        }
+        let path = PathBuf::from(arg);
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| !s.is_empty())
+            .ok_or_else(bad)?
+            .to_owned();
+        Ok(ListSpec { name, path })
+    }
+}
+
+/// A served list: the blocklist, and what RedisBloom's commands ask of it.
+pub struct State {
+    /// The blocklist.
+    pub list: Blocklist,
+}
+
+impl State {
+    fn of(list: Blocklist) -> Self {
+        State { list }
+    }
+
+    /// Whether the list adds layers as it fills (RedisBloom's scaling filters).
+    pub fn grows(&self) -> bool {
+        self.list.layers().is_some_and(|l| l.grows())
+    }
+
+    /// The entries its structure holds room for, over all its layers (RedisBloom's capacity);
+    /// for CaBF, its entries.
+    pub fn capacity(&self) -> u64 {
+        match self.list.layers() {
+            Some(layers) => layers.layers().iter().map(|l| l.capacity()).sum(),
+            None => self.list.meta().entries,
+        }
+    }
+
+    /// Bytes of its filters, and how many there are (RedisBloom's Size and Number of filters).
+    pub fn filters(&self) -> (u64, usize) {
+        match self.list.layers() {
+            Some(layers) => (layers.size_in_bytes(), layers.layers().len()),
+            None => {
+                let description = self.list.describe();
+                (
+                    description.filters.iter().map(|f| f.bytes).sum(),
+                    description.filters.len(),
+                )
+            }
+        }
+    }
+
+    /// Whether a list that does not grow holds as many entries as it was sized for.
+    pub fn is_full(&self) -> bool {
+        !self.grows() && self.list.meta().entries >= self.capacity()
+    }
+}
+
+/// A served blocklist file image: the bytes `GET /v1/lists/{name}/file` sends and its `ETag`.
+pub struct FileImage {
+    /// The file.
+    pub bytes: Bytes,
+    /// The file checksum (xxh3-64 of the section table) as 16 hex digits, unquoted.
+    pub checksum: String,
+}
+
+/// One version of a served list.
+pub struct Served {
+    state: RwLock<State>,
+    /// When it was loaded or created (seconds since the Unix epoch).
+    pub loaded_at: u64,
+    image: Mutex<Option<Arc<FileImage>>>,
+}
+
+impl Served {
+    fn new(state: State, image: Option<FileImage>) -> Self {
+        Served {
+            state: RwLock::new(state),
+            loaded_at: unix_now(),
+            image: Mutex::new(image.map(Arc::new)),
+        }
+    }
+
+    /// The list, for reading. A lock poisoned by a panicking writer still holds a whole list
+    /// (writers change it through the library's own methods), so it is used as it is.
+    pub fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The file image (built from the list when it changed since it was read or last built).
+    pub fn image(&self) -> Result<Arc<FileImage>> {
+        let mut cached = self.image.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(image) = &*cached {
+            return Ok(image.clone());
+        }
+        let bytes = self.read().list.to_bytes();
+        // Reading the image back gives its directory, hence its checksum, with every check the
+        // file reader makes.
+        let copy = Blocklist::from_bytes("<served list>", &bytes)?;
+        let checksum = copy
+            .directory()
+            .map(|d| format!("{:016x}", d.checksum))
+            .unwrap_or_default();
+        let image = Arc::new(FileImage {
+            bytes: Bytes::from(bytes),
+            checksum,
+        });
+        *cached = Some(image.clone());
+        Ok(image)
+    }
+
+    fn invalidate_image(&self) {
+        *self.image.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+/// What identifies one version of a file on disk: replacing it by rename changes the inode,
+/// rewriting it changes the length or the modification time, and any change of content changes
+/// the file's head (its header and checksummed section table), which is hashed too — inode
+/// numbers are reused and modification times are coarse, so a file replaced twice within one
+/// clock tick is still told apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: i128,
+    head: u64,
+}
+
+/// Bytes of a file's head hashed into its [`Stamp`]: the header and the section table of any
+/// list with a few dozen sections.
+const HEAD_BYTES: u64 = 4096;
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::hash::{Hash, Hasher};
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        let mut head = Vec::new();
+        // Only a regular file is read: opening a FIFO would wait for a writer.
+        if m.is_file() {
+            let file = std::fs::File::open(path).ok()?;
+            file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
+        }
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        head.hash(&mut hasher);
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            head: hasher.finish(),
+        })
+    }
+}
+
+/// One served name: its file (if any) and its current version.
+pub struct Slot {
+    /// The name.
+    pub name: String,
+    /// The file it is read from and saved to (`None` for lists created by the Redis protocol).
+    pub path: Option<PathBuf>,
+    current: ArcSwap<Served>,
+    /// Serializes writers and reloads of this slot.
+    writer: Mutex<()>,
+    /// The file version last read or written (or refused).
+    stamp: Mutex<Option<Stamp>>,
+    /// Views of the last versions served (the current one last), for deltas.
+    history: Mutex<VecDeque<Arc<ListView>>>,
+}
+
+impl Slot {
+    /// The current version; hold it for the whole request.
+    pub fn load(&self) -> Arc<Served> {
+        self.current.load_full()
+    }
+
+    fn lock_writer(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_stamp(&self, stamp: Option<Stamp>) {
+        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) = stamp;
+    }
+
+    fn stamp(&self) -> Option<Stamp> {
+        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records the version now served, for deltas from it later. Only lists with a verification
+    /// section (the record of their entries) and not CaBF have views; the others keep none.
+    fn remember(&self, served: &Served) {
+        let state = served.read();
+        let origin = self
+            .path
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&self.name));
+        let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        match ListView::of_blocklist(&state.list, &origin) {
+            Ok(view) => {
+                if history
+                    .back()
+                    .is_some_and(|last| last.version == view.version)
+                {
+                    history.pop_back();
+                }
+                history.push_back(Arc::new(view));
+                while history.len() > DELTA_HISTORY {
+                    history.pop_front();
+                }
+            }
+            Err(_) => history.clear(),
+        }
+    }
+
+    /// The versions deltas can start from (the current one included).
+    pub fn delta_versions(&self) -> Vec<u64> {
+        let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        history.iter().filter_map(|v| v.version).collect()
+    }
+
+    /// The delta from version `from` to the version served now, as a delta file.
+    pub fn delta(&self, from: u64) -> Result<Vec<u8>> {
+        let (old, new) = {
+            let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+            let old = history.iter().find(|v| v.version == Some(from)).cloned();
+            (old, history.back().cloned())
+        };
+        let (Some(old), Some(new)) = (old, new) else {
+            return Err(Error::NoDelta {
+                name: self.name.clone(),
+                from,
+                kept: self.delta_versions(),
+            });
+        };
+        let options = DiffOptions {
+            compact: false,
+            patch_fpp: None,
+            fpp: None,
+            created: phishbloom_blocklist::blocklist::now(),
+        };
+        Ok(Delta::between(&old, &new, &options)?.to_bytes())
+    }
+}
+
+/// Versions of a list whose views are kept for deltas. A view holds every entry's fingerprint
+/// and categories (about 32 bytes an entry), so this bounds the memory deltas cost to four
+/// copies of that; a client further behind fetches the whole file.
+const DELTA_HISTORY: usize = 4;
+
+/// The served lists, in the order given, by name.
+#[derive(Default)]
+pub struct Registry {
+    order: Vec<Arc<Slot>>,
+    index: HashMap<Vec<u8>, usize>,
+}
+
+impl Registry {
+    /// Every slot, in order.
+    pub fn slots(&self) -> &[Arc<Slot>] {
+        &self.order
+    }
+
+    /// The slot named `name`.
+    pub fn get(&self, name: &[u8]) -> Option<&Arc<Slot>> {
+        self.index.get(name).map(|&i| &self.order[i])
+    }
+
+    fn with(&self, slot: Arc<Slot>) -> Registry {
+        let mut order = self.order.clone();
+        let mut index = self.index.clone();
+        index.insert(slot.name.as_bytes().to_vec(), order.len());
+        order.push(slot);
+        Registry { order, index }
+    }
+}
+
+/// What a reload pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Lists swapped to a new file.
+    pub reloaded: Vec<String>,
+    /// Lists whose new file was refused, with why.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Every served list, and the metrics they report to.
+pub struct Lists {
+    registry: ArcSwap<Registry>,
+    metrics: Arc<Metrics>,
+    /// Serializes creating lists (`BF.RESERVE`, `BF.ADD` of a new key).
+    create: Mutex<()>,
+}
+
+/// Seconds since the Unix epoch.
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Opens the file at `path` with every check of [`Blocklist::open`].
+fn open(path: &Path) -> Result<(State, FileImage)> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::io(format!("cannot read the blocklist {}", path.display()), e))?;
+    let list = Blocklist::from_bytes(path, &bytes)?;
+    let checksum = list
+        .directory()
+        .map(|d| format!("{:016x}", d.checksum))
+        .unwrap_or_default();
+    Ok((
+        State::of(list),
+        FileImage {
+            bytes: Bytes::from(bytes),
+            checksum,
+        },
+    ))
+}
+
+impl Lists {
+    /// Opens every file (all of them, or an error naming the first that fails).
+    pub fn open(specs: &[ListSpec], metrics: Arc<Metrics>) -> Result<Self> {
+        let mut registry = Registry::default();
+        for spec in specs {
+            if registry.get(spec.name.as_bytes()).is_some() {
+                return Err(Error::DuplicateName {
+                    name: spec.name.clone(),
+                });
+            }
+            let stamp = Stamp::of(&spec.path);
+            let (state, image) = open(&spec.path)?;
+            let slot = Arc::new(Slot {
+                name: spec.name.clone(),
+                path: Some(spec.path.clone()),
+                current: ArcSwap::from_pointee(Served::new(state, Some(image))),
+                writer: Mutex::new(()),
+                stamp: Mutex::new(stamp),
+                history: Mutex::new(VecDeque::new()),
+            });
+            slot.remember(&slot.load());
+            registry = registry.with(slot);
+        }
+        let lists = Lists {
+            registry: ArcSwap::from_pointee(registry),
+            metrics,
+            create: Mutex::new(()),
+        };
+        for slot in lists.registry().slots() {
+            lists.report(slot);
+        }
+        Ok(lists)
+    }
+
+    /// The metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The lists now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.load_full()
+    }
+
+    /// The slot named `name`.
+    pub fn get(&self, name: &[u8]) -> Option<Arc<Slot>> {
+        self.registry.load().get(name).cloned()
+    }
+
+    /// The slot named `name`, or [`Error::UnknownList`].
+    pub fn require(&self, name: &str) -> Result<Arc<Slot>> {
+        self.get(name.as_bytes()).ok_or_else(|| Error::UnknownList {
+            name: name.to_owned(),
+        })
+    }
+
+    fn report(&self, slot: &Slot) {
+        let served = slot.load();
+        let state = served.read();
+        let meta = state.list.meta();
+        let bytes = slot
+            .path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map_or(0, |m| m.len());
+        self.metrics
+            .set_list(&slot.name, meta.version, meta.entries, bytes);
+    }
+
+    /// Reloads the lists whose file changed on disk since it was last read (or every list
+    /// with a file, if `force`), each in turn; a file that cannot be opened is refused,
+    /// logged and counted, and the old list keeps serving.
+    pub fn reload(&self, force: bool) -> ReloadReport {
+        let mut report = ReloadReport::default();
+        for slot in self.registry().slots() {
+            let Some(path) = &slot.path else { continue };
+            let stamp = Stamp::of(path);
+            if !force && stamp == slot.stamp() {
+                continue;
+            }
+            // Open without the writer lock: requests and writes go on meanwhile.
+            let opened = open(path);
+            let _writer = slot.lock_writer();
+            let labels = ListLabels {
+                list: slot.name.clone(),
+            };
+            match opened {
+                Ok((state, image)) => {
+                    let served = Arc::new(Served::new(state, Some(image)));
+                    slot.remember(&served);
+                    slot.current.store(served);
+                    slot.set_stamp(stamp);
+                    self.metrics.reloads.get_or_create(&labels).inc();
+                    tracing::info!(list = %slot.name, path = %path.display(), "reloaded");
+                    report.reloaded.push(slot.name.clone());
+                }
+                Err(error) => {
+                    // Remember the refused version so it is not retried until it changes again.
+                    slot.set_stamp(stamp);
+                    self.metrics.reload_failures.get_or_create(&labels).inc();
+                    tracing::error!(list = %slot.name, %error, "reload refused; the old list keeps serving");
+                    report.failed.push((slot.name.clone(), error.to_string()));
+                }
+            }
+            drop(_writer);
+            self.report(slot);
+        }
+        report
+    }
+
+    /// Adds items to list `name` (in `category`, or the list's own), saving it over its file.
+    pub fn add(&self, name: &str, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let slot = self.require(name)?;
+        self.change(&slot, |state| Ok(state.list.add(items, category)?))
+    }
+
+    /// Removes items from list `name` (for kinds that can delete), saving it over its file.
+    pub fn remove(&self, name: &str, items: &[&[u8]]) -> Result<Change> {
+        let slot = self.require(name)?;
+        self.change(&slot, |state| Ok(state.list.remove(items, None)?))
+    }
+
+    /// Runs `apply` on the slot's current list under its locks, then saves it to its file. If
+    /// `apply` fails, the list may hold part of the change (the library's rule): nothing is
+    /// saved, and a list read from a file is read again from it.
+    pub fn change<T>(&self, slot: &Slot, apply: impl FnOnce(&mut State) -> Result<T>) -> Result<T> {
+        let _writer = slot.lock_writer();
+        let served = slot.load();
+        let result = {
+            let mut state = served.write();
+            apply(&mut state)
+        };
+        served.invalidate_image();
+        if let Some(path) = &slot.path {
+            match &result {
+                Ok(_) => {
+                    served.read().list.save(path, &[])?;
+                    slot.set_stamp(Stamp::of(path));
+                    slot.remember(&served);
+                }
+                Err(_) => {
+                    if let Ok((state, image)) = open(path) {
+                        slot.current
+                            .store(Arc::new(Served::new(state, Some(image))));
+                        slot.set_stamp(Stamp::of(path));
+                    }
+                }
+            }
+        }
+        drop(_writer);
+        self.report(slot);
+        result
+    }
+
+    /// Creates an empty Bloom list of exact keys named `name` (RedisBloom's `BF.RESERVE`) for
+    /// `capacity` keys at `fpp`, that grows when full if `grow`, held in memory;
+    /// [`Error::Exists`] if the name is taken.
+    pub fn reserve(&self, name: &[u8], fpp: f64, capacity: u64, grow: bool) -> Result<Arc<Slot>> {
+        self.reserve_kind(name, fpp, capacity, grow, Kind::Blocked)
+    }
+
+    /// [`Lists::reserve`] with a list of `kind` (a kind that deletes keeps a verification
+    /// section, which removing needs).
+    pub fn reserve_kind(
+        &self,
+        name: &[u8],
+        fpp: f64,
+        capacity: u64,
+        grow: bool,
+        kind: Kind,
+    ) -> Result<Arc<Slot>> {
+        let _create = self.create.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.get(name).is_some() {
+            return Err(Error::Exists);
+        }
+        let name = String::from_utf8(name.to_vec())
+            .map_err(|_| Error::Unsupported("ERR list names must be UTF-8".into()))?;
+        let list = empty_keys(&name, fpp, capacity, grow, kind)?;
+        let state = State::of(list);
+        let slot = Arc::new(Slot {
+            name,
+            path: None,
+            current: ArcSwap::from_pointee(Served::new(state, None)),
+            writer: Mutex::new(()),
+            stamp: Mutex::new(None),
+            history: Mutex::new(VecDeque::new()),
+        });
+        slot.remember(&slot.load());
+        self.registry.rcu(|registry| registry.with(slot.clone()));
+        self.report(&slot);
+        Ok(slot)
+    }
+}
+
+/// Adds one item the way RedisBloom's `BF.ADD` does: `Ok(true)` if it was new, `Ok(false)` if
+/// the list already answered for it, [`Error::Full`] if it is new and a list that does not grow
+/// holds as many entries as it was sized for.
+pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
+    if state.is_full() {
+        let mut scratch = phishbloom_blocklist::engine::Scratch::default();
+        if state.list.check(item, &mut scratch).listed() {
+            return Ok(false);
+        }
+        return Err(Error::Full);
+    }
+    let change = state.list.add(&[item], None)?;
+    Ok(change.changed > 0)
+}
+
+/// An empty list of exact keys, sized for `capacity` at `fpp` per key, growing when full if
+/// `grow`; a kind that deletes keeps a verification section (removing needs it).
+pub fn empty_keys(
+    name: &str,
+    fpp: f64,
+    capacity: u64,
+    grow: bool,
+    kind: Kind,
+) -> Result<Blocklist> {
+    let options = BuildOptions {
+        kind,
+        fpp,
+        capacity: Some(capacity.max(1)),
+        grow,
+        verify: kind.deletes(),
+        name: name.to_owned(),
+        ..BuildOptions::default()
+    };
+    Ok(Blocklist::from_keys(
+        &[(name.to_owned(), KeyList::default())],
+        KeyScheme::Exact,
+        &options,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phishbloom_blocklist::engine::Scratch;
+
+    fn keys_file(dir: &Path, name: &str, keys: &[&str]) -> PathBuf {
+        let mut list = KeyList::default();
+        for key in keys {
+            list.push(key.as_bytes());
+        }
+        let options = BuildOptions {
+            name: name.into(),
+            verify: true,
+            ..BuildOptions::default()
+        };
+        let blocklist =
+            Blocklist::from_keys(&[(name.into(), list)], KeyScheme::Exact, &options).unwrap();
+        let path = dir.join(format!("{name}.bloom"));
+        blocklist.save(&path, &[]).unwrap();
+        path
+    }
+
+    #[test]
+    fn specs_name_lists_by_stem_or_prefix() {
+        assert_eq!(
+            ListSpec::parse("dir/phish.bloom").unwrap(),
+            ListSpec {
+                name: "phish".into(),
+                path: "dir/phish.bloom".into()
+            }
+        );
+        assert_eq!(
+            ListSpec::parse("p=dir/x.bloom").unwrap(),
+            ListSpec {
+                name: "p".into(),
+                path: "dir/x.bloom".into()
+            }
+        );
+        assert!(ListSpec::parse("=x").is_err());
+        assert!(ListSpec::parse("p=").is_err());
+    }
+
+    #[test]
+    fn reload_swaps_changed_files_and_refuses_corrupt_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = keys_file(dir.path(), "k", &["a"]);
+        let metrics = Arc::new(Metrics::new());
+        let lists =
+            Lists::open(&[ListSpec::parse(path.to_str().unwrap()).unwrap()], metrics).unwrap();
+        let mut scratch = Scratch::default();
+        let slot = lists.get(b"k").unwrap();
+        let old = slot.load();
+        assert!(old.read().list.check(b"a", &mut scratch).listed());
+        assert_eq!(lists.reload(false), ReloadReport::default());
+
+        // Replaced by rename: swapped in; the old version still answers for whoever holds it.
+        let other = keys_file(dir.path(), "tmp", &["b"]);
+        std::fs::rename(&other, &path).unwrap();
+        assert_eq!(lists.reload(false).reloaded, vec!["k".to_string()]);
+        let new = slot.load();
+        assert!(new.read().list.check(b"b", &mut scratch).listed());
+        assert!(!new.read().list.check(b"a", &mut scratch).listed());
+        assert!(old.read().list.check(b"a", &mut scratch).listed());
+
+        // A corrupt file is refused once, and the list keeps serving.
+        std::fs::write(dir.path().join("bad"), b"not a blocklist").unwrap();
+        std::fs::rename(dir.path().join("bad"), &path).unwrap();
+        let report = lists.reload(false);
+        assert_eq!(report.failed.len(), 1);
+        assert!(slot.load().read().list.check(b"b", &mut scratch).listed());
+        assert_eq!(lists.reload(false), ReloadReport::default());
+        assert!(lists
+            .metrics()
+            .encode()
+            .contains("phishbloom_reload_failures_total{list=\"k\"} 1"));
+    }
+
+    #[test]
+    fn writes_are_saved_and_not_reloaded_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = keys_file(dir.path(), "k", &["a"]);
+        let lists = Lists::open(
+            &[ListSpec::parse(path.to_str().unwrap()).unwrap()],
+            Arc::default(),
+        )
+        .unwrap();
+        let change = lists.add("k", &[b"b", b"a"], None).unwrap();
+        assert_eq!(
+            change,
+            Change {
+                changed: 1,
+                unchanged: 1
+            }
+        );
+        assert_eq!(lists.reload(false), ReloadReport::default());
+        let reopened = Blocklist::open(&path).unwrap();
+        assert!(reopened.check(b"b", &mut Scratch::default()).listed());
+        let image = lists.get(b"k").unwrap().load().image().unwrap();
+        assert_eq!(&image.bytes[..], &std::fs::read(&path).unwrap()[..]);
+        assert!(matches!(
+            lists.add("nope", &[b"x"], None),
+            Err(Error::UnknownList { .. })
+        ));
+    }
+
+    #[test]
+    fn image_of_an_opened_file_is_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = keys_file(dir.path(), "k", &["a", "b"]);
+        let bytes = std::fs::read(&path).unwrap();
+        let list = Blocklist::open(&path).unwrap();
+        assert_eq!(list.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn reserved_lists_fill_or_grow() {
+        let lists = Lists::open(&[], Arc::default()).unwrap();
+        let fixed = lists.reserve(b"r", 0.01, 2, false).unwrap();
+        assert!(matches!(
+            lists.reserve(b"r", 0.01, 2, true),
+            Err(Error::Exists)
+        ));
+        let served = fixed.load();
+        let mut state = served.write();
+        assert_eq!(state.capacity(), 2);
+        assert!(add_item(&mut state, b"a").unwrap());
+        assert!(!add_item(&mut state, b"a").unwrap());
+        assert!(add_item(&mut state, b"b").unwrap());
+        assert!(matches!(add_item(&mut state, b"c"), Err(Error::Full)));
+        assert!(!add_item(&mut state, b"b").unwrap());
+
+        let growing = lists.reserve(b"g", 0.01, 2, true).unwrap();
+        let served = growing.load();
+        let mut state = served.write();
+        for key in [&b"a"[..], b"b", b"c", b"d", b"e"] {
+            assert!(add_item(&mut state, key).unwrap());
+        }
+        assert!(state.grows());
+        assert!(state.capacity() >= 5);
+        assert!(state.filters().1 >= 2);
+    }
+}

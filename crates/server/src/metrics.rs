@@ -1,0 +1,233 @@
+//! [`Metrics`]: the counters, gauges and histograms `GET /metrics` exposes in Prometheus' text
+//! format (through `prometheus-client`).
+//!
+//! Hot paths count in batches (one increment per request or per pipelined read, not per URL),
+//! so the counters cost nothing measurable.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+/// Labels of an HTTP request: the route template (`/v1/check`, `/v1/lists/{name}/file`, …) and
+/// the status code.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The matched route, or `unmatched`.
+    pub route: String,
+    /// The HTTP status code.
+    pub status: u16,
+}
+
+/// The label of a latency histogram: the route.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    /// The matched route, or `unmatched`.
+    pub route: String,
+}
+
+/// The label of per-list series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ListLabels {
+    /// The served list's name.
+    pub list: String,
+}
+
+/// The label of Redis-protocol command counts.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CommandLabels {
+    /// The command, upper case (`BF.EXISTS`), or `unknown`.
+    pub command: String,
+}
+
+type HistogramFamily = Family<RouteLabels, Histogram, fn() -> Histogram>;
+
+/// Every series the server exports.
+pub struct Metrics {
+    registry: Registry,
+    /// HTTP requests by route and status.
+    pub requests: Family<RequestLabels, Counter>,
+    /// HTTP request latency by route, in seconds (time to the response head).
+    pub latency: HistogramFamily,
+    /// Redis-protocol commands by name.
+    pub commands: Family<CommandLabels, Counter>,
+    /// URLs and keys checked, over every protocol.
+    pub checked: Counter,
+    /// Of those, listed.
+    pub listed: Counter,
+    /// Reloads that swapped a new file in, by list.
+    pub reloads: Family<ListLabels, Counter>,
+    /// Reloads refused (unreadable or corrupt file; the old list keeps serving), by list.
+    pub reload_failures: Family<ListLabels, Counter>,
+    /// The served list version, by list.
+    pub list_version: Family<ListLabels, Gauge>,
+    /// Entries in the served list, by list.
+    pub list_entries: Family<ListLabels, Gauge>,
+    /// Bytes of the served list's file, by list.
+    pub list_bytes: Family<ListLabels, Gauge>,
+    /// Connections open now (HTTP and Redis protocol).
+    pub connections: Gauge,
+}
+
+/// Latency buckets: 50 µs doubling 18 times, to about 6.5 s.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 18))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// A registry with every series registered (counters gain Prometheus' `_total` suffix).
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("phishbloom");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route and status",
+            requests.clone(),
+        );
+        let latency: HistogramFamily = Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by route (to the response head)",
+            latency.clone(),
+        );
+        let commands = Family::<CommandLabels, Counter>::default();
+        registry.register(
+            "resp_commands",
+            "Redis-protocol commands by name",
+            commands.clone(),
+        );
+        let checked = Counter::default();
+        registry.register(
+            "urls_checked",
+            "URLs and keys checked (HTTP, Redis protocol)",
+            checked.clone(),
+        );
+        let listed = Counter::default();
+        registry.register(
+            "urls_listed",
+            "Checked URLs and keys found listed",
+            listed.clone(),
+        );
+        let reloads = Family::<ListLabels, Counter>::default();
+        registry.register(
+            "reloads",
+            "Reloads that swapped a new file in",
+            reloads.clone(),
+        );
+        let reload_failures = Family::<ListLabels, Counter>::default();
+        registry.register(
+            "reload_failures",
+            "Reloads refused because the new file could not be read or was corrupt",
+            reload_failures.clone(),
+        );
+        let list_version = Family::<ListLabels, Gauge>::default();
+        registry.register("list_version", "Served list version", list_version.clone());
+        let list_entries = Family::<ListLabels, Gauge>::default();
+        registry.register(
+            "list_entries",
+            "Entries in the served list",
+            list_entries.clone(),
+        );
+        let list_bytes = Family::<ListLabels, Gauge>::default();
+        registry.register(
+            "list_bytes",
+            "Bytes of the served list's file image",
+            list_bytes.clone(),
+        );
+        let connections = Gauge::default();
+        registry.register("connections", "Open connections", connections.clone());
+        Metrics {
+            registry,
+            requests,
+            latency,
+            commands,
+            checked,
+            listed,
+            reloads,
+            reload_failures,
+            list_version,
+            list_entries,
+            list_bytes,
+            connections,
+        }
+    }
+
+    /// The exposition text (`text/plain; version=0.0.4` … OpenMetrics text, which Prometheus
+    /// reads).
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+
+    /// Counts `checked` items of which `listed` were listed.
+    pub fn count_checks(&self, checked: u64, listed: u64) {
+        self.checked.inc_by(checked);
+        self.listed.inc_by(listed);
+    }
+
+    /// Sets a list's gauges.
+    pub fn set_list(&self, list: &str, version: u64, entries: u64, bytes: u64) {
+        let labels = ListLabels {
+            list: list.to_owned(),
+        };
+        // Gauges are i64; a version, count or size beyond i64::MAX cannot occur in practice and
+        // saturates.
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.list_version.get_or_create(&labels).set(clamp(version));
+        self.list_entries.get_or_create(&labels).set(clamp(entries));
+        self.list_bytes.get_or_create(&labels).set(clamp(bytes));
+    }
+
+    /// Records one HTTP request.
+    pub fn observe_request(&self, route: &str, status: u16, seconds: f64) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+            })
+            .observe(seconds);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_names_every_series_with_its_labels() {
+        let metrics = Metrics::new();
+        metrics.observe_request("/v1/check", 200, 0.001);
+        metrics.count_checks(10, 3);
+        metrics.set_list("phish", 7, 100, 4096);
+        metrics
+            .reload_failures
+            .get_or_create(&ListLabels {
+                list: "phish".into(),
+            })
+            .inc();
+        let text = metrics.encode();
+        assert!(
+            text.contains("phishbloom_http_requests_total{route=\"/v1/check\",status=\"200\"} 1")
+        );
+        assert!(text.contains("phishbloom_urls_checked_total 10"));
+        assert!(text.contains("phishbloom_urls_listed_total 3"));
+        assert!(text.contains("phishbloom_list_version{list=\"phish\"} 7"));
+        assert!(text.contains("phishbloom_reload_failures_total{list=\"phish\"} 1"));
+        assert!(text.contains("phishbloom_http_request_duration_seconds_bucket"));
+    }
+}

@@ -1,0 +1,992 @@
+//! What each Redis-protocol command does, with RedisBloom's reply types and error strings
+//! (RedisBloom's `rebloom.c`): a key is a served list's name; `BF.*` on a list of URL entries
+//! has URL semantics (`BF.EXISTS phish http://a.evil.com/x` is 1 when `evil.com` is listed and
+//! no exception allows the URL), on a list of keys exact-key semantics. Lists whose kind can
+//! delete (cuckoo and counting, [`phishbloom_blocklist::Kind::deletes`]) are RedisBloom's cuckoo
+//! type (`CF.*`); the others its Bloom type (`BF.*`); the wrong family gets
+//! `WRONGTYPE`, a missing key answers 0 to the `EXISTS` commands.
+//!
+//! Lists created here live in memory: `BF.RESERVE`/`BF.INSERT`/`BF.ADD` make blocked Bloom lists
+//! of exact keys that grow when full (the library's layers, ×2 each — an `EXPANSION` is checked
+//! as RedisBloom checks it, and the factor is always 2) unless `NONSCALING`; `CF.ADD` makes a
+//! growing cuckoo list with a verification section (RedisBloom's 1,024 entries). A list that does
+//! not grow and holds as many entries as it was sized for answers `ERR non scaling filter is
+//! full` to a new item, as RedisBloom does. `CF.COUNT` answers 0 or 1: a list holds an entry once.
+//!
+//! Reads are open to everyone; writes need a token file on the server and `AUTH TOKEN` (or
+//! `HELLO 3 AUTH default TOKEN`) on the connection.
+
+use std::sync::Arc;
+
+use phishbloom_blocklist::engine::Scratch;
+use phishbloom_blocklist::structure::EXPANSION;
+use phishbloom_blocklist::Kind;
+
+use super::reply::{self, Proto};
+use crate::error::Error;
+use crate::lists::{add_item, Slot, State};
+use crate::metrics::CommandLabels;
+use crate::Shared;
+
+/// RedisBloom's `WRONGTYPE` error.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+/// RedisBloom's error for a key that does not exist where one must.
+pub const NOT_FOUND: &str = "ERR not found";
+/// RedisBloom's default error rate for filters created by `BF.ADD`.
+const BF_DEFAULT_ERROR_RATE: f64 = 0.01;
+/// RedisBloom's default capacity for filters created by `BF.ADD`.
+const BF_DEFAULT_CAPACITY: u64 = 100;
+/// RedisBloom's default growth factor.
+const BF_DEFAULT_EXPANSION: u64 = 2;
+/// RedisBloom's default capacity for cuckoo filters created by `CF.ADD`.
+const CF_DEFAULT_CAPACITY: u64 = 1024;
+/// The false-positive rate of a cuckoo filter created by `CF.ADD` (RedisBloom's 8-bit
+/// fingerprints in buckets of 2 give about 2·2/256 ≈ 1.6 %; 1 % is the nearest round rate).
+const CF_DEFAULT_ERROR_RATE: f64 = 0.01;
+
+/// What the connection does after a command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Go on.
+    Continue,
+    /// Write the replies and close (`QUIT`).
+    Close,
+}
+
+/// The commands this server knows, for counting (the metrics label) and `COMMAND`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmd {
+    Ping,
+    Echo,
+    Hello,
+    Auth,
+    Command,
+    Client,
+    Select,
+    Quit,
+    Reset,
+    Config,
+    Info,
+    Dbsize,
+    Exists,
+    Type,
+    BfExists,
+    BfMexists,
+    BfAdd,
+    BfMadd,
+    BfInsert,
+    BfReserve,
+    BfInfo,
+    BfCard,
+    CfAdd,
+    CfAddnx,
+    CfDel,
+    CfExists,
+    CfMexists,
+    CfCount,
+    Unknown,
+}
+
+/// Every known command: name, the `Cmd`, arity (Redis' convention: negative means at least),
+/// flags, and whether it writes.
+const TABLE: &[(&str, Cmd, i64, &str)] = &[
+    ("PING", Cmd::Ping, -1, "fast"),
+    ("ECHO", Cmd::Echo, 2, "fast"),
+    ("HELLO", Cmd::Hello, -1, "fast"),
+    ("AUTH", Cmd::Auth, -2, "fast"),
+    ("COMMAND", Cmd::Command, -1, "loading"),
+    ("CLIENT", Cmd::Client, -2, "loading"),
+    ("SELECT", Cmd::Select, 2, "fast"),
+    ("QUIT", Cmd::Quit, -1, "fast"),
+    ("RESET", Cmd::Reset, 1, "fast"),
+    ("CONFIG", Cmd::Config, -2, "admin"),
+    ("INFO", Cmd::Info, -1, "loading"),
+    ("DBSIZE", Cmd::Dbsize, 1, "readonly"),
+    ("EXISTS", Cmd::Exists, -2, "readonly"),
+    ("TYPE", Cmd::Type, 2, "readonly"),
+    ("BF.EXISTS", Cmd::BfExists, 3, "readonly"),
+    ("BF.MEXISTS", Cmd::BfMexists, -3, "readonly"),
+    ("BF.ADD", Cmd::BfAdd, 3, "write"),
+    ("BF.MADD", Cmd::BfMadd, -3, "write"),
+    ("BF.INSERT", Cmd::BfInsert, -4, "write"),
+    ("BF.RESERVE", Cmd::BfReserve, -4, "write"),
+    ("BF.INFO", Cmd::BfInfo, -2, "readonly"),
+    ("BF.CARD", Cmd::BfCard, 2, "readonly"),
+    ("CF.ADD", Cmd::CfAdd, 3, "write"),
+    ("CF.ADDNX", Cmd::CfAddnx, 3, "write"),
+    ("CF.DEL", Cmd::CfDel, 3, "write"),
+    ("CF.EXISTS", Cmd::CfExists, 3, "readonly"),
+    ("CF.MEXISTS", Cmd::CfMexists, -3, "readonly"),
+    ("CF.COUNT", Cmd::CfCount, 3, "readonly"),
+];
+
+fn lookup(name: &[u8]) -> (Cmd, usize) {
+    TABLE
+        .iter()
+        .enumerate()
+        .find(|(_, (n, ..))| n.as_bytes().eq_ignore_ascii_case(name))
+        .map_or((Cmd::Unknown, TABLE.len()), |(i, (_, cmd, ..))| (*cmd, i))
+}
+
+/// RedisBloom's two types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Bloom,
+    Cuckoo,
+}
+
+fn family_of(state: &State) -> Family {
+    if state.list.kind().deletes() {
+        Family::Cuckoo
+    } else {
+        Family::Bloom
+    }
+}
+
+/// One connection's state: protocol version, authentication, reusable buffers and the
+/// commands counted since the last flush.
+pub struct Session {
+    shared: Arc<Shared>,
+    proto: Proto,
+    authenticated: bool,
+    scratch: Scratch,
+    counts: Vec<u64>,
+    checked: u64,
+    listed: u64,
+    id: u64,
+}
+
+/// Connection ids for `HELLO` and `CLIENT ID`.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn arity_error(out: &mut Vec<u8>, name: &[u8]) {
+    reply::error(
+        out,
+        &format!(
+            "ERR wrong number of arguments for '{}' command",
+            String::from_utf8_lossy(name).to_lowercase()
+        ),
+    );
+}
+
+fn text(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes).ok()
+}
+
+fn parse_i64(bytes: &[u8]) -> Option<i64> {
+    text(bytes)?.parse().ok()
+}
+
+fn parse_f64(bytes: &[u8]) -> Option<f64> {
+    text(bytes)?.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// Runs blocking work (a write that saves a file) without stalling the runtime's other tasks
+/// where the runtime allows it.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
+impl Session {
+    /// A new connection's session: RESP2, not authenticated.
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Session {
+            shared,
+            proto: Proto::Resp2,
+            authenticated: false,
+            scratch: Scratch::default(),
+            counts: vec![0; TABLE.len() + 1],
+            checked: 0,
+            listed: 0,
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Adds the counts since the last flush to the metrics.
+    pub fn flush_counts(&mut self) {
+        let metrics = self.shared.lists.metrics();
+        for (i, count) in self.counts.iter_mut().enumerate() {
+            if *count > 0 {
+                let command = TABLE.get(i).map_or("unknown", |(name, ..)| name);
+                metrics
+                    .commands
+                    .get_or_create(&CommandLabels {
+                        command: command.to_owned(),
+                    })
+                    .inc_by(*count);
+                *count = 0;
+            }
+        }
+        if self.checked > 0 {
+            metrics.count_checks(self.checked, self.listed);
+            self.checked = 0;
+            self.listed = 0;
+        }
+    }
+
+    /// Answers one command (`argv[0]` is its name), appending the reply to `out`.
+    pub fn execute(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) -> Outcome {
+        let (cmd, index) = lookup(argv[0]);
+        self.counts[index] += 1;
+        if let Some((_, _, arity, _)) = TABLE.get(index) {
+            let n = argv.len() as i64;
+            if (*arity >= 0 && n != *arity) || (*arity < 0 && n < -arity) {
+                arity_error(out, argv[0]);
+                return Outcome::Continue;
+            }
+        }
+        match cmd {
+            Cmd::Ping => match argv.len() {
+                1 => reply::simple(out, "PONG"),
+                2 => reply::bulk(out, argv[1]),
+                _ => arity_error(out, argv[0]),
+            },
+            Cmd::Echo => reply::bulk(out, argv[1]),
+            Cmd::Hello => self.hello(argv, out),
+            Cmd::Auth => self.auth(argv, out),
+            Cmd::Command => self.command(argv, out),
+            Cmd::Client => self.client(argv, out),
+            Cmd::Select => match parse_i64(argv[1]) {
+                Some(0) => reply::simple(out, "OK"),
+                Some(_) => reply::error(out, "ERR DB index is out of range"),
+                None => reply::error(out, "ERR value is not an integer or out of range"),
+            },
+            Cmd::Quit => {
+                reply::simple(out, "OK");
+                return Outcome::Close;
+            }
+            Cmd::Reset => {
+                self.proto = Proto::Resp2;
+                self.authenticated = false;
+                reply::simple(out, "RESET");
+            }
+            Cmd::Config => {
+                // Clients and redis-benchmark ask for settings; there are none to tell.
+                reply::map(out, 0, self.proto);
+            }
+            Cmd::Info => {
+                let info = format!(
+                    "# Server\r\nredis_version:7.2.0\r\nphishbloom_version:{}\r\nredis_mode:standalone\r\n# Keyspace\r\nlists:{}\r\n",
+                    env!("CARGO_PKG_VERSION"),
+                    self.shared.lists.registry().slots().len()
+                );
+                reply::bulk(out, info.as_bytes());
+            }
+            Cmd::Dbsize => reply::int(out, self.shared.lists.registry().slots().len() as i64),
+            Cmd::Exists => {
+                let registry = self.shared.lists.registry();
+                let n = argv[1..]
+                    .iter()
+                    .filter(|k| registry.get(k).is_some())
+                    .count();
+                reply::int(out, n as i64);
+            }
+            Cmd::Type => match self.shared.lists.get(argv[1]) {
+                None => reply::simple(out, "none"),
+                Some(slot) => match family_of(&slot.load().read()) {
+                    Family::Bloom => reply::simple(out, "MBbloom--"),
+                    Family::Cuckoo => reply::simple(out, "MBbloomCF"),
+                },
+            },
+            Cmd::BfExists | Cmd::CfExists | Cmd::CfCount => {
+                let family = if cmd == Cmd::BfExists {
+                    Family::Bloom
+                } else {
+                    Family::Cuckoo
+                };
+                self.exists(family, argv[1], &argv[2..], false, out);
+            }
+            Cmd::BfMexists | Cmd::CfMexists => {
+                let family = if cmd == Cmd::BfMexists {
+                    Family::Bloom
+                } else {
+                    Family::Cuckoo
+                };
+                self.exists(family, argv[1], &argv[2..], true, out);
+            }
+            Cmd::BfInfo => self.bf_info(argv, out),
+            Cmd::BfCard => match self.shared.lists.get(argv[1]) {
+                None => reply::int(out, 0),
+                Some(slot) => {
+                    let served = slot.load();
+                    let state = served.read();
+                    if family_of(&state) == Family::Cuckoo {
+                        reply::error(out, WRONGTYPE);
+                    } else {
+                        reply::int(out, state.list.meta().entries as i64);
+                    }
+                }
+            },
+            Cmd::BfAdd
+            | Cmd::BfMadd
+            | Cmd::BfInsert
+            | Cmd::BfReserve
+            | Cmd::CfAdd
+            | Cmd::CfAddnx
+            | Cmd::CfDel => {
+                if let Err(message) = self.may_write() {
+                    reply::error(out, message);
+                } else {
+                    blocking(|| self.write(cmd, argv, out));
+                }
+            }
+            Cmd::Unknown => {
+                let mut message = format!(
+                    "ERR unknown command '{}', with args beginning with:",
+                    String::from_utf8_lossy(argv[0])
+                );
+                for arg in argv[1..].iter().take(8) {
+                    message.push_str(&format!(" '{}'", String::from_utf8_lossy(arg)));
+                }
+                reply::error(out, &message);
+            }
+        }
+        Outcome::Continue
+    }
+
+    fn may_write(&self) -> Result<(), &'static str> {
+        match &self.shared.token {
+            None => Err(
+                "ERR writes are off: start phishbloom serve with --token-file FILE to allow them",
+            ),
+            Some(_) if !self.authenticated => Err("NOAUTH Authentication required."),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn check_password(&mut self, password: &[u8]) -> bool {
+        match &self.shared.token {
+            Some(token) if token.matches(password) => {
+                self.authenticated = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn auth(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        if argv.len() > 3 {
+            return arity_error(out, argv[0]);
+        }
+        if self.shared.token.is_none() {
+            return reply::error(out, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+        }
+        if self.check_password(argv[argv.len() - 1]) {
+            reply::simple(out, "OK");
+        } else {
+            reply::error(
+                out,
+                "WRONGPASS invalid username-password pair or user is disabled.",
+            );
+        }
+    }
+
+    fn hello(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        let mut proto = self.proto;
+        let mut at = 1;
+        if let Some(version) = argv.get(1) {
+            proto = match parse_i64(version) {
+                Some(2) => Proto::Resp2,
+                Some(3) => Proto::Resp3,
+                Some(_) => {
+                    return reply::error(
+                        out,
+                        "NOPROTO sorry, this protocol version is not supported.",
+                    )
+                }
+                None => {
+                    return reply::error(
+                        out,
+                        "ERR Protocol version is not an integer or out of range",
+                    )
+                }
+            };
+            at = 2;
+        }
+        while at < argv.len() {
+            let option = argv[at];
+            if option.eq_ignore_ascii_case(b"AUTH") && at + 2 < argv.len() {
+                // No token configured: every password is accepted (the default user has none),
+                // and writes stay off.
+                if self.shared.token.is_some() && !self.check_password(argv[at + 2]) {
+                    return reply::error(
+                        out,
+                        "WRONGPASS invalid username-password pair or user is disabled.",
+                    );
+                }
+                at += 3;
+            } else if option.eq_ignore_ascii_case(b"SETNAME") && at + 1 < argv.len() {
+                at += 2;
+            } else {
+                return reply::error(
+                    out,
+                    &format!(
+                        "ERR Syntax error in HELLO option '{}'",
+                        String::from_utf8_lossy(option)
+                    ),
+                );
+            }
+        }
+        self.proto = proto;
+        let p = self.proto;
+        reply::map(out, 7, p);
+        reply::bulk(out, b"server");
+        reply::bulk(out, b"phishbloom");
+        reply::bulk(out, b"version");
+        reply::bulk(out, env!("CARGO_PKG_VERSION").as_bytes());
+        reply::bulk(out, b"proto");
+        reply::int(out, if p == Proto::Resp3 { 3 } else { 2 });
+        reply::bulk(out, b"id");
+        reply::int(out, self.id as i64);
+        reply::bulk(out, b"mode");
+        reply::bulk(out, b"standalone");
+        reply::bulk(out, b"role");
+        reply::bulk(out, b"master");
+        reply::bulk(out, b"modules");
+        reply::array(out, 1);
+        reply::map(out, 2, p);
+        reply::bulk(out, b"name");
+        reply::bulk(out, b"bf");
+        reply::bulk(out, b"ver");
+        reply::int(out, 20_000);
+    }
+
+    fn command_info(out: &mut Vec<u8>, entry: &(&str, Cmd, i64, &str)) {
+        let (name, _, arity, flag) = entry;
+        let keyed = name.contains('.') || matches!(*name, "EXISTS" | "TYPE");
+        reply::array(out, 10);
+        reply::bulk(out, name.to_lowercase().as_bytes());
+        reply::int(out, *arity);
+        reply::array(out, 1);
+        reply::simple(out, flag);
+        let (first, last) = match (keyed, *name) {
+            (false, _) => (0, 0),
+            (true, "EXISTS") => (1, -1),
+            (true, _) => (1, 1),
+        };
+        reply::int(out, first);
+        reply::int(out, last);
+        reply::int(out, i64::from(keyed));
+        for _ in 0..4 {
+            reply::array(out, 0);
+        }
+    }
+
+    fn command(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        let Some(sub) = argv.get(1) else {
+            reply::array(out, TABLE.len());
+            for entry in TABLE {
+                Self::command_info(out, entry);
+            }
+            return;
+        };
+        if sub.eq_ignore_ascii_case(b"COUNT") {
+            reply::int(out, TABLE.len() as i64);
+        } else if sub.eq_ignore_ascii_case(b"DOCS") {
+            // No documentation to give: an empty map tells clients (redis-cli's hints) so.
+            reply::map(out, 0, self.proto);
+        } else if sub.eq_ignore_ascii_case(b"INFO") {
+            reply::array(out, argv.len() - 2);
+            for name in &argv[2..] {
+                match lookup(name) {
+                    (Cmd::Unknown, _) => reply::null(out, self.proto),
+                    (_, i) => Self::command_info(out, &TABLE[i]),
+                }
+            }
+        } else {
+            reply::error(
+                out,
+                &format!(
+                    "ERR unknown subcommand '{}'. Try COMMAND HELP.",
+                    String::from_utf8_lossy(sub)
+                ),
+            );
+        }
+    }
+
+    fn client(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        let sub = argv[1];
+        if sub.eq_ignore_ascii_case(b"SETNAME") || sub.eq_ignore_ascii_case(b"SETINFO") {
+            reply::simple(out, "OK");
+        } else if sub.eq_ignore_ascii_case(b"GETNAME") {
+            reply::null(out, self.proto);
+        } else if sub.eq_ignore_ascii_case(b"ID") {
+            reply::int(out, self.id as i64);
+        } else {
+            reply::error(
+                out,
+                &format!(
+                    "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+                    String::from_utf8_lossy(sub)
+                ),
+            );
+        }
+    }
+
+    /// `BF.EXISTS`, `BF.MEXISTS`, `CF.EXISTS`, `CF.MEXISTS`, `CF.COUNT`.
+    fn exists(
+        &mut self,
+        family: Family,
+        key: &[u8],
+        items: &[&[u8]],
+        multi: bool,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(slot) = self.shared.lists.get(key) else {
+            if multi {
+                reply::array(out, items.len());
+            }
+            for _ in items {
+                reply::int(out, 0);
+            }
+            return;
+        };
+        let served = slot.load();
+        let state = served.read();
+        if family_of(&state) != family {
+            return reply::error(out, WRONGTYPE);
+        }
+        if multi {
+            reply::array(out, items.len());
+        }
+        let mut verdicts = Vec::with_capacity(items.len());
+        state
+            .list
+            .check_batch(items, &mut self.scratch, &mut verdicts);
+        for verdict in &verdicts {
+            let listed = verdict.listed();
+            self.listed += u64::from(listed);
+            reply::int(out, i64::from(listed));
+        }
+        self.checked += items.len() as u64;
+    }
+
+    fn bf_info(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        if argv.len() > 3 {
+            return arity_error(out, argv[0]);
+        }
+        let Some(slot) = self.shared.lists.get(argv[1]) else {
+            return reply::error(out, NOT_FOUND);
+        };
+        let served = slot.load();
+        let state = served.read();
+        if family_of(&state) != Family::Bloom {
+            return reply::error(out, WRONGTYPE);
+        }
+        let (size, filters) = state.filters();
+        let expansion = state.grows().then_some(EXPANSION as i64);
+        let fields: [(&str, Option<i64>); 5] = [
+            ("Capacity", Some(state.capacity() as i64)),
+            ("Size", Some(size as i64)),
+            ("Number of filters", Some(filters as i64)),
+            (
+                "Number of items inserted",
+                Some(state.list.meta().entries as i64),
+            ),
+            ("Expansion rate", expansion),
+        ];
+        let value = |out: &mut Vec<u8>, v: Option<i64>, proto| match v {
+            Some(v) => reply::int(out, v),
+            None => reply::null(out, proto),
+        };
+        if let Some(field) = argv.get(2) {
+            let pick = |name: &[u8]| -> Option<usize> {
+                ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"]
+                    .iter()
+                    .position(|f| f.as_bytes().eq_ignore_ascii_case(name))
+            };
+            let Some(i) = pick(field) else {
+                return reply::error(out, "Invalid information value");
+            };
+            reply::array(out, 1);
+            return value(out, fields[i].1, self.proto);
+        }
+        reply::map(out, fields.len(), self.proto);
+        for (name, v) in fields {
+            reply::simple(out, name);
+            value(out, v, self.proto);
+        }
+    }
+
+    /// The write commands (the session is allowed to write).
+    fn write(&mut self, cmd: Cmd, argv: &[&[u8]], out: &mut Vec<u8>) {
+        let key = argv[1];
+        match cmd {
+            Cmd::BfReserve => self.bf_reserve(argv, out),
+            Cmd::BfAdd => self.bf_insert(key, &argv[2..], false, Create::default(), out),
+            Cmd::BfMadd => self.bf_insert(key, &argv[2..], true, Create::default(), out),
+            Cmd::BfInsert => match parse_insert(argv) {
+                Ok((create, items)) => self.bf_insert(key, &argv[items..], true, create, out),
+                Err(InsertError::Arity) => arity_error(out, argv[0]),
+                Err(InsertError::Message(message)) => reply::error(out, message),
+            },
+            Cmd::CfAdd | Cmd::CfAddnx => self.cf_add(key, argv[2], cmd == Cmd::CfAddnx, out),
+            Cmd::CfDel => self.cf_del(key, argv[2], out),
+            _ => reply::error(out, "ERR not a write command"),
+        }
+    }
+
+    fn bf_reserve(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        if argv.len() > 7 {
+            return arity_error(out, argv[0]);
+        }
+        let error_rate = match parse_f64(argv[2]) {
+            None => return reply::error(out, "ERR bad error rate"),
+            Some(e) if e <= 0.0 || e >= 1.0 => {
+                return reply::error(out, "ERR (0 < error rate range < 1) ")
+            }
+            Some(e) => e,
+        };
+        let capacity = match parse_i64(argv[3]) {
+            None => return reply::error(out, "ERR bad capacity"),
+            Some(c) if c <= 0 => {
+                return reply::error(out, "ERR (capacity should be larger than 0)")
+            }
+            Some(c) => c as u64,
+        };
+        let rest = &argv[4..];
+        let nonscaling = rest.iter().any(|a| a.eq_ignore_ascii_case(b"NONSCALING"));
+        let mut expansion = BF_DEFAULT_EXPANSION;
+        if let Some(at) = rest
+            .iter()
+            .position(|a| a.eq_ignore_ascii_case(b"EXPANSION"))
+        {
+            let Some(value) = rest.get(at + 1) else {
+                return reply::error(out, "ERR no expansion");
+            };
+            if nonscaling {
+                return reply::error(out, "Nonscaling filters cannot expand");
+            }
+            match parse_i64(value) {
+                Some(e) if e >= 1 => expansion = e as u64,
+                _ => return reply::error(out, "ERR bad expansion"),
+            }
+        }
+        if let Some(slot) = self.shared.lists.get(argv[1]) {
+            let family = family_of(&slot.load().read());
+            return reply::error(
+                out,
+                if family == Family::Bloom {
+                    "ERR item exists"
+                } else {
+                    WRONGTYPE
+                },
+            );
+        }
+        // Lists grow by the library's factor, whatever EXPANSION asked (it is checked above).
+        let _ = expansion;
+        match self
+            .shared
+            .lists
+            .reserve(argv[1], error_rate, capacity, !nonscaling)
+        {
+            Ok(_) => reply::simple(out, "OK"),
+            Err(Error::Exists) => reply::error(out, "ERR item exists"),
+            Err(error) => reply::error(out, &error_message(&error)),
+        }
+    }
+
+    /// The list `key` for a write of `family`, created with `create` if missing (and allowed).
+    fn slot_for_write(
+        &mut self,
+        key: &[u8],
+        family: Family,
+        create: &Create,
+    ) -> Result<Arc<Slot>, String> {
+        if let Some(slot) = self.shared.lists.get(key) {
+            if family_of(&slot.load().read()) != family {
+                return Err(WRONGTYPE.into());
+            }
+            return Ok(slot);
+        }
+        if !create.autocreate {
+            return Err(NOT_FOUND.into());
+        }
+        let made = match family {
+            Family::Bloom => self.shared.lists.reserve(
+                key,
+                create.error_rate,
+                create.capacity,
+                create.expansion.is_some(),
+            ),
+            Family::Cuckoo => self.reserve_cuckoo(key),
+        };
+        match made {
+            Ok(slot) => Ok(slot),
+            // Created by another connection meanwhile.
+            Err(Error::Exists) => self.slot_for_write(
+                key,
+                family,
+                &Create {
+                    autocreate: false,
+                    ..*create
+                },
+            ),
+            Err(error) => Err(error_message(&error)),
+        }
+    }
+
+    /// A cuckoo list for `CF.ADD` of a missing key: RedisBloom's defaults (1,024 entries,
+    /// growing when full), with the verification section removing needs.
+    fn reserve_cuckoo(&mut self, key: &[u8]) -> crate::error::Result<Arc<Slot>> {
+        self.shared.lists.reserve_kind(
+            key,
+            CF_DEFAULT_ERROR_RATE,
+            CF_DEFAULT_CAPACITY,
+            true,
+            Kind::Cuckoo,
+        )
+    }
+
+    fn bf_insert(
+        &mut self,
+        key: &[u8],
+        items: &[&[u8]],
+        multi: bool,
+        create: Create,
+        out: &mut Vec<u8>,
+    ) {
+        let slot = match self.slot_for_write(key, Family::Bloom, &create) {
+            Ok(slot) => slot,
+            Err(message) => return reply::error(out, &message),
+        };
+        let results = self.shared.lists.change(&slot, |state| {
+            let mut results = Vec::with_capacity(items.len());
+            for item in items {
+                let result = add_item(state, item);
+                let stop = result.is_err();
+                results.push(result);
+                if stop {
+                    break;
+                }
+            }
+            Ok(results)
+        });
+        let results = match results {
+            Ok(results) => results,
+            Err(error) => return reply::error(out, &error_message(&error)),
+        };
+        if multi {
+            reply::array(out, results.len());
+        }
+        for result in results {
+            match result {
+                Ok(added) => reply::int(out, i64::from(added)),
+                Err(error) => reply::error(out, &error_message(&error)),
+            }
+        }
+    }
+
+    fn cf_add(&mut self, key: &[u8], item: &[u8], nx: bool, out: &mut Vec<u8>) {
+        let slot = match self.slot_for_write(key, Family::Cuckoo, &Create::default()) {
+            Ok(slot) => slot,
+            Err(message) => return reply::error(out, &message),
+        };
+        let result = self
+            .shared
+            .lists
+            .change(&slot, |state| Ok(state.list.add(&[item], None)?));
+        match result {
+            // CF.ADD inserts even a present item (a cuckoo filter counts copies); CF.ADDNX
+            // answers 0 for it.
+            Ok(change) => reply::int(out, i64::from(!nx || change.changed > 0)),
+            // RedisBloom's words for a cuckoo filter without room.
+            Err(Error::Blocklist(phishbloom_blocklist::Error::Full { .. })) => {
+                reply::error(out, "Filter is full")
+            }
+            Err(error) => reply::error(out, &error_message(&error)),
+        }
+    }
+
+    fn cf_del(&mut self, key: &[u8], item: &[u8], out: &mut Vec<u8>) {
+        let slot = match self.shared.lists.get(key) {
+            None => return reply::error(out, NOT_FOUND),
+            Some(slot) => slot,
+        };
+        if family_of(&slot.load().read()) != Family::Cuckoo {
+            return reply::error(out, WRONGTYPE);
+        }
+        match self
+            .shared
+            .lists
+            .change(&slot, |state| Ok(state.list.remove(&[item], None)?))
+        {
+            Ok(change) => reply::int(out, i64::from(change.changed > 0)),
+            // Not in the list: RedisBloom answers 0.
+            Err(Error::Blocklist(phishbloom_blocklist::Error::NotListed { .. })) => {
+                reply::int(out, 0)
+            }
+            Err(error) => reply::error(out, &error_message(&error)),
+        }
+    }
+}
+
+/// A library error as a RESP error line (`ERR …` unless it carries its own code).
+fn error_message(error: &Error) -> String {
+    let text = error.to_string();
+    let coded = text
+        .split_once(' ')
+        .is_some_and(|(code, _)| !code.is_empty() && code.bytes().all(|b| b.is_ascii_uppercase()));
+    if coded {
+        text
+    } else {
+        format!("ERR {text}")
+    }
+}
+
+/// How a missing Bloom key is created by `BF.ADD`, `BF.MADD` and `BF.INSERT`.
+#[derive(Clone, Copy, Debug)]
+struct Create {
+    autocreate: bool,
+    error_rate: f64,
+    capacity: u64,
+    /// `None`: non-scaling.
+    expansion: Option<u64>,
+}
+
+impl Default for Create {
+    fn default() -> Self {
+        Create {
+            autocreate: true,
+            error_rate: BF_DEFAULT_ERROR_RATE,
+            capacity: BF_DEFAULT_CAPACITY,
+            expansion: Some(BF_DEFAULT_EXPANSION),
+        }
+    }
+}
+
+enum InsertError {
+    Arity,
+    Message(&'static str),
+}
+
+/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item…`,
+/// read as RedisBloom reads it (by each option's first letters). Returns the creation options and
+/// where the items start.
+fn parse_insert(argv: &[&[u8]]) -> Result<(Create, usize), InsertError> {
+    let mut create = Create::default();
+    let mut nonscaling = false;
+    let mut expansion = BF_DEFAULT_EXPANSION as i64;
+    let mut capacity = BF_DEFAULT_CAPACITY as i64;
+    let mut at = 2;
+    let mut items = None;
+    while at < argv.len() && items.is_none() {
+        let option = argv[at].to_ascii_lowercase();
+        match option.first() {
+            Some(b'i') => {
+                at += 1;
+                items = Some(at);
+            }
+            Some(b'e') => {
+                at += 1;
+                let value = argv.get(at).ok_or(InsertError::Arity)?;
+                if option.get(1) == Some(&b'r') {
+                    create.error_rate =
+                        parse_f64(value).ok_or(InsertError::Message("Bad error rate"))?;
+                } else {
+                    expansion = parse_i64(value).ok_or(InsertError::Message("Bad expansion"))?;
+                }
+                at += 1;
+            }
+            Some(b'c') => {
+                at += 1;
+                let value = argv.get(at).ok_or(InsertError::Arity)?;
+                capacity = parse_i64(value).ok_or(InsertError::Message("Bad capacity"))?;
+                at += 1;
+            }
+            Some(b'n') => {
+                if option.get(2) == Some(&b'c') {
+                    create.autocreate = false;
+                } else {
+                    nonscaling = true;
+                }
+                at += 1;
+            }
+            _ => return Err(InsertError::Message("Unknown argument received")),
+        }
+    }
+    let items = items
+        .filter(|&i| i < argv.len())
+        .ok_or(InsertError::Arity)?;
+    if create.error_rate <= 0.0 || create.error_rate >= 1.0 || capacity < 1 || expansion < 1 {
+        return Err(InsertError::Message("Bad argument received"));
+    }
+    create.capacity = capacity as u64;
+    create.expansion = (!nonscaling).then_some(expansion as u64);
+    Ok((create, items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_options_read_like_redisbloom() {
+        let argv: Vec<&[u8]> = vec![
+            b"BF.INSERT",
+            b"k",
+            b"CAPACITY",
+            b"10",
+            b"error",
+            b"0.1",
+            b"NONSCALING",
+            b"ITEMS",
+            b"a",
+            b"b",
+        ];
+        let (create, items) = parse_insert(&argv).ok().unwrap();
+        assert_eq!(items, 8);
+        assert_eq!(create.capacity, 10);
+        assert_eq!(create.error_rate, 0.1);
+        assert_eq!(create.expansion, None);
+        assert!(create.autocreate);
+        let argv: Vec<&[u8]> = vec![
+            b"BF.INSERT",
+            b"k",
+            b"NOCREATE",
+            b"EXPANSION",
+            b"4",
+            b"ITEMS",
+            b"a",
+        ];
+        let (create, _) = parse_insert(&argv).ok().unwrap();
+        assert!(!create.autocreate);
+        assert_eq!(create.expansion, Some(4));
+        let argv: Vec<&[u8]> = vec![b"BF.INSERT", b"k", b"ITEMS"];
+        assert!(matches!(parse_insert(&argv), Err(InsertError::Arity)));
+        let argv: Vec<&[u8]> = vec![b"BF.INSERT", b"k", b"BOGUS", b"ITEMS", b"a"];
+        assert!(matches!(
+            parse_insert(&argv),
+            Err(InsertError::Message("Unknown argument received"))
+        ));
+        let argv: Vec<&[u8]> = vec![b"BF.INSERT", b"k", b"ERROR", b"2", b"ITEMS", b"a"];
+        assert!(matches!(
+            parse_insert(&argv),
+            Err(InsertError::Message("Bad argument received"))
+        ));
+    }
+
+    #[test]
+    fn commands_are_found_without_case() {
+        assert_eq!(lookup(b"bf.mexists").0, Cmd::BfMexists);
+        assert_eq!(lookup(b"Ping").0, Cmd::Ping);
+        assert_eq!(lookup(b"GET").0, Cmd::Unknown);
+    }
+
+    #[test]
+    fn errors_keep_their_code() {
+        assert_eq!(
+            error_message(&Error::Full),
+            "ERR non scaling filter is full"
+        );
+        assert_eq!(
+            error_message(&Error::Unsupported("ERR x y".into())),
+            "ERR x y"
+        );
+    }
+}
