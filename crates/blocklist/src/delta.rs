@@ -48,6 +48,32 @@ pub const VERSION: u32 = 1;
 /// Length of the fixed header.
 const HEADER_LEN: usize = 160;
 
+/// Length of the trailing checksum (xxh3-64 of everything before it).
+const CHECKSUM_LEN: usize = 8;
+
+/// Bytes of each part of a delta file (see [`Delta::part_sizes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PartSizes {
+    /// The header and the trailing checksum.
+    pub fixed: usize,
+    /// The Golomb–Rice coded additions.
+    pub added: usize,
+    /// The Golomb–Rice coded removal positions.
+    pub removed: usize,
+    /// Categories, count changes, category sets and exceptions.
+    pub extras: usize,
+}
+
+/// The coded parts of a delta and their Rice parameters, as [`Delta::to_bytes`] writes them.
+struct Encoded {
+    add_bits: u32,
+    add_r: u32,
+    added: Vec<u8>,
+    rem_r: u32,
+    removed: Vec<u8>,
+    extras: Vec<u8>,
+}
+
 /// A list version as a delta names it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ListState {
@@ -453,15 +479,14 @@ impl Delta {
 
     /// The delta file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let (add_bits, add_values): (u32, &[u64]) = match &self.added {
-            Additions::Exact(values) => (64, values),
-            Additions::Prefixes { bits, prefixes } => (*bits, prefixes),
-        };
-        let add_r = golomb::best_parameter(add_values, 1u128 << add_bits);
-        let added = golomb::encode(add_values, add_r);
-        let rem_r = golomb::best_parameter(&self.removed, u128::from(self.base.entries.max(1)));
-        let removed = golomb::encode(&self.removed, rem_r);
-        let extras = self.encode_extras();
+        let Encoded {
+            add_bits,
+            add_r,
+            added,
+            rem_r,
+            removed,
+            extras,
+        } = self.encode();
 
         let mut out = Vec::with_capacity(HEADER_LEN + added.len() + removed.len() + extras.len());
         out.extend_from_slice(&MAGIC);
@@ -494,6 +519,38 @@ impl Delta {
         let checksum = xxhash_rust::xxh3::xxh3_64(&out);
         out.put_u64(checksum);
         out
+    }
+
+    /// The bytes of each part of the file [`Delta::to_bytes`] writes: the fixed header and
+    /// trailing checksum, the Golomb–Rice coded additions and removals, and the extras
+    /// (categories, count changes, category sets, exceptions) — for measuring the coding
+    /// against its formula.
+    pub fn part_sizes(&self) -> PartSizes {
+        let encoded = self.encode();
+        PartSizes {
+            fixed: HEADER_LEN + CHECKSUM_LEN,
+            added: encoded.added.len(),
+            removed: encoded.removed.len(),
+            extras: encoded.extras.len(),
+        }
+    }
+
+    /// The coded parts of the file, with their Rice parameters.
+    fn encode(&self) -> Encoded {
+        let (add_bits, add_values): (u32, &[u64]) = match &self.added {
+            Additions::Exact(values) => (64, values),
+            Additions::Prefixes { bits, prefixes } => (*bits, prefixes),
+        };
+        let add_r = golomb::best_parameter(add_values, 1u128 << add_bits);
+        let rem_r = golomb::best_parameter(&self.removed, u128::from(self.base.entries.max(1)));
+        Encoded {
+            add_bits,
+            add_r,
+            added: golomb::encode(add_values, add_r),
+            rem_r,
+            removed: golomb::encode(&self.removed, rem_r),
+            extras: self.encode_extras(),
+        }
     }
 
     /// Categories, counts, category sets and exceptions, as varints.
@@ -566,10 +623,10 @@ impl Delta {
                 String::from_utf8_lossy(&bytes[..bytes.len().min(8)])
             )));
         }
-        if bytes.len() < HEADER_LEN + 8 {
+        if bytes.len() < HEADER_LEN + CHECKSUM_LEN {
             return Err(bad(format!("truncated at {} bytes", bytes.len())));
         }
-        let (body, stored) = bytes.split_at(bytes.len() - 8);
+        let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
         let stored = u64::from_le_bytes(stored.try_into().unwrap_or_default());
         let computed = xxhash_rust::xxh3::xxh3_64(body);
         if stored != computed {
@@ -792,6 +849,12 @@ mod tests {
         assert_eq!(delta.target.fingerprint, new.fingerprint());
         let bytes = delta.to_bytes();
         assert_eq!(Delta::from_bytes(Path::new("d"), &bytes).unwrap(), delta);
+        let parts = delta.part_sizes();
+        assert!(parts.added > 0 && parts.removed > 0 && parts.extras > 0);
+        assert_eq!(
+            parts.fixed + parts.added + parts.removed + parts.extras,
+            bytes.len()
+        );
     }
 
     #[test]
