@@ -897,9 +897,10 @@ pub struct DeltaRow {
     pub addition_bits: u32,
     /// Bytes of the delta file.
     pub bytes: u64,
-    /// The formula's bytes: the empty delta's bytes, plus `log₂(U/n) + 1.5` bits per coded
-    /// value (additions over 2^bits, removal positions over the base's entries), plus one byte
-    /// of category per addition of an exact delta to a list of several categories.
+    /// The formula's bytes: the delta's uncoded parts as written (header, checksum, and the
+    /// extras: category names, count changes, category indices, exceptions), plus
+    /// `log₂(U/n) + 1.5` bits per coded value (additions over 2^bits, removal positions over
+    /// the base's entries).
     pub formula_bytes: f64,
 }
 
@@ -1057,26 +1058,20 @@ fn additions(categories: &[String], category: u16, start: u64, count: u64) -> Ve
     ListView::of_entries(&set, 1).entries
 }
 
-/// The formula's bytes of a delta (see [`DeltaRow::formula_bytes`]).
-fn formula_bytes(
-    empty: u64,
-    added: u64,
-    addition_bits: u32,
-    removed: u64,
-    base_entries: u64,
-    category_bytes: bool,
-) -> f64 {
-    let coded = |count: u64, universe: f64| {
+/// The formula's bytes of a delta (see [`DeltaRow::formula_bytes`]): its uncoded parts as
+/// written, plus `log₂(U/n) + 1.5` bits per coded value.
+fn formula_bytes(delta: &Delta, addition_bits: u32) -> f64 {
+    let coded = |count: usize, universe: f64| {
         if count == 0 {
             0.0
         } else {
-            count as f64 * theory::golomb_bits_per_value(universe, count) / 8.0
+            count as f64 * theory::golomb_bits_per_value(universe, count as u64) / 8.0
         }
     };
-    empty as f64
-        + coded(added, 2f64.powi(addition_bits as i32))
-        + coded(removed, base_entries as f64)
-        + if category_bytes { added as f64 } else { 0.0 }
+    let parts = delta.part_sizes();
+    (parts.fixed + parts.extras) as f64
+        + coded(delta.added.len(), 2f64.powi(addition_bits as i32))
+        + coded(delta.removed.len(), delta.base.entries as f64)
 }
 
 /// Part (c): deltas of every count of the sizes' `changes_delta_counts`, for additions,
@@ -1093,7 +1088,6 @@ pub fn deltas(settings: &Settings, set: &EntrySet, list: ListSource) -> Result<D
         .iter()
         .position(|c| c == ADDITIONS_CATEGORY)
         .unwrap_or(0) as u16;
-    let several = set.categories.len() > 1;
     let base20 = ListView::of_entries(set, DEFAULT_EXPRESSION_BOUND);
     let options = |encoding: Encoding| DiffOptions {
         compact: encoding != Encoding::Exact,
@@ -1108,7 +1102,6 @@ pub fn deltas(settings: &Settings, set: &EntrySet, list: ListSource) -> Result<D
     for probes in [DEFAULT_EXPRESSION_BOUND, 1] {
         let mut base = base20.clone();
         base.probes_per_item = probes;
-        let n_base = base.entries.len() as u64;
         for &count in &settings.sizes.changes_delta_counts {
             for change in [
                 ChangeKind::Additions,
@@ -1131,7 +1124,6 @@ pub fn deltas(settings: &Settings, set: &EntrySet, list: ListSource) -> Result<D
                         Additions::Exact(_) => 64,
                         Additions::Prefixes { bits, .. } => *bits,
                     };
-                    let exact = encoding == Encoding::Exact;
                     rows.push(DeltaRow {
                         probes,
                         change,
@@ -1141,14 +1133,7 @@ pub fn deltas(settings: &Settings, set: &EntrySet, list: ListSource) -> Result<D
                         encoding,
                         addition_bits,
                         bytes: delta.to_bytes().len() as u64,
-                        formula_bytes: formula_bytes(
-                            empty_bytes,
-                            added.len() as u64,
-                            addition_bits,
-                            if exact { removed.len() as u64 } else { 0 },
-                            n_base,
-                            exact && several,
-                        ),
+                        formula_bytes: formula_bytes(&delta, addition_bits),
                     });
                 }
             }

@@ -612,9 +612,11 @@ fn render_deltas(ctx: &mut Context, deltas: &Deltas) -> Result<String> {
          (the list's rate × additions / entries) and with `patch_fpp = {ANCHOR_PATCH_FPP}` (the \
          additions get a 1 % budget of their own: seed 001's CRLite anchor, \"if fewer than 1,000 \
          certificates are newly revoked, the update file is under 1 KB\"). A delta that changes \
-         nothing takes {} bytes (header, counts, checksum). The formula column adds to that \
-         log₂(U/n) + 1.5 bits per coded value (Golomb 1966; U = 2ᵇ for additions of b bits, the \
-         base's entry count for removals) and one byte per addition for its category.\n\n",
+         nothing takes {} bytes (header, counts, checksum). The formula column is a delta's \
+         uncoded parts as written (header, checksum, and the extras: category names, count \
+         changes per category, category indices of additions) plus log₂(U/n) + 1.5 bits per \
+         coded value (Golomb 1966; U = 2ᵇ for additions of b bits, the base's entry count for \
+         removals).\n\n",
         list.description,
         fmt::count(list.entries),
         list.categories,
@@ -798,13 +800,11 @@ fn render_apply(ctx: &mut Context, apply: &ApplyTimes) -> Result<String> {
     md.push_str(&format!(
         "Where the time goes: `Verification::update` alone — the step of `apply` that rewrites \
          the verification table, timed on a copy of the table with the same change — takes {:.1} \
-         ms of the {:.1}. On a list of several categories it rebuilds the whole table: a \
-         (fingerprint, category ids) pair with its own allocation for each of the {} entries, a \
-         binary search of the removals for each, then `Verification::new` sorting them all again \
-         and re-interning the category sets — O(n log n) for a change of {} entries. A \
-         one-category table takes a linear merge instead ({:.1} ms above). Opening and saving \
-         the {} file cost {:.1} + {:.1} ms more whatever the change (checksums, decoding, \
-         writing and fsync of every byte).\n\n",
+         ms of the {:.1}: one linear merge of the sorted table with the sorted change, each \
+         entry's category set carried as an index (no allocation per entry), for the {} entries \
+         and a change of {}. The same list in one category applies in {:.1} ms. Opening and \
+         saving the {} file cost {:.1} + {:.1} ms more whatever the change (checksums, \
+         decoding, writing and fsync of every byte).\n\n",
         median(&apply.table_update) * 1e3,
         apply.memory_ms(),
         fmt::count(apply.entries),
