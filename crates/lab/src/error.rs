@@ -13,6 +13,30 @@ pub enum Error {
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),
 
+    /// A structure of a measurement could not be built from its keys.
+    #[error("{experiment}: {reason}; this is a bug in the measurement or in its keys")]
+    Unbuildable {
+        /// The structure and experiment.
+        experiment: &'static str,
+        /// What went wrong.
+        reason: String,
+    },
+
+    /// A measurement's own scratch file or child process failed.
+    #[error(
+        "{what}: cannot {action}: {source}; check the free space and permissions of the \
+         temporary directory (TMPDIR)"
+    )]
+    Io {
+        /// The file, directory or process.
+        what: String,
+        /// What was being done.
+        action: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A measurement asked for a filter its parameters cannot describe.
     #[error(
         "{experiment}: cannot build the filter (m = {num_bits}, k = {num_hashes}; 0 = sized from \
@@ -31,17 +55,6 @@ pub enum Error {
         source: phishbloom_filter::Error,
     },
 
-    /// A measurement's own file or process failed (a temporary keyword file, a child process).
-    #[error("cannot {action} {what}: {error}")]
-    Io {
-        /// The file or process.
-        what: String,
-        /// What was being done.
-        action: &'static str,
-        /// The operating system's error.
-        error: std::io::Error,
-    },
-
     /// A child process of a per-process measurement failed or answered nonsense.
     #[error("measurement in a child process failed ({message}): {job}")]
     Child {
@@ -50,6 +63,21 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+}
+
+impl Error {
+    /// An [`Error::Io`] for `action` on `path`.
+    pub fn io(
+        path: impl Into<std::path::PathBuf>,
+        action: &'static str,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let what = path.into().display().to_string();
+        move |source| Error::Io {
+            what,
+            action,
+            source,
+        }
+    }
 }
 
 /// The result type of the lab.

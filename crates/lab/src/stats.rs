@@ -1,4 +1,5 @@
-//! Statistics for measured rates: the Wilson score interval and a measured-rate record.
+//! Statistics for measured rates and times: the Wilson score interval, a measured-rate record,
+//! and the median of repeated timings.
 
 /// z for a two-sided 95 % interval: the 0.975 quantile of the standard normal distribution.
 pub const Z_95: f64 = 1.959_963_984_540_054;
@@ -74,6 +75,18 @@ impl Measurement {
     }
 }
 
+/// The median of timings or other samples (the mean of the two middle values for an even count;
+/// 0 for none). Sorts a copy: samples are few.
+pub fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        len if len % 2 == 1 => sorted[len / 2],
+        len => (sorted[len / 2 - 1] + sorted[len / 2]) / 2.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +108,13 @@ mod tests {
         assert_eq!(wilson_interval(0, 0, Z_95), (0.0, 1.0));
         let (low, high) = wilson_interval(1000, 1000, Z_95);
         assert!(low > 0.99 && high == 1.0);
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
     }
 
     #[test]

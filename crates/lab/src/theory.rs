@@ -56,6 +56,57 @@ pub fn bits_over_bound(bits_per_key: f64, rate: f64) -> f64 {
     bits_per_key - (1.0 / rate).log2()
 }
 
+/// Bits per key of an optimal classic Bloom filter at rate p: `log₂(1/p) / ln 2 ≈ 1.44·log₂(1/p)`
+/// (`m/n = −ln p / (ln 2)²`), the information bound times `log₂ e`.
+///
+/// Source: Broder & Mitzenmacher, "Network Applications of Bloom Filters" (2004), §2.1 — the
+/// formula `phishbloom_filter::math::optimal_num_bits` rounds up for a given n.
+pub fn bloom_bits_per_key(rate: f64) -> f64 {
+    phishbloom_filter::math::information_bound_bits_per_key(rate) / std::f64::consts::LN_2
+}
+
+/// Bits per key of a cuckoo filter with buckets of 4 at rate p and load α, without rounding the
+/// fingerprint to whole bits: `(log₂(1/p) + 3) / α`.
+///
+/// Source: Fan, Andersen, Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than
+/// Bloom" (CoNEXT 2014), §5.2, with `f = log₂(2b/p)` and b = 4. The filter crate's
+/// `cuckoo::cuckoo_bits_per_key` is the same with `f` rounded up to whole bits, as built.
+pub fn cuckoo_bits_per_key_continuous(rate: f64, load: f64) -> f64 {
+    (phishbloom_filter::math::information_bound_bits_per_key(rate) + 3.0) / load
+}
+
+/// Bits per key of a 3-wise binary fuse filter of `fingerprint_bits`-bit fingerprints over `n`
+/// keys: `f · max(1.125, 0.875 + 0.25·ln(10⁶)/ln n)` — 1.125·f from a million keys on, more
+/// for smaller sets (the array is sized by this factor, rounded to whole segments).
+///
+/// Source: Graf & Lemire, "Binary Fuse Filters: Fast and Smaller Than Xor Filters" (ACM JEA 27,
+/// 2022), §4 (the size factor of the 3-wise construction, as in their reference code and in
+/// `xorf`'s `size_factor`).
+pub fn binary_fuse_bits_per_key(fingerprint_bits: u32, n: u64) -> f64 {
+    let factor = (0.875 + 0.25 * 1e6f64.ln() / (n.max(2) as f64).ln()).max(1.125);
+    f64::from(fingerprint_bits) * factor
+}
+
+/// False-positive rate of a binary fuse (or xor) filter of `fingerprint_bits`-bit fingerprints:
+/// `2^−f` (a non-member's fingerprint equals the XOR of its three slots by chance).
+///
+/// Source: Graf & Lemire, "Xor Filters: Faster and Smaller Than Bloom and Cuckoo Filters"
+/// (ACM JEA 25, 2020), §3.
+pub fn binary_fuse_fpp(fingerprint_bits: u32) -> f64 {
+    2f64.powi(-(fingerprint_bits as i32))
+}
+
+/// Bits per value of a Golomb–Rice coded sorted set of `count` values spread uniformly over a
+/// universe of `universe` values: `log₂(U/n) + 1.5` (the Rice remainder of `log₂(U/n)` bits and
+/// a unary quotient of about 1.5 bits on average with the best parameter).
+///
+/// Source: Golomb, "Run-length encodings" (IEEE Trans. IT 1966); Putze, Sanders & Singler,
+/// "Cache-, Hash- and Space-Efficient Bloom Filters" (WEA 2007), §4 (Golomb-coded sets, about
+/// `log₂(1/p) + 1.5` bits per key for `U = n/p`); the filter crate's `golomb` module.
+pub fn golomb_bits_per_value(universe: f64, count: u64) -> f64 {
+    (universe / count.max(1) as f64).log2() + 1.5
+}
+
 /// Bits as MiB (2²⁰ bytes): `bits / 8 / 1,048,576`.
 pub fn bits_to_mib(bits: u64) -> f64 {
     bits as f64 / 8.0 / 1_048_576.0
@@ -107,5 +158,21 @@ mod tests {
         assert!((bits_over_bound(10.0, 0.5f64.powi(7)) - 3.0).abs() < 1e-12);
         // Seed 002: 958,505,838 bits ≈ 114.26 MiB.
         assert!((bits_to_mib(958_505_838) - 114.26).abs() < 0.01);
+    }
+
+    #[test]
+    fn space_formulas_of_the_kinds_that_change() {
+        // 1.44·log₂(100) = 9.585 bits per key at 1 %: the classic optimum's m/n.
+        assert!((bloom_bits_per_key(0.01) - 9.585).abs() < 1e-3);
+        let m = phishbloom_filter::math::optimal_num_bits(1_000_000, 0.01).unwrap();
+        assert!((m as f64 / 1e6 - bloom_bits_per_key(0.01)).abs() < 1e-5);
+        // (6.644 + 3) / 0.95 = 10.15 (the built filter rounds f up to 10: 10.53).
+        assert!((cuckoo_bits_per_key_continuous(0.01, 0.95) - 10.152).abs() < 1e-3);
+        // 1.125 × 8 = 9 bits from 10⁶ keys on; 0.875 + 0.25·1.5 = 1.25 at 10⁴.
+        assert!((binary_fuse_bits_per_key(8, 1_000_000) - 9.0).abs() < 1e-9);
+        assert!((binary_fuse_bits_per_key(16, 10_000) - 20.0).abs() < 1e-9);
+        assert_eq!(binary_fuse_fpp(8), 1.0 / 256.0);
+        // 1,000 values over 2^17: log₂(131.072) + 1.5 = 8.53 bits each.
+        assert!((golomb_bits_per_value(131_072.0, 1_000) - 8.534).abs() < 1e-3);
     }
 }

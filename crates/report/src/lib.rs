@@ -18,8 +18,10 @@
 //! 5. Hash strategies — SHA-256 per index vs xxh3 double hashing.
 //! 6. Seed 004's memory table with a hash set and a fingerprint table.
 //! 7. Seed 002 at full scale: 10⁸ keys.
-//! 8. Threats to validity.
+//! 8. Lists that change (issue 11): bits per key against p of the kinds that delete, their
+//!    speed beside peers, delta sizes on UT1 against the targets, the time to apply a delta.
 //! 9. Scanning e-mail for keywords (issue 14): keyword lists beside aho-corasick.
+//! 10. Threats to validity.
 //!
 //! # Example
 //! ```no_run
@@ -50,7 +52,7 @@ pub use error::{Error, Result};
 
 use context::Context;
 use phishbloom_lab::measure::{self, machine, timed, Settings};
-use sections::{dataset, hashing, keywords, memory, scale, sizing, sweeps, validity};
+use sections::{changes, dataset, hashing, keywords, memory, scale, sizing, sweeps, validity};
 
 /// What to run and where to write it.
 #[derive(Clone, Debug)]
@@ -177,18 +179,23 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         scale::render(&mut ctx, &result)
     })?;
     body.push(md);
-    let md = section(&mut timings, "8. Threats to validity", || {
+    let md = section(&mut timings, "8. Lists that change", || {
+        let result = measure::changes::run(&ctx.settings).map_err(lab("lists that change"))?;
+        changes::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "9. Scanning e-mail for keywords", || {
+        let result = measure::keywords::run(&ctx.settings).map_err(lab("keywords"))?;
+        keywords::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "10. Threats to validity", || {
         let load_now = machine::load_average();
         Ok(validity::render(
             &ctx,
             load_at_start.as_deref(),
             load_now.as_deref(),
         ))
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "9. Scanning e-mail for keywords", || {
-        let result = measure::keywords::run(&ctx.settings).map_err(lab("keywords"))?;
-        keywords::render(&mut ctx, &result)
     })?;
     body.push(md);
 

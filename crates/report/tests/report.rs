@@ -172,7 +172,8 @@ fn svgs_are_well_formed_and_labelled() {
                 "bits per key (m/n)",
                 "n (keys)",
                 "query set",
-                "layout"
+                "layout",
+                "p (target false-positive rate)"
             ]
             .iter()
             .any(|label| text.contains(label)),
@@ -204,7 +205,7 @@ fn every_link_of_the_readme_exists() {
         }
     }
     assert!(images >= 4, "only {images} images");
-    for section in 1..=8 {
+    for section in 1..=9 {
         assert!(
             readme.contains(&format!("## {section}. ")),
             "section {section} missing"
@@ -222,6 +223,8 @@ fn bloom_filters_have_no_false_negatives() {
         ("hash_strategies.csv", "false_negatives"),
         ("memory.csv", "false_negatives_in_sample"),
         ("seed002_scale.csv", "false_negatives"),
+        ("changes_bits.csv", "false_negatives"),
+        ("changes_speed.csv", "false_negatives"),
     ] {
         let (header, rows) = read_csv(name);
         let values = column(&header, &rows, column_name);
@@ -298,6 +301,36 @@ fn sizing_reproduces_the_seed_figures() {
     };
     assert_eq!(find("seed 002"), 958_505_838.0);
     assert_eq!(find("seed 000"), 849_687.0);
+}
+
+#[test]
+fn lists_that_change_lose_no_key_and_deltas_follow_the_golomb_formula() {
+    // phishbloom's full cuckoo filter refuses instead of dropping a resident fingerprint.
+    let (header, rows) = read_csv("changes_eviction.csv");
+    let lost = column(&header, &rows, "accepted_then_lost");
+    assert_eq!(lost[0], Some(0.0), "{rows:?}");
+    // Every delete of a member found it.
+    let (header, rows) = read_csv("changes_speed.csv");
+    for failed in column(&header, &rows, "failed_deletes")
+        .into_iter()
+        .flatten()
+    {
+        assert_eq!(failed, 0.0);
+    }
+    // Golomb–Rice coding with the best parameter stays within 10 % of log₂(U/n) + 1.5 bits.
+    let (header, rows) = read_csv("changes_deltas.csv");
+    let bytes = column(&header, &rows, "bytes");
+    let formula = column(&header, &rows, "formula_bytes");
+    for (b, f) in bytes.iter().zip(&formula) {
+        let ratio = b.unwrap() / f.unwrap();
+        assert!((0.9..1.1).contains(&ratio), "{b:?} bytes vs formula {f:?}");
+    }
+    // Removals meet the 4 bytes each.
+    let change = header.iter().position(|h| h == "change").unwrap();
+    let met = header.iter().position(|h| h == "target_met").unwrap();
+    let removals: Vec<_> = rows.iter().filter(|r| r[change] == "removals").collect();
+    assert!(!removals.is_empty());
+    assert!(removals.iter().all(|r| r[met] == "yes"), "{removals:?}");
 }
 
 #[test]

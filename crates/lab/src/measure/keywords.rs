@@ -322,11 +322,11 @@ fn dispatch(job: &Job) -> Result<JobResult> {
     })
 }
 
-fn io(what: &str, action: &'static str, error: std::io::Error) -> Error {
+fn io(what: &str, action: &'static str, source: std::io::Error) -> Error {
     Error::Io {
         what: what.to_string(),
         action,
-        error,
+        source,
     }
 }
 

@@ -41,6 +41,28 @@ pub struct Sizes {
     /// Members re-queried to check for false negatives at scale (a sample: all 10⁸ would double
     /// the section's time).
     pub scale_member_checks: u64,
+    /// n of the bits-per-key sweep of "Lists that change" (the issue: 10⁶).
+    pub changes_bits_keys: u64,
+    /// Expected false positives each bits-per-key point aims for.
+    pub changes_target_false_positives: f64,
+    /// Fewest non-member queries per bits-per-key point.
+    pub changes_min_queries: u64,
+    /// Most non-member queries per bits-per-key point (caps the smallest rates).
+    pub changes_max_queries: u64,
+    /// Key counts of the ns-per-operation table (the issue: 10⁶ and 10⁷).
+    pub changes_speed_keys: Vec<u64>,
+    /// Timed passes per structure in that table (interleaved; the median is kept).
+    pub changes_speed_repetitions: usize,
+    /// Changes per delta (the issue: 1,000, 10,000 and 100,000).
+    pub changes_delta_counts: Vec<u64>,
+    /// Most bytes of UT1 list files read for the delta list (`u64::MAX`: every category).
+    pub changes_ut1_bytes: u64,
+    /// Entries of the verified cuckoo list a delta is applied to (the issue: 10⁶).
+    pub changes_apply_entries: u64,
+    /// Changes in the applied delta (the issue: 10,000).
+    pub changes_apply_changes: u64,
+    /// Timed applies (the median is reported).
+    pub changes_apply_runs: usize,
 }
 
 impl Sizes {
@@ -63,6 +85,17 @@ impl Sizes {
             scale_keys: 100_000_000,
             scale_queries: 10_000_000,
             scale_member_checks: 1_000_000,
+            changes_bits_keys: 1_000_000,
+            changes_target_false_positives: 2_000.0,
+            changes_min_queries: 1_000_000,
+            changes_max_queries: 30_000_000,
+            changes_speed_keys: vec![1_000_000, 10_000_000],
+            changes_speed_repetitions: 3,
+            changes_delta_counts: vec![1_000, 10_000, 100_000],
+            changes_ut1_bytes: u64::MAX,
+            changes_apply_entries: 1_000_000,
+            changes_apply_changes: 10_000,
+            changes_apply_runs: 7,
         }
     }
 
@@ -85,6 +118,17 @@ impl Sizes {
             scale_keys: 1_000_000,
             scale_queries: 100_000,
             scale_member_checks: 10_000,
+            changes_bits_keys: 10_000,
+            changes_target_false_positives: 300.0,
+            changes_min_queries: 10_000,
+            changes_max_queries: 200_000,
+            changes_speed_keys: vec![10_000, 100_000],
+            changes_speed_repetitions: 1,
+            changes_delta_counts: vec![1_000, 10_000],
+            changes_ut1_bytes: 1_000_000,
+            changes_apply_entries: 20_000,
+            changes_apply_changes: 1_000,
+            changes_apply_runs: 3,
         }
     }
 }
