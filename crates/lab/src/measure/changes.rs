@@ -13,11 +13,9 @@
 //! - [`apply`] — the time to apply a 10,000-change delta to a verified cuckoo list of 10⁶
 //!   entries, in memory and as `phishbloom apply` does it (open, apply, save).
 //!
-//! Every structure here is the filter crate's own, fed the key's xxh3-128 hash
-//! ([`KeyHash::of`]): the operations `benches/kinds.rs` of the filter crate times with criterion
-//! against the same peers.
+//! The structures and peers, and how each is built and fed, are [`super::contenders`]'s: the
+//! same ones the lab's criterion bench `benches/kinds.rs` times.
 
-use std::collections::hash_map::DefaultHasher;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -28,12 +26,15 @@ use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, Kind};
 use phishbloom_filter::counting::CountingFilter;
 use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams, TARGET_LOAD};
 use phishbloom_filter::rng::SplitMix64;
-use phishbloom_filter::{Blocked, Bloom, Classic, Filter, KeyHash, Layout};
+use phishbloom_filter::{Blocked, Bloom, Classic, Filter};
 use phishbloom_url::Entry;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::Result;
 use crate::keys::{sum_parallel, InlineKey, KeySpace, MEMBERS, NON_MEMBERS};
+use crate::measure::contenders::{
+    cuckoo_filled, cuckoo_load, key_list, visit_contenders, Contender, CuckooPeer, Visitor,
+};
 use crate::measure::machine::load_average;
 use crate::measure::{sizing_error, timed, Settings};
 use crate::stats::{median, Measurement};
@@ -64,11 +65,6 @@ const REMOVAL_SEED: u64 = 11;
 /// Query-index blocks per measured point: 2^34 indices each, more than any query count, so no
 /// two points share a non-member.
 const STRUCTURE_STRIDE_BITS: u32 = 34;
-/// Cuckoo builds retry this many times at a lower load before giving up (as the blocklist's
-/// growing lists do).
-const CUCKOO_RETRIES: u32 = 6;
-/// The load factor of each cuckoo retry, relative to the previous one.
-const CUCKOO_LOAD_STEP: f64 = 0.95;
 /// Buckets of the eviction demonstration's phishbloom cuckoo filter: 256 buckets of 4 = 1,024
 /// slots, the `cuckoofilter` crate's size for a capacity of 1,024.
 const EVICTION_BUCKETS: u64 = 256;
@@ -152,129 +148,6 @@ impl std::fmt::Display for Structure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
-}
-
-/// One structure under test, one key at a time. The timing loops are generic over it, so each
-/// loop is monomorphic: no dynamic call per key.
-trait Contender: Sync {
-    /// Inserts a key; `false` if the structure refused it (a full cuckoo filter).
-    fn insert(&mut self, key: &[u8]) -> bool;
-    /// Whether the structure answers "present" for a key.
-    fn contains(&self, key: &[u8]) -> bool;
-    /// Removes a key; `false` if it was not found. Only called when [`Contender::DELETES`].
-    fn remove(&mut self, key: &[u8]) -> bool;
-    /// Bytes of the structure's bits, slots or counters.
-    fn bytes(&self) -> u64;
-    /// Whether it deletes.
-    const DELETES: bool;
-}
-
-impl<L: Layout> Contender for Bloom<L> {
-    fn insert(&mut self, key: &[u8]) -> bool {
-        Bloom::insert(self, key);
-        true
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        Bloom::contains(self, key)
-    }
-    fn remove(&mut self, _key: &[u8]) -> bool {
-        false
-    }
-    fn bytes(&self) -> u64 {
-        self.size_in_bytes()
-    }
-    const DELETES: bool = false;
-}
-
-impl Contender for CuckooFilter {
-    fn insert(&mut self, key: &[u8]) -> bool {
-        self.insert_hash(KeyHash::of(key)).is_ok()
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(KeyHash::of(key))
-    }
-    fn remove(&mut self, key: &[u8]) -> bool {
-        self.remove_hash(KeyHash::of(key))
-    }
-    fn bytes(&self) -> u64 {
-        self.size_in_bytes()
-    }
-    const DELETES: bool = true;
-}
-
-impl Contender for CountingFilter {
-    fn insert(&mut self, key: &[u8]) -> bool {
-        self.insert_hash(KeyHash::of(key));
-        true
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(KeyHash::of(key))
-    }
-    fn remove(&mut self, key: &[u8]) -> bool {
-        self.remove_hash(KeyHash::of(key))
-    }
-    fn bytes(&self) -> u64 {
-        self.size_in_bytes()
-    }
-    const DELETES: bool = true;
-}
-
-impl Contender for fastbloom::BloomFilter {
-    fn insert(&mut self, key: &[u8]) -> bool {
-        self.insert_hash(xxh3_64(key));
-        true
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        self.contains_hash(xxh3_64(key))
-    }
-    fn remove(&mut self, _key: &[u8]) -> bool {
-        false
-    }
-    fn bytes(&self) -> u64 {
-        self.num_bits() as u64 / 8
-    }
-    const DELETES: bool = false;
-}
-
-impl Contender for cuckoofilter::CuckooFilter<DefaultHasher> {
-    fn insert(&mut self, key: &[u8]) -> bool {
-        self.add(key).is_ok()
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        cuckoofilter::CuckooFilter::contains(self, key)
-    }
-    fn remove(&mut self, key: &[u8]) -> bool {
-        self.delete(key)
-    }
-    fn bytes(&self) -> u64 {
-        // One byte per slot (8-bit fingerprints), four slots per bucket; `memory_usage` adds
-        // the 32-byte struct itself.
-        self.memory_usage() as u64 - std::mem::size_of::<Self>() as u64
-    }
-    const DELETES: bool = true;
-}
-
-/// A cuckoo filter for `n` keys at rate `p`, filled by `fill` at 95 % load or, if an insert is
-/// refused there, at up to [`CUCKOO_RETRIES`] lower loads (each [`CUCKOO_LOAD_STEP`] of the
-/// last). Returns the filter, the load it was sized for and `fill`'s result.
-fn cuckoo_filled<T>(
-    n: u64,
-    p: f64,
-    fill: impl Fn(&mut CuckooFilter) -> Option<T>,
-) -> Result<(CuckooFilter, f64, T)> {
-    let mut load = TARGET_LOAD;
-    for _ in 0..=CUCKOO_RETRIES {
-        let mut filter =
-            CuckooFilter::with_load(n, p, load).map_err(sizing_error("cuckoo filter", 0, 0))?;
-        if let Some(value) = fill(&mut filter) {
-            return Ok((filter, load, value));
-        }
-        load *= CUCKOO_LOAD_STEP;
-    }
-    Err(crate::Error::Unbuildable {
-        experiment: "cuckoo filter",
-        reason: format!("no load factor down to {load:.2} took every key"),
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -573,15 +446,9 @@ struct Pass {
     load: Option<f64>,
 }
 
-/// One repetition: builds with `make`, then times inserting `members`, querying them and
+/// One repetition on an empty structure: times inserting `members`, querying them and
 /// `non_members`, and deleting the members. Single-threaded (ns per operation).
-fn pass<C: Contender>(
-    make: impl FnOnce() -> C,
-    members: &KeyList,
-    non_members: &KeyList,
-    load: impl Fn(&C) -> Option<f64>,
-) -> Pass {
-    let mut filter = make();
+fn pass<C: Contender>(mut filter: C, members: &KeyList, non_members: &KeyList) -> Pass {
     let n = members.len().max(1) as f64;
     let ns = |seconds: f64, count: f64| seconds * 1e9 / count;
     let started = Instant::now();
@@ -600,7 +467,7 @@ fn pass<C: Contender>(
         non_members.len().max(1) as f64,
     );
     let bytes = filter.bytes();
-    let load = load(&filter);
+    let load = filter.load();
     let (delete, failed_deletes) = if C::DELETES {
         let started = Instant::now();
         let failed = members.iter().filter(|key| !filter.remove(key)).count() as u64;
@@ -643,14 +510,28 @@ fn speed_row(n: u64, structure: Structure, passes: &[Pass]) -> SpeedRow {
     }
 }
 
-/// Keys `0..n` of `space`, generated once so that the timed loops only hash and probe.
-fn key_list(space: KeySpace, n: u64) -> KeyList {
-    let mut keys = KeyList::default();
-    let mut key = InlineKey::default();
-    for i in 0..n {
-        keys.push(space.write(i, &mut key));
+/// The passes of one repetition, structure by structure: a [`Visitor`] that times each
+/// structure of [`visit_contenders`] once.
+struct Passes<'a> {
+    members: &'a KeyList,
+    non_members: &'a KeyList,
+    /// Every structure's passes so far, in the order visited.
+    passes: Vec<(Structure, Vec<Pass>)>,
+}
+
+impl Visitor for Passes<'_> {
+    fn visit<C: Contender>(
+        &mut self,
+        structure: Structure,
+        make: impl Fn() -> Result<C>,
+    ) -> Result<()> {
+        let run = pass(make()?, self.members, self.non_members);
+        match self.passes.iter_mut().find(|(s, _)| *s == structure) {
+            Some((_, runs)) => runs.push(run),
+            None => self.passes.push((structure, vec![run])),
+        }
+        Ok(())
     }
-    keys
 }
 
 /// Part (b): at each n of the sizes' `changes_speed_keys`, every structure and peer built and
@@ -668,62 +549,17 @@ pub fn speed(settings: &Settings) -> Result<Vec<SpeedRow>> {
         let members = key_list(MEMBERS, n);
         let non_members = key_list(NON_MEMBERS, n);
         // The cuckoo filter's load: 95 %, lower if the keys need it (found once, untimed).
-        let (_, cuckoo_load, ()) =
-            cuckoo_filled(n, p, |f| members.iter().all(|k| f.insert(k)).then_some(()))?;
-        // The cuckoofilter crate sized for the same load: it rounds the slots up to a power of
-        // two, so its real load is lower (the rows show it).
-        let peer_capacity = (n as f64 / TARGET_LOAD).ceil() as usize;
-        let order = [
-            Structure::Blocked,
-            Structure::Classic,
-            Structure::Cuckoo,
-            Structure::Counting,
-            Structure::Fastbloom,
-            Structure::CuckoofilterCrate,
-        ];
-        let mut passes: Vec<Vec<Pass>> = order.iter().map(|_| Vec::new()).collect();
+        let load = cuckoo_load(n, p, &members)?;
+        let mut passes = Passes {
+            members: &members,
+            non_members: &non_members,
+            passes: Vec::new(),
+        };
         for _ in 0..reps {
-            for (slot, &structure) in order.iter().enumerate() {
-                let sized = sizing_error("ns per operation", 0, 0);
-                let run = match structure {
-                    Structure::Blocked => {
-                        let filter = Bloom::<Blocked>::new(n, p).map_err(sized)?;
-                        pass(|| filter, &members, &non_members, |_| None)
-                    }
-                    Structure::Classic => {
-                        let filter = Bloom::<Classic>::new(n, p).map_err(sized)?;
-                        pass(|| filter, &members, &non_members, |_| None)
-                    }
-                    Structure::Cuckoo => {
-                        let filter = CuckooFilter::with_load(n, p, cuckoo_load).map_err(sized)?;
-                        pass(|| filter, &members, &non_members, |f| Some(f.load()))
-                    }
-                    Structure::Counting => {
-                        let filter = CountingFilter::new(n, p).map_err(sized)?;
-                        pass(|| filter, &members, &non_members, |_| None)
-                    }
-                    Structure::Fastbloom => pass(
-                        || fastbloom::BloomFilter::with_false_pos(p).expected_items(n as usize),
-                        &members,
-                        &non_members,
-                        |_| None,
-                    ),
-                    _ => pass(
-                        || {
-                            cuckoofilter::CuckooFilter::<DefaultHasher>::with_capacity(
-                                peer_capacity,
-                            )
-                        },
-                        &members,
-                        &non_members,
-                        |f| Some(f.len() as f64 / f.bytes() as f64),
-                    ),
-                };
-                passes[slot].push(run);
-            }
+            visit_contenders(n, p, load, &mut passes)?;
         }
-        for (slot, &structure) in order.iter().enumerate() {
-            rows.push(speed_row(n, structure, &passes[slot]));
+        for (structure, runs) in &passes.passes {
+            rows.push(speed_row(n, *structure, runs));
         }
     }
     Ok(rows)
@@ -792,7 +628,7 @@ pub fn eviction() -> Result<Eviction> {
         lost,
     };
     let slots = EVICTION_BUCKETS as usize * 4;
-    let mut peer = cuckoofilter::CuckooFilter::<DefaultHasher>::with_capacity(slots);
+    let mut peer = CuckooPeer::with_capacity(slots);
     let (accepted, refused, lost) = offer(&mut peer);
     let peer = EvictionFilter {
         slots: peer.bytes(),

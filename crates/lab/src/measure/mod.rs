@@ -11,11 +11,14 @@
 //! - [`scale`] — seed 002 at 10⁸ keys: parallel and single-threaded builds, rate, memory.
 //! - [`changes`] — lists that change (issue 11): bits per key and speed of the kinds that
 //!   delete beside peers, delta sizes on UT1, and the time to apply a delta.
+//! - [`contenders`] — the structures and peers of [`changes`] behind one trait, shared with the
+//!   lab's criterion bench `kinds`.
 //! - [`keywords`] — issue 14: scanning e-mail for 10⁵…10⁸ keywords beside aho-corasick, each
 //!   configuration in its own process.
 //! - [`machine`] — the process's resident memory and the machine's load.
 
 pub mod changes;
+pub mod contenders;
 pub mod dataset;
 pub mod hashing;
 pub mod keywords;

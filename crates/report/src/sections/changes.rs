@@ -454,7 +454,7 @@ fn render_speed(ctx: &mut Context, speed: &[SpeedRow], eviction: &Eviction) -> R
          structure: the `cuckoofilter` crate stores 8-bit fingerprints (a rate of about 3 %) and \
          rounds its slots to a power of two (sized for n/0.95 keys, its load is lower than ours: \
          see the load column), which favours its inserts. The same operations are measured with \
-         criterion by `cargo bench -p phishbloom-filter --bench kinds`.\n\n",
+         criterion by `cargo bench -p phishbloom-lab --bench kinds`.\n\n",
         sizes
             .changes_speed_keys
             .iter()
