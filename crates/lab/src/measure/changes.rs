@@ -213,43 +213,70 @@ fn count_present<C: Contender>(
     })
 }
 
-/// Measures a built contender: members re-queried, then `queries` non-members from `offset`.
-#[allow(clippy::too_many_arguments)]
-fn bits_point<C: Contender>(
-    settings: &Settings,
-    structure: Structure,
-    filter: &C,
-    p: f64,
+/// The points of the bits-per-key sweep at `n` keys, each queried on its own block of
+/// non-members.
+struct Sweep<'a> {
+    settings: &'a Settings,
     n: u64,
-    load: Option<f64>,
-    theoretical: f64,
+    /// The first query index of the last point's block: each point moves it to the next
+    /// block, so no two points share a non-member.
     offset: u64,
-) -> BitsPoint {
-    let sizes = &settings.sizes;
-    let queries = theory::queries_for(
-        theoretical,
-        sizes.changes_target_false_positives,
-        sizes.changes_min_queries,
-        sizes.changes_max_queries,
-    );
-    let false_negatives = n - count_present(filter, MEMBERS, 0..n, settings.threads);
-    let hits = count_present(
-        filter,
-        NON_MEMBERS,
-        offset..offset + queries,
-        settings.threads,
-    );
-    let bytes = filter.bytes();
-    BitsPoint {
-        structure,
-        p,
-        n,
-        bytes,
-        bits_per_key: bytes as f64 * 8.0 / n as f64,
-        formula_bits_per_key: formula_bits_per_key(structure, p, n),
-        load,
-        false_negatives,
-        measured: Measurement::new(hits, queries, theoretical),
+}
+
+impl Sweep<'_> {
+    /// Measures a built contender sized for rate `p`: members re-queried, then non-members
+    /// from the next block, as many as `theoretical` (its predicted rate) asks for.
+    fn point<C: Contender>(
+        &mut self,
+        structure: Structure,
+        filter: &C,
+        p: f64,
+        load: Option<f64>,
+        theoretical: f64,
+    ) -> BitsPoint {
+        let (settings, n) = (self.settings, self.n);
+        self.offset += 1 << STRUCTURE_STRIDE_BITS;
+        let offset = self.offset;
+        let sizes = &settings.sizes;
+        let queries = theory::queries_for(
+            theoretical,
+            sizes.changes_target_false_positives,
+            sizes.changes_min_queries,
+            sizes.changes_max_queries,
+        );
+        let false_negatives = n - count_present(filter, MEMBERS, 0..n, settings.threads);
+        let hits = count_present(
+            filter,
+            NON_MEMBERS,
+            offset..offset + queries,
+            settings.threads,
+        );
+        let bytes = filter.bytes();
+        BitsPoint {
+            structure,
+            p,
+            n,
+            bytes,
+            bits_per_key: bytes as f64 * 8.0 / n as f64,
+            formula_bits_per_key: formula_bits_per_key(structure, p, n),
+            load,
+            false_negatives,
+            measured: Measurement::new(hits, queries, theoretical),
+        }
+    }
+
+    /// Inserts the `n` members into `filter`, built for rate `p`, and measures it
+    /// ([`Sweep::point`]) against the rate `theoretical` predicts for it at `n` keys.
+    fn filled<C: Contender>(
+        &mut self,
+        structure: Structure,
+        mut filter: C,
+        p: f64,
+        theoretical: fn(&C, u64) -> f64,
+    ) -> BitsPoint {
+        insert_members(&mut filter, self.n);
+        let theoretical = theoretical(&filter, self.n);
+        self.point(structure, &filter, p, None, theoretical)
     }
 }
 
@@ -274,7 +301,8 @@ impl<F: xorf::Filter<u64> + Sync> Contender for Fuse<F> {
 }
 
 /// The binary fuse references at `n` keys: 8- and 16-bit fingerprints.
-fn fuse_points(settings: &Settings, n: u64, offset: &mut u64) -> Result<Vec<BitsPoint>> {
+fn fuse_points(sweep: &mut Sweep<'_>) -> Result<Vec<BitsPoint>> {
+    let n = sweep.n;
     let mut key = InlineKey::default();
     let hashes: Vec<u64> = (0..n)
         .map(|i| xxh3_64(MEMBERS.write(i, &mut key)))
@@ -288,32 +316,17 @@ fn fuse_points(settings: &Settings, n: u64, offset: &mut u64) -> Result<Vec<Bits
     let fuse16 = xorf::BinaryFuse16::try_from(&hashes).map_err(failed)?;
     let bytes16 = fuse16.fingerprints.len() as u64 * 2;
     drop(hashes);
-    let mut points = Vec::new();
-    *offset += 1 << STRUCTURE_STRIDE_BITS;
-    let p8 = theory::binary_fuse_fpp(8);
-    points.push(bits_point(
-        settings,
-        Structure::BinaryFuse8,
-        &Fuse(fuse8, bytes8),
-        p8,
-        n,
-        None,
-        p8,
-        *offset,
-    ));
-    *offset += 1 << STRUCTURE_STRIDE_BITS;
-    let p16 = theory::binary_fuse_fpp(16);
-    points.push(bits_point(
-        settings,
-        Structure::BinaryFuse16,
-        &Fuse(fuse16, bytes16),
-        p16,
-        n,
-        None,
-        p16,
-        *offset,
-    ));
-    Ok(points)
+    let (p8, p16) = (theory::binary_fuse_fpp(8), theory::binary_fuse_fpp(16));
+    Ok(vec![
+        sweep.point(Structure::BinaryFuse8, &Fuse(fuse8, bytes8), p8, None, p8),
+        sweep.point(
+            Structure::BinaryFuse16,
+            &Fuse(fuse16, bytes16),
+            p16,
+            None,
+            p16,
+        ),
+    ])
 }
 
 /// Part (a): every own structure at every rate of [`RATES`], then the binary fuse references,
@@ -321,80 +334,35 @@ fn fuse_points(settings: &Settings, n: u64, offset: &mut u64) -> Result<Vec<Bits
 pub fn bits_per_key(settings: &Settings) -> Result<Vec<BitsPoint>> {
     let n = settings.sizes.changes_bits_keys;
     let mut points = Vec::new();
-    let mut offset = 0u64;
+    let mut sweep = Sweep {
+        settings,
+        n,
+        offset: 0,
+    };
     let fill = |filter: &mut CuckooFilter| insert_members(filter, n).then_some(());
     for &p in &RATES {
         settings.progress.say(&format!(
             "lists that change: bits per key at p = {p:e}, n = {n}"
         ));
-        let sized = sizing_error("bits per key", 0, 0);
-        offset += 1 << STRUCTURE_STRIDE_BITS;
-        let mut classic = Bloom::<Classic>::new(n, p).map_err(sized)?;
-        insert_members(&mut classic, n);
-        let theoretical = classic.theoretical_fpp(n as f64);
-        points.push(bits_point(
-            settings,
-            Structure::Classic,
-            &classic,
-            p,
-            n,
-            None,
-            theoretical,
-            offset,
-        ));
-        drop(classic);
-
-        offset += 1 << STRUCTURE_STRIDE_BITS;
-        let mut blocked =
-            Bloom::<Blocked>::new(n, p).map_err(sizing_error("bits per key", 0, 0))?;
-        insert_members(&mut blocked, n);
-        let theoretical = blocked.theoretical_fpp(n as f64);
-        points.push(bits_point(
-            settings,
-            Structure::Blocked,
-            &blocked,
-            p,
-            n,
-            None,
-            theoretical,
-            offset,
-        ));
-        drop(blocked);
-
-        offset += 1 << STRUCTURE_STRIDE_BITS;
+        let sized = || sizing_error("bits per key", 0, 0);
+        let classic = Bloom::<Classic>::new(n, p).map_err(sized())?;
+        let fpp = |filter: &Bloom<Classic>, n| filter.theoretical_fpp(n as f64);
+        points.push(sweep.filled(Structure::Classic, classic, p, fpp));
+        let blocked = Bloom::<Blocked>::new(n, p).map_err(sized())?;
+        let fpp = |filter: &Bloom<Blocked>, n| filter.theoretical_fpp(n as f64);
+        points.push(sweep.filled(Structure::Blocked, blocked, p, fpp));
         let (cuckoo, load, ()) = cuckoo_filled(n, p, fill)?;
         let theoretical = cuckoo.expected_fpp();
-        points.push(bits_point(
-            settings,
-            Structure::Cuckoo,
-            &cuckoo,
-            p,
-            n,
-            Some(load),
-            theoretical,
-            offset,
-        ));
+        points.push(sweep.point(Structure::Cuckoo, &cuckoo, p, Some(load), theoretical));
         drop(cuckoo);
-
-        offset += 1 << STRUCTURE_STRIDE_BITS;
-        let mut counting = CountingFilter::new(n, p).map_err(sizing_error("bits per key", 0, 0))?;
-        insert_members(&mut counting, n);
-        let theoretical = counting.expected_fpp();
-        points.push(bits_point(
-            settings,
-            Structure::Counting,
-            &counting,
-            p,
-            n,
-            None,
-            theoretical,
-            offset,
-        ));
+        let counting = CountingFilter::new(n, p).map_err(sized())?;
+        let fpp = |filter: &CountingFilter, _| filter.expected_fpp();
+        points.push(sweep.filled(Structure::Counting, counting, p, fpp));
     }
     settings
         .progress
         .say("lists that change: binary fuse references");
-    points.extend(fuse_points(settings, n, &mut offset)?);
+    points.extend(fuse_points(&mut sweep)?);
     Ok(points)
 }
 
