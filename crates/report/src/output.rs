@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use phishbloom_lab::stats::Measurement;
+
 use crate::error::{Error, Result};
 
 /// Writes `text` to `path` atomically (the blocklist crate's writer: a temporary file in the
@@ -72,9 +74,32 @@ pub fn num(value: f64) -> String {
     }
 }
 
+/// The six CSV cells of a measured rate, in the column order of every table that has one:
+/// queries, false positives, the rate, the ends of its 95 % interval and the theoretical rate.
+pub fn measurement_cells(m: &Measurement) -> Vec<String> {
+    vec![
+        m.queries.to_string(),
+        m.false_positives.to_string(),
+        num(m.rate),
+        num(m.ci_low),
+        num(m.ci_high),
+        num(m.theoretical),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn measurement_cells_are_the_six_columns_in_order() {
+        let m = Measurement::new(3, 1_000, 0.01);
+        let cells = measurement_cells(&m);
+        assert_eq!(cells[..3], ["1000", "3", "3.000000e-3"]);
+        assert_eq!(cells[5], "1.000000e-2");
+        assert_eq!(cells[3], num(m.ci_low));
+        assert_eq!(cells[4], num(m.ci_high));
+    }
 
     #[test]
     fn csv_quotes_only_what_needs_it() {

@@ -17,7 +17,7 @@ use phishbloom_lab::theory;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
-use crate::output::{num, Table};
+use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 
 /// The own structures in the order the tables show them.
@@ -75,23 +75,23 @@ fn render_bits(ctx: &mut Context, bits: &[BitsPoint]) -> Result<String> {
     ]);
     for point in bits {
         let m = &point.measured;
-        table.push(vec![
-            point.structure.name().to_string(),
-            num(point.p),
-            point.n.to_string(),
-            point.bytes.to_string(),
-            num(point.bits_per_key),
-            formula_text(point.structure).to_string(),
-            num(point.formula_bits_per_key),
-            point.load.map(num).unwrap_or_default(),
-            point.false_negatives.to_string(),
-            m.queries.to_string(),
-            m.false_positives.to_string(),
-            num(m.rate),
-            num(m.ci_low),
-            num(m.ci_high),
-            num(m.theoretical),
-        ]);
+        table.push(
+            [
+                vec![
+                    point.structure.name().to_string(),
+                    num(point.p),
+                    point.n.to_string(),
+                    point.bytes.to_string(),
+                    num(point.bits_per_key),
+                    formula_text(point.structure).to_string(),
+                    num(point.formula_bits_per_key),
+                    point.load.map(num).unwrap_or_default(),
+                    point.false_negatives.to_string(),
+                ],
+                measurement_cells(m),
+            ]
+            .concat(),
+        );
     }
     let csv = ctx.write_csv("changes_bits.csv", &table)?;
 

@@ -11,7 +11,7 @@ use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
-use crate::output::{num, Table};
+use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use phishbloom_blocklist::fmt;
 
@@ -43,23 +43,23 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
     let mut rows = Vec::new();
     for (r, &given) in reports.iter().zip(&given_bits) {
         for (set, m) in [("benign", &r.benign), ("random", &r.random)] {
-            table.push(vec![
-                r.layout.to_string(),
-                r.n.to_string(),
-                r.m.to_string(),
-                r.k.to_string(),
-                r.bytes.to_string(),
-                r.phishing_queries.to_string(),
-                r.false_negatives.to_string(),
-                set.to_string(),
-                m.queries.to_string(),
-                m.false_positives.to_string(),
-                num(m.rate),
-                num(m.ci_low),
-                num(m.ci_high),
-                num(m.theoretical),
-                num(given),
-            ]);
+            table.push(
+                [
+                    vec![
+                        r.layout.to_string(),
+                        r.n.to_string(),
+                        r.m.to_string(),
+                        r.k.to_string(),
+                        r.bytes.to_string(),
+                        r.phishing_queries.to_string(),
+                        r.false_negatives.to_string(),
+                        set.to_string(),
+                    ],
+                    measurement_cells(m),
+                    vec![num(given)],
+                ]
+                .concat(),
+            );
             rows.push(vec![
                 r.layout.to_string(),
                 format!("{} / k = {}", fmt::count(r.m), r.k),

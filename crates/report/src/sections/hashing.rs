@@ -10,7 +10,7 @@ use phishbloom_lab::stats::Measurement;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
-use crate::output::{num, Table};
+use crate::output::{measurement_cells, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use crate::sections::dataset::agreement;
 use phishbloom_blocklist::fmt;
@@ -49,22 +49,21 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
     for (c, &(build_ratio, query_ratio)) in result.comparisons.iter().zip(&ratios) {
         for (r, b, q) in [(&c.xxh3, 1.0, 1.0), (&c.sha256, build_ratio, query_ratio)] {
             let m = &r.measured;
-            table.push(vec![
-                c.layout.to_string(),
-                r.strategy.to_string(),
-                result.n.to_string(),
-                r.m.to_string(),
-                r.k.to_string(),
-                r.false_negatives.to_string(),
-                m.queries.to_string(),
-                m.false_positives.to_string(),
-                num(m.rate),
-                num(m.ci_low),
-                num(m.ci_high),
-                num(m.theoretical),
-                format!("{b:.2}"),
-                format!("{q:.2}"),
-            ]);
+            table.push(
+                [
+                    vec![
+                        c.layout.to_string(),
+                        r.strategy.to_string(),
+                        result.n.to_string(),
+                        r.m.to_string(),
+                        r.k.to_string(),
+                        r.false_negatives.to_string(),
+                    ],
+                    measurement_cells(m),
+                    vec![format!("{b:.2}"), format!("{q:.2}")],
+                ]
+                .concat(),
+            );
             rows.push(vec![
                 c.layout.to_string(),
                 r.strategy.to_string(),

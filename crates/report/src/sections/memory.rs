@@ -19,7 +19,7 @@ use phishbloom_lab::theory;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
-use crate::output::{num, Table};
+use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use phishbloom_blocklist::fmt;
 
@@ -86,16 +86,8 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             match &f.built {
                 Some(b) => {
                     let m = &b.measured;
-                    row.extend([
-                        "yes".to_string(),
-                        b.false_negatives.to_string(),
-                        m.queries.to_string(),
-                        m.false_positives.to_string(),
-                        num(m.rate),
-                        num(m.ci_low),
-                        num(m.ci_high),
-                        num(m.theoretical),
-                    ]);
+                    row.extend(["yes".to_string(), b.false_negatives.to_string()]);
+                    row.extend(measurement_cells(m));
                     if pi == 0 && m.false_positives > 0 {
                         let which = usize::from(f.layout == LayoutKind::Blocked);
                         // Classic a little left of n, blocked a little right (log axis).
@@ -200,19 +192,19 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
                     rate_curves[2]
                         .push(Point::with_interval(n as f64, m.rate, m.ci_low, m.ci_high));
                 }
-                exact.push(vec![
-                    n.to_string(),
-                    "sorted u32 fingerprints".to_string(),
-                    e.fingerprint_bytes.to_string(),
-                    run.bytes.to_string(),
-                    "Vec<u32> length × 4".to_string(),
-                    m.queries.to_string(),
-                    m.false_positives.to_string(),
-                    num(m.rate),
-                    num(m.ci_low),
-                    num(m.ci_high),
-                    num(m.theoretical),
-                ]);
+                exact.push(
+                    [
+                        vec![
+                            n.to_string(),
+                            "sorted u32 fingerprints".to_string(),
+                            e.fingerprint_bytes.to_string(),
+                            run.bytes.to_string(),
+                            "Vec<u32> length × 4".to_string(),
+                        ],
+                        measurement_cells(m),
+                    ]
+                    .concat(),
+                );
                 format!(
                     "{} ({} FP / {}; theory {})",
                     fmt::rate(m.rate),

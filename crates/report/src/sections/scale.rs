@@ -10,7 +10,7 @@ use phishbloom_lab::theory;
 
 use crate::context::{markdown_table, Context};
 use crate::error::Result;
-use crate::output::{num, Table};
+use crate::output::{measurement_cells, Table};
 use phishbloom_blocklist::fmt;
 
 /// The rate seed 002 prints for its filter (from rounding m to 9.58·10⁸ inside the exponent).
@@ -123,21 +123,13 @@ pub fn render(ctx: &mut Context, scale: &Scale) -> Result<String> {
         ];
         match measured {
             Some((fns, r)) => {
-                cells.extend([
-                    checks.to_string(),
-                    fns.to_string(),
-                    r.queries.to_string(),
-                    r.false_positives.to_string(),
-                    num(r.rate),
-                    num(r.ci_low),
-                    num(r.ci_high),
-                    num(r.theoretical),
-                    if layout == "classic" {
-                        SEED_002_RATE.to_string()
-                    } else {
-                        String::new()
-                    },
-                ]);
+                cells.extend([checks.to_string(), fns.to_string()]);
+                cells.extend(measurement_cells(r));
+                cells.push(if layout == "classic" {
+                    SEED_002_RATE.to_string()
+                } else {
+                    String::new()
+                });
                 rows.push(vec![
                     layout.to_string(),
                     format!("{} / k = {}", fmt::count(m), k),

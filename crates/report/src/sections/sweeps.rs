@@ -12,7 +12,7 @@ use phishbloom_lab::theory;
 
 use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
-use crate::output::{num, Table};
+use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, RGBColor, Series, Style, PALETTE};
 use phishbloom_blocklist::fmt;
 
@@ -53,12 +53,9 @@ fn point_cells(leading: Vec<String>, p: &SweepPoint) -> Vec<String> {
         p.n.to_string(),
         p.m.to_string(),
         p.k.to_string(),
-        m.queries.to_string(),
-        m.false_positives.to_string(),
-        num(m.rate),
-        num(m.ci_low),
-        num(m.ci_high),
-        num(m.theoretical),
+    ]);
+    cells.extend(measurement_cells(m));
+    cells.extend([
         format!("{:.3}", (m.rate - m.theoretical) / sigma),
         p.false_negatives.to_string(),
         num(p.given_bits),
