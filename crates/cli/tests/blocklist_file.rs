@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 
 mod common;
-use common::{assert_error, phishbloom};
+use common::{assert_error, info_json, phishbloom};
 
 /// A list of `n` phishing URLs, `day` deciding which 50 are replaced.
 fn day_list(dir: &Path, day: u32) -> (PathBuf, Vec<String>) {
@@ -218,12 +218,7 @@ fn info_and_check_work_on_every_kind_of_file() {
         ] {
             assert!(text.contains(&needle), "{name}: {needle:?} not in\n{text}");
         }
-        let json = phishbloom()
-            .args(["info", "--json"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let info: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let info = info_json(&file);
         assert_eq!(info["kind"], kind);
         assert_eq!(info["meta"]["fingerprint"].as_str().unwrap().len(), 32);
         assert_eq!(info["checksum"].as_str().unwrap().len(), 16);

@@ -1,12 +1,13 @@
 //! End-to-end tests of the `phishbloom` executable on data the tests generate.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 
 mod common;
-use common::{assert_error, phishbloom};
+use common::{assert_error, build_list, phishbloom};
 
 /// A dataset.csv-shaped file: every 4th row phishing, with a quoted URL holding a comma.
 fn dataset(dir: &Path) -> PathBuf {
@@ -23,16 +24,10 @@ fn dataset(dir: &Path) -> PathBuf {
 
 /// Builds a filter from `input` with extra arguments; returns its path.
 fn build(dir: &Path, input: &Path, extra: &[&str]) -> PathBuf {
-    let output = dir.join("f.bloom");
-    phishbloom()
-        .arg("build")
-        .arg(input)
-        .arg("-o")
-        .arg(&output)
-        .args(extra)
-        .assert()
-        .success();
-    output
+    let args = [input.as_os_str()]
+        .into_iter()
+        .chain(extra.iter().map(OsStr::new));
+    build_list(dir.join("f.bloom"), args)
 }
 
 #[test]

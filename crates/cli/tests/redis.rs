@@ -9,7 +9,7 @@ use assert_cmd::Command;
 use phishbloom_redis::testing::RedisServer;
 
 mod common;
-use common::{assert_error, phishbloom};
+use common::{assert_error, build_list, phishbloom};
 
 /// A list of URL entries built with verification; returns the file.
 fn build(dir: &Path) -> PathBuf {
@@ -242,20 +242,17 @@ fn build_ut1(dir: &Path) -> PathBuf {
     }
     allow.push_str("docs.added.example\n");
     std::fs::write(dir.join("allow.txt"), allow).unwrap();
-    let output = dir.join("ut1.bloom");
-    phishbloom()
-        .arg("build")
-        .arg("--ut1")
-        .arg(dir.join("phishing"))
-        .arg(dir.join("gambling"))
-        .arg("--allow")
-        .arg(dir.join("allow.txt"))
-        .arg("--verify")
-        .arg("-o")
-        .arg(&output)
-        .assert()
-        .success();
-    output
+    build_list(
+        dir.join("ut1.bloom"),
+        [
+            "--ut1".into(),
+            dir.join("phishing"),
+            dir.join("gambling"),
+            "--allow".into(),
+            dir.join("allow.txt"),
+            "--verify".into(),
+        ],
+    )
 }
 
 #[test]

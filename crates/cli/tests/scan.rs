@@ -2,13 +2,11 @@
 //! mbox and text with its exit codes and JSON answers, `info`'s two rates, and the errors a
 //! user meets.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn phishbloom() -> Command {
-    Command::cargo_bin("phishbloom").unwrap()
-}
+mod common;
+use common::{build_list, info_json, phishbloom};
 
 const KEYWORDS: &str = "free money\n免费赚钱\nclaim your prize\nviagra\n";
 
@@ -27,17 +25,11 @@ const MESSAGE: &str = concat!(
 fn build(dir: &Path, extra: &[&str]) -> PathBuf {
     let list = dir.join("keywords.txt");
     std::fs::write(&list, KEYWORDS).unwrap();
-    let output = dir.join("kw.bloom");
-    phishbloom()
-        .arg("build")
-        .arg("--keywords")
-        .arg(&list)
-        .arg("-o")
-        .arg(&output)
-        .args(extra)
-        .assert()
-        .success();
-    output
+    let args = [OsStr::new("--keywords"), list.as_os_str()];
+    build_list(
+        dir.join("kw.bloom"),
+        args.into_iter().chain(extra.iter().map(OsStr::new)),
+    )
 }
 
 #[test]
@@ -223,12 +215,7 @@ fn info_shows_the_rate_per_document_and_per_probe() {
         stdout.contains("keyword index     4 keywords in 1 blocks"),
         "{stdout}"
     );
-    let output = phishbloom()
-        .args(["info", "--json"])
-        .arg(&list)
-        .output()
-        .unwrap();
-    let info: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let info = info_json(&list);
     assert_eq!(info["meta"]["scheme"], "keywords");
     assert_eq!(info["keywords"]["probes_per_doc"], 2000);
     // `check` answers whole phrases of a keyword list.
