@@ -764,22 +764,23 @@ pub fn reseal(bytes: &mut [u8]) {
 mod tests {
     use super::*;
 
+    /// Section `tag`, index 0, of `parts`.
+    fn section<'a>(tag: u16, parts: Vec<&'a [u8]>) -> SectionData<'a> {
+        SectionData {
+            tag,
+            index: 0,
+            parts,
+        }
+    }
+
     fn sample() -> Vec<u8> {
         let a = [1u8; 10];
         let b = [2u8; 70];
         encode(
             7,
             &[
-                SectionData {
-                    tag: tag::META,
-                    index: 0,
-                    parts: vec![&a],
-                },
-                SectionData {
-                    tag: tag::FILTER,
-                    index: 0,
-                    parts: vec![&b[..30], &b[30..]],
-                },
+                section(tag::META, vec![&a]),
+                section(tag::FILTER, vec![&b[..30], &b[30..]]),
             ],
         )
     }
@@ -835,35 +836,12 @@ mod tests {
         let in_memory = encode(
             7,
             &[
-                SectionData {
-                    tag: tag::META,
-                    index: 0,
-                    parts: vec![&a],
-                },
-                SectionData {
-                    tag: tag::FILTER,
-                    index: 0,
-                    parts: vec![&b[..100], &b[100..]],
-                },
-                SectionData {
-                    tag: tag::VERIFY,
-                    index: 0,
-                    parts: vec![&c],
-                },
+                section(tag::META, vec![&a]),
+                section(tag::FILTER, vec![&b[..100], &b[100..]]),
+                section(tag::VERIFY, vec![&c]),
             ],
         );
-        let sections = [
-            SectionData {
-                tag: tag::META,
-                index: 0,
-                parts: vec![&a],
-            },
-            SectionData {
-                tag: tag::VERIFY,
-                index: 0,
-                parts: vec![&c],
-            },
-        ];
+        let sections = [section(tag::META, vec![&a]), section(tag::VERIFY, vec![&c])];
         let head = b[..100].to_vec();
         let spilled = [SpilledSection {
             tag: tag::FILTER,

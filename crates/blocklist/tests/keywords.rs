@@ -4,7 +4,7 @@
 //! inputs that must not panic, the index's behaviour under files changed underneath, the
 //! per-document rate, and the property that no inserted keyword is ever missed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
 use phishbloom_blocklist::scan::{DocumentVerdict, ScanOptions, Scanner};
@@ -35,6 +35,16 @@ fn build(dir: &Path, keywords: &[&str], fpp: f64, verify: bool, probes: Option<u
     )
     .unwrap();
     blocklist
+}
+
+/// [`SPAM`] built with verification at p = 1 %, saved as `kw.bloom` in `dir` and opened.
+fn saved_spam(dir: &Path) -> (PathBuf, Blocklist) {
+    let path = dir.join("kw.bloom");
+    build(dir, &SPAM, 0.01, true, None)
+        .save(&path, &[])
+        .unwrap();
+    let opened = Blocklist::open(&path).unwrap();
+    (path, opened)
 }
 
 fn scan(list: &Blocklist, text: &str) -> DocumentVerdict {
@@ -178,11 +188,7 @@ fn min_hits_decides_spam_and_repeats_count() {
 #[test]
 fn saved_lists_scan_alike_and_survive_replacement_by_rename() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("kw.bloom");
-    build(dir.path(), &SPAM, 0.01, true, None)
-        .save(&path, &[])
-        .unwrap();
-    let opened = Blocklist::open(&path).unwrap();
+    let (path, opened) = saved_spam(dir.path());
     let from_bytes = Blocklist::from_bytes("kw", &std::fs::read(&path).unwrap()).unwrap();
     let text = "free money? 免费赚钱! wire transfer now";
     assert_eq!(found(&opened, text), found(&from_bytes, text));
@@ -205,11 +211,7 @@ fn saved_lists_scan_alike_and_survive_replacement_by_rename() {
 #[test]
 fn a_list_rewritten_in_place_gives_a_checksum_error_on_a_hit_never_a_wrong_verdict() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("kw.bloom");
-    build(dir.path(), &SPAM, 0.01, true, None)
-        .save(&path, &[])
-        .unwrap();
-    let opened = Blocklist::open(&path).unwrap();
+    let (path, opened) = saved_spam(dir.path());
     // Rewrite every byte of the index section in place (same inode), as a careless copy would.
     let mut bytes = std::fs::read(&path).unwrap();
     let index = opened
