@@ -816,7 +816,10 @@ fn print_ratios(case: &Case, rows: &[Row]) {
         "-- {} targets (one-pass ratios; criterion's follow below) --",
         case.label
     );
-    for (ours, label) in [("phishbloom-blocked", "blocked"), ("phishbloom-split", "split")] {
+    for (ours, label) in [
+        ("phishbloom-blocked", "blocked"),
+        ("phishbloom-split", "split"),
+    ] {
         let (Some(single_row), Some(batch)) = (find(ours), find(&format!("{ours} batch"))) else {
             continue;
         };

@@ -531,10 +531,9 @@ impl Split {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_castsi128_ps,
-        _mm_cmpeq_epi32, _mm_cvttps_epi32, _mm_movemask_epi8, _mm_mul_epu32, _mm_or_si128,
-        _mm_set1_epi32, _mm_setr_epi32, _mm_setzero_si128, _mm_slli_epi32, _mm_slli_epi64,
-        _mm_srli_epi32,
+        __m128i, _mm_add_epi32, _mm_and_si128, _mm_andnot_si128, _mm_castsi128_ps, _mm_cmpeq_epi32,
+        _mm_cvttps_epi32, _mm_movemask_epi8, _mm_mul_epu32, _mm_or_si128, _mm_set1_epi32,
+        _mm_setr_epi32, _mm_setzero_si128, _mm_slli_epi32, _mm_slli_epi64, _mm_srli_epi32,
     };
 
     use super::{SPLIT_BIT_WIDTH, SPLIT_SALTS, SPLIT_WORD_BITS};
