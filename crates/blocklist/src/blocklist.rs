@@ -45,16 +45,20 @@ pub enum Kind {
     Cuckoo,
     /// A counting Bloom filter with 4-bit counters: deletes; four times a Bloom filter's memory.
     Counting,
+    /// One split-block Bloom filter (Parquet's SBBF): one bit in each 32-bit word of a 256-bit
+    /// block, a branch-free probe; its 64-bit hash is the `h1` half of the key's [`KeyHash`].
+    Split,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Classic,
         Kind::Blocked,
         Kind::Cabf,
         Kind::Cuckoo,
         Kind::Counting,
+        Kind::Split,
     ];
 
     /// The code stored in the file header.
@@ -65,6 +69,7 @@ impl Kind {
             Kind::Cabf => 3,
             Kind::Cuckoo => 4,
             Kind::Counting => 5,
+            Kind::Split => 6,
         }
     }
 
@@ -81,6 +86,7 @@ impl Kind {
             Kind::Cabf => "cabf",
             Kind::Cuckoo => "cuckoo",
             Kind::Counting => "counting",
+            Kind::Split => "split",
         }
     }
 
@@ -89,6 +95,7 @@ impl Kind {
         match self {
             Kind::Classic => Some(LayoutKind::Classic),
             Kind::Blocked => Some(LayoutKind::Blocked),
+            Kind::Split => Some(LayoutKind::Split),
             _ => None,
         }
     }
@@ -237,7 +244,7 @@ impl Blocklist {
             return Err(Error::WrongScheme {
                 path: PathBuf::from(&options.name),
                 problem: "a CaBF blocklist holds URL entries, not whole keys; build it as a \
-                          blocked, classic, cuckoo or counting filter"
+                          blocked, classic, split, cuckoo or counting filter"
                     .into(),
             });
         }
@@ -264,10 +271,11 @@ impl Blocklist {
             _ => seen.len(),
         };
         let layers = fill(options, entries, options.fpp, |layers| {
+            let key_hashing = layers.key_hashing_bloom().is_some();
             match layers.single_bloom_mut() {
-                // One Bloom filter of known size: every core inserts (a key twice sets its bits
-                // twice, which changes nothing).
-                Some(filter) if !options.grow => {
+                // One Bloom filter of known size that hashes keys as the list does: every core
+                // inserts (a key twice sets its bits twice, which changes nothing).
+                Some(filter) if !options.grow && key_hashing => {
                     for (_, keys) in groups {
                         filter.insert_parallel(&keys.as_slices(), options.threads);
                     }
@@ -470,7 +478,7 @@ impl Blocklist {
         let directory = format::read_directory(path, source)?;
         let kind = kind_of(path, &directory)?;
         let layer_tag = match kind {
-            Kind::Classic | Kind::Blocked | Kind::Cabf => tag::FILTER,
+            Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cabf => tag::FILTER,
             Kind::Cuckoo => tag::CUCKOO,
             Kind::Counting => tag::COUNTERS,
         };
@@ -515,7 +523,7 @@ impl Blocklist {
             .filter(|s| s.tag == layer_tag)
             .count();
         let engine = match kind {
-            Kind::Classic | Kind::Blocked | Kind::Cuckoo | Kind::Counting => {
+            Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cuckoo | Kind::Counting => {
                 let grows = match directory.find(tag::GROWTH, 0) {
                     Some(entry) => {
                         sections::decode_growth(
@@ -861,7 +869,7 @@ impl Blocklist {
         self.meta.target_fpp
     }
 
-    /// The single Bloom filter of a classic or blocked blocklist that does not grow (`None`
+    /// The single Bloom filter of a classic, blocked or split blocklist that does not grow (`None`
     /// for the other kinds).
     pub fn filter(&self) -> Option<&AnyFilter> {
         match &self.engine {

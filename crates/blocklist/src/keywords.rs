@@ -644,7 +644,7 @@ pub fn build_keywords(
         return Err(Error::WrongScheme {
             path: PathBuf::from(&options.name),
             problem: "a CaBF blocklist holds URL entries, not keywords; build keywords as a \
-                      blocked or classic filter"
+                      blocked, classic or split filter"
                 .into(),
         });
     };

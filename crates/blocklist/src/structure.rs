@@ -47,7 +47,7 @@ const CUCKOO_RETRIES: u32 = 6;
 /// One structure.
 #[derive(Clone, Debug)]
 pub enum Layer {
-    /// A Bloom filter (blocked or classic).
+    /// A Bloom filter (blocked, classic or split).
     Bloom(AnyFilter),
     /// A cuckoo filter.
     Cuckoo(CuckooFilter),
@@ -60,18 +60,11 @@ impl Layer {
     /// `load`.
     fn new(kind: Kind, capacity: u64, fpp: f64, strategy: HashStrategy, load: f64) -> Result<Self> {
         Ok(match kind {
-            Kind::Blocked => Layer::Bloom(AnyFilter::new(
-                LayoutKind::Blocked,
-                capacity,
-                fpp,
-                strategy,
-            )?),
-            Kind::Classic => Layer::Bloom(AnyFilter::new(
-                LayoutKind::Classic,
-                capacity,
-                fpp,
-                strategy,
-            )?),
+            Kind::Blocked | Kind::Classic | Kind::Split => {
+                // Every Bloom kind has a layout.
+                let layout = kind.layout().expect("a Bloom kind");
+                Layer::Bloom(AnyFilter::new(layout, capacity, fpp, strategy)?)
+            }
             Kind::Cuckoo => Layer::Cuckoo(CuckooFilter::with_load(capacity, fpp, load)?),
             Kind::Counting => Layer::Counting(CountingFilter::new(capacity, fpp)?),
             Kind::Cabf => unreachable!("CaBF lists are not built from layers"),
@@ -165,10 +158,12 @@ impl Layers {
         strategy: HashStrategy,
         grows: bool,
     ) -> Result<Self> {
-        if strategy != HashStrategy::Xxh3 && (grows || kind.layout().is_none()) {
+        if strategy != HashStrategy::Xxh3
+            && (grows || !matches!(kind, Kind::Classic | Kind::Blocked))
+        {
             return Err(Error::Unsupported {
                 what: "the sha256 hash strategy",
-                why: "it is for single Bloom filters of whole keys (cuckoo, counting and growing lists hash with xxh3)",
+                why: "it is for single classic or blocked Bloom filters of whole keys (split, cuckoo, counting and growing lists hash with xxh3)",
             });
         }
         let first = if grows { fpp * (1.0 - TIGHTENING) } else { fpp };
@@ -262,6 +257,18 @@ impl Layers {
         }
     }
 
+    /// The single Bloom filter, when its own key-taking methods (`contains`, `contains_batch`,
+    /// `insert`, `insert_parallel`) hash a whole key as the list does: a classic or blocked
+    /// filter (xxh3-128, [`KeyHash::of`], or the sha256 strategy, which only such a filter
+    /// has). Not a split-block filter: its key methods hash with xxh3-64, while a list takes
+    /// a split layer's 64 bits from the key's [`KeyHash`] (`h1`) — the hash that patches,
+    /// growth layers, `add`, serve and the URL engine all have — so whole keys go through
+    /// [`KeyHash::of`] and the hash methods for it.
+    pub fn key_hashing_bloom(&self) -> Option<&AnyFilter> {
+        self.single_bloom()
+            .filter(|filter| filter.layout() != LayoutKind::Split)
+    }
+
     /// Keys held, over all layers and patches.
     pub fn items(&self) -> u64 {
         self.layers.iter().map(Layer::items).sum::<u64>()
@@ -299,7 +306,7 @@ impl Layers {
     /// Whether a whole key may be held (a Bloom filter of the sha256 strategy hashes keys its
     /// own way; such lists have one layer and no patches).
     pub fn contains_key(&self, key: &[u8]) -> bool {
-        match self.single_bloom() {
+        match self.key_hashing_bloom() {
             Some(filter) => filter.contains(key),
             None => self.contains_hash(KeyHash::of(key)),
         }
@@ -315,11 +322,12 @@ impl Layers {
 
     /// One answer per whole key: clears `out`, then pushes them in order.
     pub fn contains_key_batch(&self, keys: &[&[u8]], out: &mut Vec<bool>) {
-        match self.single_bloom() {
+        match self.key_hashing_bloom() {
             Some(filter) => filter.contains_batch(keys, out),
             None => {
                 out.clear();
-                out.extend(keys.iter().map(|k| self.contains_hash(KeyHash::of(k))));
+                let hashes: Vec<KeyHash> = keys.iter().map(|k| KeyHash::of(k)).collect();
+                self.contains_hash_batch(&hashes, out);
             }
         }
     }
@@ -353,8 +361,8 @@ impl Layers {
 
     /// Inserts a whole key (see [`Layers::insert_hash`]; a sha256 Bloom filter hashes it its way).
     pub fn insert_key(&mut self, key: &[u8]) -> Result<()> {
-        let grows = self.grows;
-        if let Some(filter) = self.single_bloom_mut().filter(|_| !grows) {
+        let key_hashing = !self.grows && self.key_hashing_bloom().is_some();
+        if let Some(filter) = self.single_bloom_mut().filter(|_| key_hashing) {
             filter.insert(key);
             return Ok(());
         }
@@ -652,7 +660,13 @@ mod tests {
 
     #[test]
     fn a_growing_list_adds_layers_and_keeps_every_key() {
-        for kind in [Kind::Blocked, Kind::Classic, Kind::Cuckoo, Kind::Counting] {
+        for kind in [
+            Kind::Blocked,
+            Kind::Classic,
+            Kind::Split,
+            Kind::Cuckoo,
+            Kind::Counting,
+        ] {
             let mut layers = Layers::new(kind, 100, 0.01, HashStrategy::Xxh3, true).unwrap();
             for i in 0..1_000 {
                 layers.insert_hash(hash(i)).unwrap();
@@ -676,6 +690,36 @@ mod tests {
                 "{rates:?}"
             );
             assert!(rates.iter().sum::<f64>() <= 0.01);
+        }
+    }
+
+    #[test]
+    fn whole_key_and_key_hash_paths_agree_for_every_bloom_kind() {
+        // A split filter's own key methods hash with xxh3-64; a list must not use them, or a
+        // key inserted one way would be probed the other (by a patch, a second layer, serve).
+        let keys: Vec<Vec<u8>> = (0..2_000u32)
+            .map(|i| format!("key-{i}").into_bytes())
+            .collect();
+        let slices: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        for kind in [Kind::Blocked, Kind::Classic, Kind::Split] {
+            let mut layers = Layers::new(kind, 2_000, 0.01, HashStrategy::Xxh3, false).unwrap();
+            for key in &keys[..1_000] {
+                layers.insert_key(key).unwrap();
+            }
+            for key in &keys[1_000..] {
+                layers.insert_hash(KeyHash::of(key)).unwrap();
+            }
+            let mut out = Vec::new();
+            layers.contains_key_batch(&slices, &mut out);
+            assert!(out.iter().all(|&hit| hit), "{kind}");
+            assert!(keys.iter().all(|k| layers.contains_key(k)), "{kind}");
+            assert!(
+                keys.iter().all(|k| layers.contains_hash(KeyHash::of(k))),
+                "{kind}"
+            );
+            // With a patch the list no longer has a single filter: still every key.
+            layers.patch(64, vec![fingerprint(hash(1))]).unwrap();
+            assert!(keys.iter().all(|k| layers.contains_key(k)), "{kind}");
         }
     }
 

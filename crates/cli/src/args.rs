@@ -135,6 +135,10 @@ pub enum KindArg {
     /// A counting Bloom filter with 4-bit counters: removes entries, at four times the memory
     /// of a Bloom filter.
     Counting,
+    /// A split-block Bloom filter (Parquet's): one bit in each 32-bit word of a 32-byte
+    /// block, a branch-free lookup, about 6 % more bits than blocked for the same rate. Cannot
+    /// remove; cannot be pushed to Redis.
+    Split,
 }
 
 impl From<KindArg> for phishbloom_blocklist::Kind {
@@ -146,6 +150,7 @@ impl From<KindArg> for phishbloom_blocklist::Kind {
             KindArg::Cabf => Kind::Cabf,
             KindArg::Cuckoo => Kind::Cuckoo,
             KindArg::Counting => Kind::Counting,
+            KindArg::Split => Kind::Split,
         }
     }
 }
@@ -293,7 +298,7 @@ pub struct BuildArgs {
     /// `Spammer@Evil.COM` matches `spammer@evil.com`.
     #[arg(long)]
     pub fold_case: bool,
-    /// The structure in the file: blocked or classic Bloom filters cannot remove entries;
+    /// The structure in the file: blocked, classic or split Bloom filters cannot remove entries;
     /// cuckoo and counting filters can (`phishbloom remove`, with --verify).
     #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
     pub kind: KindArg,
@@ -368,7 +373,7 @@ pub struct MergeArgs {
     An exact delta (the default) carries whole 64-bit fingerprints of the added entries \
     (about 7 bytes each) and the removed entries' positions (about 2 bytes each): every kind \
     can apply it. A --compact delta carries prefixes of the added entries' fingerprints only, \
-    for blocked or classic files without a verification section, which keep them as a patch \
+    for blocked, classic or split files without a verification section, which keep them as a patch \
     beside their filter."
 )]
 pub struct DiffArgs {

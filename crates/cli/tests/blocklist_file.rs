@@ -164,8 +164,14 @@ fn info_and_check_work_on_every_kind_of_file() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("list.txt");
     std::fs::write(&list, "evil.com\nbad.org/login\n").unwrap();
-    let kinds: [(&str, &[&str], &str, &str); 6] = [
+    let kinds: [(&str, &[&str], &str, &str); 7] = [
         ("exact", &["--exact"], "evil.com", "blocked"),
+        (
+            "split",
+            &["--kind", "split"],
+            "http://www.evil.com/x",
+            "split",
+        ),
         ("urls", &[], "http://www.evil.com/x", "blocked"),
         ("cabf", &["--kind", "cabf"], "http://www.evil.com/x", "cabf"),
         (

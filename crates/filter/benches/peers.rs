@@ -16,10 +16,13 @@
 //!   through in case (b); default 4,000,000.
 //! - `PHISHBLOOM_BENCH_HASHSET_MAX`: largest key count at which `HashSet<String>` is built;
 //!   default: no limit.
+//! - `PHISHBLOOM_BENCH_STRUCTURES`: comma-separated structure names (as in the tables, e.g.
+//!   `phishbloom-split,sbbf-xxh3`) to build and measure; default: all of them. For quick
+//!   comparisons while iterating; the published tables come from runs of all.
 //!
 //! # What is measured
-//! Structures, all at p = 0.01 where they take a target: phishbloom's blocked and classic
-//! filters; `fastbloom` with its default hasher (SipHash-1-3) and fed xxh3-64 through its
+//! Structures, all at p = 0.01 where they take a target: phishbloom's blocked, split-block and
+//! classic filters; `fastbloom` with its default hasher (SipHash-1-3) and fed xxh3-64 through its
 //! `*_hash` methods; `bloomfilter` (two SipHash-1-3); `sbbf-rs-safe` fed xxh3-64 (sized to the
 //! smallest whole bits/key whose theoretical rate is ≤ p); `xorf::BinaryFuse8` built from
 //! xxh3-64 hashes (static, for reference); and `HashSet<String>` (exact, for reference).
@@ -45,7 +48,9 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
-use phishbloom_filter::{BlockedBloomFilter, Bloom, BloomFilter, Filter, KeyHash, Layout};
+use phishbloom_filter::{
+    BlockedBloomFilter, Bloom, BloomFilter, Filter, KeyHash, Layout, SplitBlockBloomFilter,
+};
 use xorf::Filter as XorFilter;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -511,6 +516,13 @@ fn build_blocked(keys: &[&str]) -> Box<dyn Contender> {
     Box::new(c)
 }
 
+fn build_split(keys: &[&str]) -> Box<dyn Contender> {
+    let filter = SplitBlockBloomFilter::new(keys.len() as u64, FPP).expect("valid parameters");
+    let mut c = Phish(filter, "phishbloom-split");
+    c.insert_all(keys);
+    Box::new(c)
+}
+
 fn build_classic(keys: &[&str]) -> Box<dyn Contender> {
     let filter = BloomFilter::new(keys.len() as u64, FPP).expect("valid parameters");
     let mut c = Phish(filter, "phishbloom-classic");
@@ -578,8 +590,9 @@ fn build_hashset(keys: &[&str]) -> Box<dyn Contender> {
 }
 
 /// Every structure, in the order of the tables.
-const BUILDERS: [(&str, Builder); 8] = [
+const BUILDERS: [(&str, Builder); 9] = [
     ("phishbloom-blocked", build_blocked),
+    ("phishbloom-split", build_split),
     ("phishbloom-classic", build_classic),
     ("fastbloom-sip", build_fast_sip),
     ("fastbloom-xxh3", build_fast_xxh3),
@@ -795,57 +808,61 @@ fn short(name: &str) -> &str {
     name.trim_start_matches("query-")
 }
 
-/// Prints the target ratios from the one-pass table.
+/// Prints the target ratios from the one-pass table, for each phishbloom layout with a
+/// batched path.
 fn print_ratios(case: &Case, rows: &[Row]) {
     let find = |name: &str| rows.iter().find(|r| r.name == name);
-    let (Some(blocked), Some(batch)) =
-        (find("phishbloom-blocked"), find("phishbloom-blocked batch"))
-    else {
-        return;
-    };
     println!(
         "-- {} targets (one-pass ratios; criterion's follow below) --",
         case.label
     );
-    for (i, q) in case.queries.iter().enumerate() {
-        let single = blocked.non_member[i].0;
-        let batched = batch.non_member[i].0;
-        for peer in ["fastbloom-xxh3", "sbbf-xxh3"] {
-            if let Some(p) = find(peer) {
-                let ns = p.non_member[i].0;
-                println!(
-                    "{:<18} blocked/{peer} = {:.3}, blocked batch/{peer} = {:.3}",
-                    q.name,
-                    single / ns,
-                    batched / ns
-                );
+    for (ours, label) in [
+        ("phishbloom-blocked", "blocked"),
+        ("phishbloom-split", "split"),
+    ] {
+        let (Some(single_row), Some(batch)) = (find(ours), find(&format!("{ours} batch"))) else {
+            continue;
+        };
+        for (i, q) in case.queries.iter().enumerate() {
+            let single = single_row.non_member[i].0;
+            let batched = batch.non_member[i].0;
+            for peer in ["fastbloom-xxh3", "sbbf-xxh3"] {
+                if let Some(p) = find(peer) {
+                    let ns = p.non_member[i].0;
+                    println!(
+                        "{:<18} {label}/{peer} = {:.3}, {label} batch/{peer} = {:.3}",
+                        q.name,
+                        single / ns,
+                        batched / ns
+                    );
+                }
             }
+            println!(
+                "{:<18} {label} batch/single = {:.3}",
+                q.name,
+                batched / single
+            );
+            let fpp = single_row.non_member[i].1;
+            println!(
+                "{:<18} {label} fpp = {:.5} (theory {:.5}; ≤ {FPP}: {}), bits/key = {:.2} (≤ 11: {})",
+                q.name,
+                fpp,
+                single_row.theory,
+                if fpp <= FPP { "met" } else { "NOT met" },
+                single_row.bits_per_key,
+                if single_row.bits_per_key <= 11.0 {
+                    "met"
+                } else {
+                    "NOT met"
+                }
+            );
         }
         println!(
-            "{:<18} blocked batch/single = {:.3}",
-            q.name,
-            batched / single
-        );
-        let fpp = blocked.non_member[i].1;
-        println!(
-            "{:<18} blocked fpp = {:.5} (theory {:.5}; ≤ {FPP}: {}), bits/key = {:.2} (≤ 11: {})",
-            q.name,
-            fpp,
-            blocked.theory,
-            if fpp <= FPP { "met" } else { "NOT met" },
-            blocked.bits_per_key,
-            if blocked.bits_per_key <= 11.0 {
-                "met"
-            } else {
-                "NOT met"
-            }
+            "{:<18} {label} batch/single = {:.3}",
+            "members",
+            batch.member_ns / single_row.member_ns
         );
     }
-    println!(
-        "{:<18} blocked batch/single = {:.3}",
-        "members",
-        batch.member_ns / blocked.member_ns
-    );
 }
 
 /// Runs `op` on `iters` keys taken cyclically from `keys`, continuing from `*pos`.
@@ -958,7 +975,14 @@ fn run_case(c: &mut Criterion, case: &Case) {
     let n = case.members.len();
     let mut contenders = Vec::new();
     let mut rows = hash_floor_rows(case);
+    let chosen = std::env::var("PHISHBLOOM_BENCH_STRUCTURES").ok();
     for (name, build) in BUILDERS {
+        if chosen
+            .as_deref()
+            .is_some_and(|list| !list.split(',').any(|s| s.trim() == name))
+        {
+            continue;
+        }
         if name == "hashset-string" && n > case.hashset_max {
             println!(
                 "{}: HashSet<String> skipped at {n} keys (PHISHBLOOM_BENCH_HASHSET_MAX)",

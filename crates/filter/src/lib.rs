@@ -1,13 +1,15 @@
 //! Bloom filters and their relatives for phishbloom: exact sizing, a cache-line blocked layout,
-//! hashing, and the parallel prefix filters of CaBF. Pure data structures: no file I/O (the
-//! blocklist crate stores filters in its file format).
+//! a split-block layout, hashing, and the parallel prefix filters of CaBF. Pure data structures:
+//! no file I/O (the blocklist crate stores filters in its file format).
 //!
 //! # Modules and types
 //! - [`BloomFilter`] — the textbook filter of seeds 000/001/004: m bits, k positions anywhere.
 //! - [`BlockedBloomFilter`] — all k positions of a key in one 512-bit block (one cache line), as
 //!   RocksDB's FastLocalBloom; sized from the blocked-filter formula so its true rate meets `p`.
-//! - [`Bloom`] — the generic type behind both; [`Filter`] — the object-safe trait they share;
-//!   [`AnyFilter`] — either, for a filter whose layout is known only at run time;
+//! - [`SplitBlockBloomFilter`] — one bit in each 32-bit word of a 256-bit block from one
+//!   64-bit hash (Parquet's split-block filter): k = 8, a branch-free query, xxh3-64 per key.
+//! - [`Bloom`] — the generic type behind them; [`Filter`] — the object-safe trait they share;
+//!   [`AnyFilter`] — any of them, for a filter whose layout is known only at run time;
 //!   [`BloomParams`] — everything but the bits, to rebuild a filter from storage.
 //! - [`KeyHash`] and [`HashStrategy`] — one xxh3-128 per key with enhanced double hashing, or
 //!   seed 000's SHA-256 per index.
@@ -65,7 +67,7 @@ pub use bits::Block;
 pub use error::{Error, Result};
 pub use filter::{
     data_len, AnyFilter, BlockedBloomFilter, Bloom, BloomFilter, BloomParams, ConcurrentInserter,
-    Filter, PARALLEL_MIN_KEYS,
+    Filter, SplitBlockBloomFilter, PARALLEL_MIN_KEYS,
 };
 pub use hash::{double_hashing, fast_range, HashStrategy, KeyHash};
-pub use layout::{Blocked, Classic, Layout, LayoutKind};
+pub use layout::{Blocked, Classic, Layout, LayoutKind, Split, SPLIT_SALTS};

@@ -383,6 +383,105 @@ pub fn blocked_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
     Ok((high * BLOCK_BITS, best(high).0))
 }
 
+/// Bits in one block of [`crate::SplitBlockBloomFilter`]: eight 32-bit words, Parquet's
+/// split-block filter ("SBBF", `BloomFilter.md` of the Apache Parquet format specification).
+pub const SPLIT_BLOCK_BITS: u64 = 256;
+
+/// Words in one split block; a key sets exactly one bit in each, so k is always 8.
+pub const SPLIT_WORDS: u32 = 8;
+
+/// Bits in one word of a split block.
+pub const SPLIT_WORD_BITS: u32 = 32;
+
+/// The chance that a split block holding `load` keys answers a non-member yes:
+/// `(1 − (1 − 1/32)^load)^8`.
+///
+/// Source: each of the block's eight 32-bit words holds one bit of every key in the block, at a
+/// position uniform and independent of the other words' (Parquet's salted multiplies, see
+/// [`crate::Split`]); so a word is a one-hash Bloom filter of 32 bits and `load` keys, a query
+/// bit in it is set with probability `1 − (1 − 1/32)^load`, and the eight words are
+/// independent — the partitioned ("sliced") Bloom filter's rate, Almeida, Baquero, Preguiça &
+/// Hutchison, "Scalable Bloom Filters" (IPL 2007), eq. 3, with slices of 32 bits. Unlike
+/// [`blocked_fpp`]'s per-block term this is exact as it stands: no occupancy distribution is
+/// needed, because the query's bit in a word is independent of how many bits that word has.
+/// (The blocked formula with k = 8 in a 256-bit block is *not* this filter's rate: it puts the
+/// eight bits anywhere in the block and gives a rate ~4 % lower at 10.5 bits per key.)
+pub fn split_block_fpp(load: u64) -> f64 {
+    let word_miss = (-1.0 / f64::from(SPLIT_WORD_BITS)).ln_1p(); // ln(1 − 1/32)
+    let set = -(word_miss * load as f64).exp_m1(); // 1 − (1 − 1/32)^load
+    set.powi(SPLIT_WORDS as i32)
+}
+
+/// False-positive rate of a split-block filter of `m` bits after `n` keys:
+/// `Σ_{i≥0} Poisson(i; λ) · split_block_fpp(i)` with `λ = n·256/m`.
+///
+/// Source: keys land in blocks as Poisson(λ) arrivals and a query is a false positive with its
+/// block's rate at that block's load — Putze, Sanders & Singler, "Cache-, Hash- and
+/// Space-Efficient Bloom Filters" (WEA 2007, §3), as in [`blocked_fpp`] — with the per-block
+/// rate of [`split_block_fpp`]. Beyond [`MAX_EXACT_BLOCK_LOAD`] keys per block the mean load's
+/// rate stands in (such a filter answers yes to nearly everything).
+pub fn split_fpp(num_bits: u64, items: f64) -> f64 {
+    let num_blocks = num_bits / SPLIT_BLOCK_BITS;
+    if num_blocks == 0 {
+        return 1.0;
+    }
+    let lambda = items / num_blocks as f64;
+    if lambda == 0.0 {
+        return 0.0;
+    }
+    if !exact_load(lambda) {
+        return split_block_fpp(lambda.round() as u64);
+    }
+    let mut ln_pmf = -lambda; // ln Poisson(0; λ)
+    let mut total = 0.0;
+    for load in 0..=poisson_last(lambda) {
+        if load > 0 {
+            ln_pmf += lambda.ln() - (load as f64).ln();
+        }
+        total += ln_pmf.exp() * split_block_fpp(load);
+    }
+    total.min(1.0)
+}
+
+/// Size of a split-block filter whose rate ([`split_fpp`]) is at most `p`: the smallest whole
+/// number of 512-bit lines (two 256-bit blocks each, so the bits are whole cache lines like the
+/// other layouts'), with k = 8.
+///
+/// Method: the classic optimum is a lower bound (a split filter is a blocked filter with a
+/// constrained k), so start there, double until the target is met, then binary-search the line
+/// count ([`split_fpp`] falls as lines are added). Returns `(num_bits, 8)`.
+pub fn split_size(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
+    let classic_bits = optimal_num_bits(expected_items, fpp)?;
+    let items = expected_items as f64;
+    let max_lines = MAX_NUM_BITS / BLOCK_BITS;
+    let meets = |lines: u64| {
+        let bits = lines * BLOCK_BITS;
+        exact_load(items / (bits / SPLIT_BLOCK_BITS) as f64) && split_fpp(bits, items) <= fpp
+    };
+    let mut high = classic_bits.div_ceil(BLOCK_BITS).max(1);
+    while !meets(high) {
+        if high >= max_lines {
+            return Err(Error::TooLarge {
+                items: expected_items,
+                fpp,
+                bits: MAX_NUM_BITS as f64,
+            });
+        }
+        high = (high * 2).min(max_lines);
+    }
+    // Invariant: `meets(high)`, and `low` fails or is 0.
+    let mut low = high / 2;
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if meets(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    Ok((high * BLOCK_BITS, SPLIT_WORDS))
+}
+
 /// Estimated number of distinct items in a filter with `ones` set bits out of `m`:
 /// `n* = −(m/k)·ln(1 − X/m)`.
 ///
@@ -573,6 +672,51 @@ mod tests {
             (classic - blocked).abs() / classic < 0.05,
             "{classic} vs {blocked}"
         );
+    }
+
+    #[test]
+    fn split_block_rate_matches_an_independent_computation() {
+        // (1 − (31/32)^i)^8 and the Poisson sum over loads, computed independently in Python
+        // (`sum(exp(-l) * l**i / factorial(i) * (1 - (31/32)**i)**8 for i in range(400))`).
+        let exact = (1.0 - (31.0f64 / 32.0).powi(25)).powi(8);
+        assert!((split_block_fpp(25) - exact).abs() < 1e-15);
+        assert_eq!(split_block_fpp(0), 0.0);
+        for (bits_per_key, want) in [(10.0, 0.012_648), (11.0, 0.008_168), (16.0, 0.001_316)] {
+            let n = 1_000_000.0;
+            let got = split_fpp((n * bits_per_key) as u64, n);
+            assert!((got - want).abs() / want < 1e-3, "{bits_per_key}: {got}");
+        }
+        // The blocked formula with k = 8 in 256-bit blocks is lower (see `split_block_fpp`).
+        let (m, n) = (10_500_000u64, 1e6);
+        assert!(blocked_fpp(m, n, 8, SPLIT_BLOCK_BITS) < split_fpp(m, n) * 0.97);
+    }
+
+    #[test]
+    fn split_sizing_is_the_smallest_that_meets_the_target() {
+        for (n, p) in [
+            (10_327, 0.01),
+            (1_000_000, 0.01),
+            (100_000, 0.001),
+            (1, 0.5),
+        ] {
+            let (bits, k) = split_size(n, p).unwrap();
+            assert_eq!((bits % BLOCK_BITS, k), (0, 8));
+            assert!(split_fpp(bits, n as f64) <= p, "n={n} p={p}");
+            if bits > BLOCK_BITS {
+                assert!(split_fpp(bits - BLOCK_BITS, n as f64) > p, "n={n} p={p}");
+            }
+        }
+        // At 1 %: 10.53 bits per key (the issue's bound is 11).
+        let (bits, _) = split_size(10_000_000, 0.01).unwrap();
+        let per_key = bits as f64 / 1e7;
+        assert!((10.4..11.0).contains(&per_key), "{per_key}");
+        assert!(split_size(u64::MAX / 2, 1e-9).is_err());
+        for (n, p) in [(1u64 << 40, 0.999_999), (100_000_000, 0.999), (1, 1e-300)] {
+            match split_size(n, p) {
+                Ok((bits, _)) => assert!(split_fpp(bits, n as f64) <= p),
+                Err(error) => assert!(matches!(error, Error::TooLarge { .. })),
+            }
+        }
     }
 
     #[test]

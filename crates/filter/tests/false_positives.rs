@@ -1,13 +1,14 @@
 //! Measures each filter type's false-positive rate with a fixed seed against its target and theory.
 //!
-//! n = 100,000 members and N = 1,000,000 non-members, for p = 0.01 and p = 0.001. The measured
+//! n = 100,000 members and N = 1,000,000 non-members, for p = 0.01 and p = 0.001 (and 0.05 for
+//! the split layout). The measured
 //! rate must stay below p + 4σ, σ = sqrt(p(1−p)/N) the binomial standard error of the estimate,
 //! and within 5σ (of the theoretical rate) of what the sizing formula predicts.
 
 mod common;
 
 use phishbloom_filter::rng::SplitMix64;
-use phishbloom_filter::{BlockedBloomFilter, BloomFilter, Filter};
+use phishbloom_filter::{BlockedBloomFilter, BloomFilter, Filter, SplitBlockBloomFilter};
 
 const MEMBERS: usize = 100_000;
 const QUERIES: usize = 1_000_000;
@@ -71,6 +72,45 @@ fn blocked_at_one_per_mille() {
         &mut BlockedBloomFilter::new(MEMBERS as u64, 0.001).unwrap(),
         0.001,
         4,
+    );
+}
+
+#[test]
+fn split_at_several_rates() {
+    // Keys go through `insert`/`contains`: xxh3-64 of the URL.
+    for (seed, fpp) in [(5, 0.05), (6, 0.01), (7, 0.001)] {
+        check_rate(
+            &mut SplitBlockBloomFilter::new(MEMBERS as u64, fpp).unwrap(),
+            fpp,
+            seed,
+        );
+    }
+}
+
+/// The split layout at scale, as [`blocked_at_scale_matches_its_formula`] (xxh3-64 of URLs).
+#[test]
+#[ignore = "takes ~30 s in release mode"]
+fn split_at_scale_matches_its_formula() {
+    let (members, queries) = (10_000_000usize, 40_000_000usize);
+    let mut filter = SplitBlockBloomFilter::new(members as u64, 0.01).unwrap();
+    let mut rng = SplitMix64::new(12);
+    for _ in 0..members {
+        filter.insert(common::url(&mut rng, "member"));
+    }
+    let hits = (0..queries)
+        .filter(|_| filter.contains(common::url(&mut rng, "other")))
+        .count();
+    let measured = hits as f64 / queries as f64;
+    let theory = filter.theoretical_fpp(members as f64);
+    let sigma = (theory * (1.0 - theory) / queries as f64).sqrt();
+    println!(
+        "split at scale: measured {measured} ({hits}/{queries}), theory {theory}, σ {sigma}, \
+         {:.3} bits/key",
+        filter.num_bits() as f64 / members as f64
+    );
+    assert!(
+        (measured - theory).abs() <= 4.0 * sigma,
+        "{measured} vs {theory}"
     );
 }
 

@@ -6,7 +6,7 @@ mod common;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{
     AnyFilter, BlockedBloomFilter, BloomFilter, Filter, HashStrategy, Layout, LayoutKind,
-    PARALLEL_MIN_KEYS,
+    SplitBlockBloomFilter, PARALLEL_MIN_KEYS,
 };
 use proptest::prelude::*;
 
@@ -21,11 +21,20 @@ fn strategies() -> impl Strategy<Value = HashStrategy> {
 }
 
 fn layouts() -> impl Strategy<Value = LayoutKind> {
-    prop_oneof![Just(LayoutKind::Classic), Just(LayoutKind::Blocked)]
+    prop_oneof![
+        Just(LayoutKind::Classic),
+        Just(LayoutKind::Blocked),
+        Just(LayoutKind::Split)
+    ]
 }
 
 /// A filter sized for `n` keys; a generous fpp keeps the filters small and full of collisions.
+/// The split layout hashes with xxh3 only, so it takes that strategy whatever is asked.
 fn filter(layout: LayoutKind, n: usize, strategy: HashStrategy) -> AnyFilter {
+    let strategy = match layout {
+        LayoutKind::Split => HashStrategy::Xxh3,
+        _ => strategy,
+    };
     AnyFilter::new(layout, n.max(1) as u64, 0.05, strategy).unwrap()
 }
 
@@ -70,6 +79,7 @@ proptest! {
     fn union_equals_building_from_both(a in keys(), b in keys(), strategy in strategies()) {
         check_union::<phishbloom_filter::Classic>(&a, &b, strategy)?;
         check_union::<phishbloom_filter::Blocked>(&a, &b, strategy)?;
+        check_union::<phishbloom_filter::Split>(&a, &b, HashStrategy::Xxh3)?;
     }
 
 }
@@ -95,6 +105,13 @@ proptest! {
         parallel.insert_parallel(&keys, threads);
         prop_assert_eq!(sequential.words(), parallel.words());
         prop_assert_eq!(Filter::items(&parallel), count as u64);
+        let mut sequential = SplitBlockBloomFilter::new(count as u64, 0.01).unwrap();
+        let mut parallel = sequential.clone();
+        for key in &keys {
+            sequential.insert(key);
+        }
+        parallel.insert_parallel(&keys, threads);
+        prop_assert_eq!(sequential.words(), parallel.words());
     }
 }
 
@@ -184,4 +201,12 @@ fn concurrent_inserter_from_two_threads_equals_sequential() {
     }
     assert_eq!(sequential.words(), shared.words());
     assert_eq!(Filter::items(&shared), 50_000);
+    // The split layout's concurrent inserter hashes keys as its `insert` does (xxh3-64).
+    let mut sequential = SplitBlockBloomFilter::new(50_000, 0.01).unwrap();
+    let mut shared = sequential.clone();
+    for key in &keys {
+        sequential.insert(key);
+    }
+    shared.concurrent_inserter().insert_all(&keys);
+    assert_eq!(sequential.words(), shared.words());
 }

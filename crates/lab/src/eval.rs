@@ -230,6 +230,7 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
     let kind = match config.layout {
         LayoutKind::Classic => Kind::Classic,
         LayoutKind::Blocked => Kind::Blocked,
+        LayoutKind::Split => Kind::Split,
     };
     let bloom = Blocklist::from_entries(
         &set,

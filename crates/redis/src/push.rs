@@ -102,9 +102,9 @@ impl<'a> PushSource<'a> {
                     format!("a {kind} blocklist")
                 };
                 return Err(cannot(format!(
-                    "{what} cannot be pushed to Redis: only one blocked Bloom filter keeps a \
-                     key's bits in one 64-byte block (one GETRANGE per probe); rebuild it with \
-                     --kind blocked (the default), without --grow"
+                    "{what} cannot be pushed to Redis: Redis lists are probed as one blocked \
+                     Bloom filter, a key's bits in one 64-byte block (one GETRANGE per probe); \
+                     rebuild it with --kind blocked (the default), without --grow"
                 )));
             }
         };

@@ -149,11 +149,11 @@ fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
         }
     }
     let sha256 = HashStrategy::from(args.filter.hash) == HashStrategy::Sha256;
-    if sha256 && (args.grow || Kind::from(args.kind).deletes()) {
+    if sha256 && (args.grow || !matches!(Kind::from(args.kind), Kind::Blocked | Kind::Classic)) {
         return refuse(
             "--hash sha256",
-            "is for one blocked or classic Bloom filter; cuckoo, counting and growing lists \
-             hash with xxh3",
+            "is for one blocked or classic Bloom filter; split, cuckoo, counting and growing \
+             lists hash with xxh3",
         );
     }
     let csv_inputs = args.inputs.iter().any(|input| match args.format {
