@@ -24,7 +24,17 @@ use phishbloom_blocklist::engine::urls::UrlProbes;
 use phishbloom_blocklist::engine::Scratch;
 use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::Blocklist;
-use phishbloom_url::canonicalize;
+use phishbloom_url::{CanonicalUrl, Canonicalizer};
+
+/// Sums `per_url` over the lines that are URLs, canonicalized as `check` does (one reused
+/// buffer).
+fn sum_urls(lines: &[Vec<u8>], mut per_url: impl FnMut(&CanonicalUrl) -> usize) -> usize {
+    let mut canonicalizer = Canonicalizer::new();
+    lines
+        .iter()
+        .filter_map(|l| canonicalizer.canonicalize(l).ok().map(&mut per_url))
+        .sum()
+}
 
 /// Runs `stage` once over `lines`; returns a number that depends on the work, so that nothing is
 /// optimized away.
@@ -33,30 +43,26 @@ fn run_stage(stage: &str, blocklist: &Blocklist, lines: &[Vec<u8>]) -> usize {
     let mut probes = UrlProbes::default();
     let mut answers = Vec::new();
     let mut scratch = Scratch::default();
-    let urls = lines.iter().filter_map(|l| canonicalize(l).ok());
     match stage {
-        "canonicalize" => urls.map(|u| u.as_str().len()).sum(),
-        "expressions" => urls.map(|u| u.expression_count()).sum(),
-        "probes" => urls
-            .map(|u| {
-                probes.compute(&u);
-                probes.hashes().len()
-            })
-            .sum(),
+        "canonicalize" => sum_urls(lines, |u| u.as_str().len()),
+        "expressions" => sum_urls(lines, |u| u.expression_count()),
+        "probes" => sum_urls(lines, |u| {
+            probes.compute(u);
+            probes.hashes().len()
+        }),
         "filter" => {
             // A blocked or classic single filter (the bench builds a blocked one).
             let layers = blocklist.layers().expect("a filter-backed blocklist");
-            urls.map(|u| {
-                probes.compute(&u);
+            sum_urls(lines, |u| {
+                probes.compute(u);
                 answers.clear();
                 layers.contains_hash_batch(probes.hashes(), &mut answers);
                 answers.iter().filter(|&&a| a).count()
             })
-            .sum()
         }
-        "verdict" => urls
-            .filter(|u| blocklist.check_url(u, &mut scratch).listed())
-            .count(),
+        "verdict" => sum_urls(lines, |u| {
+            usize::from(blocklist.check_url(u, &mut scratch).listed())
+        }),
         "batch" => {
             let items: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
             let mut verdicts = Vec::with_capacity(items.len());

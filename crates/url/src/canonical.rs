@@ -249,7 +249,8 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Canonicalizer {
-    /// The last URL canonicalized (a placeholder before the first); its string is the buffer.
+    /// The last URL canonicalized (an empty placeholder before the first); its string is the
+    /// buffer.
     url: CanonicalUrl,
     /// Scratch space for unescaping URLs with percent-escapes.
     unescaped: Vec<u8>,
@@ -262,16 +263,16 @@ impl Default for Canonicalizer {
 }
 
 impl Canonicalizer {
-    /// A canonicalizer with empty buffers.
+    /// A canonicalizer with empty buffers (it allocates nothing until its first URL).
     pub fn new() -> Self {
         Canonicalizer {
-            // `http://x/`: a valid canonical URL, replaced by the first success.
+            // A placeholder, never lent out: `canonicalize` replaces it before returning it.
             url: CanonicalUrl {
-                serialized: String::from("http://x/"),
-                scheme_end: 4,
-                host_start: 7,
-                host_end: 8,
-                path_end: 9,
+                serialized: String::new(),
+                scheme_end: 0,
+                host_start: 0,
+                host_end: 0,
+                path_end: 0,
                 is_ip: false,
             },
             unescaped: Vec::new(),

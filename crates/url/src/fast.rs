@@ -159,21 +159,27 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
 fn is_plain_host(host: &[u8]) -> bool {
     // A leading dot counts as a dot after a dot; an empty host ends "after a dot".
     let mut after_dot = true;
-    for &b in host {
+    // Start of the last label.
+    let mut last_label = 0;
+    for (i, &b) in host.iter().enumerate() {
         let dot = b == b'.';
         if (dot && after_dot) || matches!(b, b'@' | b':' | b'[' | b']') {
             return false;
         }
+        if dot {
+            last_label = i + 1;
+        }
         after_dot = dot;
     }
-    // Every part of an IPv4 address starts with a digit (`0x…` and octal with `0`), so a host
-    // that does not is a name. The check is on the host as written: the full rules lowercase
-    // first, and `parse_ipv4` reads `0X` and hex digits of either case.
     if after_dot {
         return false;
     }
-    // Not after a dot: the host has at least one byte.
-    !(host[0].is_ascii_digit() && parse_ipv4(host).is_some())
+    // Not after a dot: the host and its last label have at least one byte. Every part of an
+    // IPv4 address starts with a digit (`0x…` and octal with `0`), so a host whose first or
+    // last label does not is a name, and `parse_ipv4` need not be asked (most hosts end in a
+    // letter). The check is on the host as written: the full rules lowercase first, and
+    // `parse_ipv4` reads `0X` and hex digits of either case.
+    !(host[0].is_ascii_digit() && host[last_label].is_ascii_digit() && parse_ipv4(host).is_some())
 }
 
 /// Whether the full rules' path normalization leaves `path` unchanged: empty (it becomes `/`),
@@ -479,6 +485,9 @@ mod tests {
             "a;b",
             "1a.com",
             "0x.com.",
+            "1.2.3.x",
+            "a.1",
+            "1.2.3.4.5",
         ] {
             assert_eq!(
                 is_plain_host(host.as_bytes()),
@@ -487,7 +496,7 @@ mod tests {
             );
         }
         for host in [
-            "", ".", ".a", "a.", "a..b", "u@h", "h:80", "[::1]", "1.2.3.4", "0X7F.1",
+            "", ".", ".a", "a.", "a..b", "u@h", "h:80", "[::1]", "1.2.3.4", "0X7F.1", "1.0x2",
         ] {
             assert!(!is_plain_host(host.as_bytes()), "{host}");
         }
