@@ -6,70 +6,22 @@
 //! present, else generated); the lists are UT1 `phishing` and `malware`.
 //! Run: `cargo bench -p phishbloom-blocklist --bench matchers`.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
-use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions};
-use phishbloom_blocklist::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_blocklist::{Blocklist, Kind};
 use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, Structure};
-use phishbloom_filter::rng::SplitMix64;
-use phishbloom_url::{canonicalize, CanonicalUrl, Entry};
+use phishbloom_url::{canonicalize, CanonicalUrl, Canonicalizer, Entry};
+
+mod common;
+
+use common::{build, list, stream};
 
 /// Whether a canonical URL is listed, by one engine.
 type Find<'a> = &'a (dyn Fn(&CanonicalUrl, &mut Scratch) -> bool + Sync);
-
-/// `shared/data` seen from this crate (cargo runs benches in the crate directory).
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
-}
-
-/// The list: UT1 phishing + malware entries, or 40,000 generated ones.
-fn list() -> Vec<Entry> {
-    let ut1 = data_dir().join("ut1");
-    if ut1.join("phishing/urls").is_file() {
-        let sources = ["phishing", "malware"].map(|c| EntrySource::Ut1(ut1.join(c)));
-        return read_entries(&sources).expect("UT1 lists").0.entries;
-    }
-    let mut rng = SplitMix64::new(1);
-    (0..40_000)
-        .map(|i| {
-            Entry::parse(format!("h{}.example{}.com/p{i}", rng.below(1000), i % 97).as_bytes())
-                .expect("entry")
-        })
-        .collect()
-}
-
-/// The query stream as raw lines: dataset URLs and URLs below list entries, shuffled.
-fn stream(list: &[Entry]) -> Vec<Vec<u8>> {
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    let dataset = data_dir().join("dataset.csv");
-    if dataset.is_file() {
-        let options = ListOptions {
-            label: LabelFilter::All,
-            scheme: KeyScheme::Exact,
-            ..ListOptions::default()
-        };
-        let (urls, _) = read_list(&Input::Path(dataset), &options, &mut |_| {}).expect("dataset");
-        lines.extend(urls.iter().map(<[u8]>::to_vec));
-    }
-    lines.extend(
-        list.iter()
-            .map(|e| format!("http://www.{}/index.html?id=3", e.to_key_string()).into_bytes()),
-    );
-    let mut rng = SplitMix64::new(7);
-    while lines.len() < 100_000 {
-        lines.push(format!("http://{}.example.net/a/b/c.html", rng.next_u64()).into_bytes());
-    }
-    for i in (1..lines.len()).rev() {
-        lines.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    lines
-}
 
 /// Checks every line on `threads` threads; returns the number listed (kept so nothing is
 /// optimized away).
@@ -81,9 +33,13 @@ fn check_all(find: Find<'_>, lines: &[Vec<u8>], threads: usize) -> usize {
             .map(|part| {
                 scope.spawn(move || {
                     let mut scratch = Scratch::default();
+                    let mut canonicalizer = Canonicalizer::new();
                     part.iter()
-                        .filter_map(|line| canonicalize(line).ok())
-                        .filter(|url| find(url, &mut scratch))
+                        .filter(|line| {
+                            canonicalizer
+                                .canonicalize(line)
+                                .is_ok_and(|url| find(url, &mut scratch))
+                        })
                         .count()
                 })
             })
@@ -101,29 +57,27 @@ fn in_list(list: &Blocklist) -> impl Fn(&CanonicalUrl, &mut Scratch) -> bool + S
     move |url, scratch| list.find_url(url, scratch).is_some()
 }
 
+/// The peer of the URL checks: canonicalize every line (as they do, into one reused buffer) and
+/// count its expressions, without hashing or looking any up.
 fn canonicalize_only(lines: &[Vec<u8>]) -> usize {
+    let mut canonicalizer = Canonicalizer::new();
     lines
         .iter()
-        .filter_map(|l| canonicalize(l).ok())
-        .map(|u| u.expression_count())
+        .filter_map(|l| {
+            canonicalizer
+                .canonicalize(l)
+                .ok()
+                .map(|u| u.expression_count())
+        })
         .sum()
 }
 
 fn bench(c: &mut Criterion) {
     let list = list();
     let lines = stream(&list);
-    let build = |kind, verify| {
-        let options = BuildOptions {
-            kind,
-            verify,
-            ..BuildOptions::default()
-        };
-        let set = EntrySet::uncategorized(list.clone(), "bench");
-        Blocklist::from_entries(&set, &options).expect("blocklist")
-    };
-    let bloom = build(Kind::Blocked, false);
-    let verified = build(Kind::Blocked, true);
-    let cabf = build(Kind::Cabf, false);
+    let bloom = build(&list, Kind::Blocked, false);
+    let verified = build(&list, Kind::Blocked, true);
+    let cabf = build(&list, Kind::Cabf, false);
     let exact = ExactMatcher::new(&list);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     eprintln!(

@@ -930,14 +930,18 @@ impl Blocklist {
             self.check_keys(layers, items, scratch, out);
             return;
         }
+        // Taken out of `scratch` while it lends each URL, then put back: `check_url` needs the
+        // rest of `scratch` at the same time.
+        let mut canonicalizer = std::mem::take(&mut scratch.canonicalizer);
         out.extend(
             items
                 .iter()
-                .map(|item| match phishbloom_url::canonicalize(item) {
-                    Ok(url) => self.check_url(&url, scratch),
+                .map(|item| match canonicalizer.canonicalize(item) {
+                    Ok(url) => self.check_url(url, scratch),
                     Err(_) => Verdict::default(),
                 }),
         );
+        scratch.canonicalizer = canonicalizer;
     }
 
     /// Whole-key verdicts: normalize every item into one arena, then one batched query.

@@ -39,6 +39,7 @@ use std::fmt;
 
 use crate::error::{snippet, Error};
 use crate::escape::{push_escaped, unescape_fully};
+use crate::fast::{canonicalize_fast, FastParts};
 use crate::host::canonicalize_host;
 
 /// Schemes whose URLs always have an authority, so that `http:evil.com` and `http:/evil.com` are
@@ -112,7 +113,7 @@ fn is_scheme_byte(b: u8) -> bool {
 }
 
 /// Splits `scheme://rest`; `None` for the scheme if the input has none.
-fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
+pub(crate) fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
     let n = s.iter().take_while(|&&b| is_scheme_byte(b)).count();
     if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
         (Some(&s[..n]), &s[n + 3..])
@@ -214,104 +215,87 @@ fn normalize_path(path: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Canonicalizes `input`, also reporting whether it had an explicit path.
+/// Canonicalizes `input`, also reporting whether it had an explicit path: the fast path
+/// ([`crate::fast`]) when it applies, else every rule.
 pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
-    match parse_simple(input) {
-        Some(parsed) => Ok(parsed),
+    let mut serialized = String::new();
+    match canonicalize_fast(input, &mut serialized, &mut Vec::new()) {
+        Some(parts) => Ok(Parsed {
+            url: CanonicalUrl::from_fast(serialized, parts),
+            explicit_path: parts.explicit_path,
+            userinfo: false,
+        }),
         None => parse_full(input),
     }
 }
 
-/// The common case in one pass and one allocation: a URL of printable ASCII with nothing to
-/// unescape, trim, strip, resolve or re-escape, whose host is a plain lowercase-able name.
-/// Returns `None` whenever any rule of [`parse_full`] could change something; the tests check
-/// that the two agree wherever this one answers.
-fn parse_simple(input: &[u8]) -> Option<Parsed> {
-    // Bytes the full path would drop, trim, unescape, cut (fragment) or re-escape.
-    if input
-        .iter()
-        .any(|&b| !(0x21..=0x7e).contains(&b) || b == b'%' || b == b'#')
-    {
-        return None;
-    }
-    let (scheme, rest) = split_scheme(input);
-    let authority_len = rest
-        .iter()
-        .position(|&b| b == b'/' || b == b'?')
-        .unwrap_or(rest.len());
-    let (authority, after_authority) = rest.split_at(authority_len);
-    // No user info, port or IPv6 literal; no dots to trim or collapse; not empty.
-    let plain_host = !authority.is_empty()
-        && !authority
-            .iter()
-            .any(|b| matches!(b, b'@' | b':' | b'[' | b']'))
-        && authority.first() != Some(&b'.')
-        && authority.last() != Some(&b'.')
-        && !authority.windows(2).any(|w| w == b"..");
-    if !plain_host {
-        return None;
-    }
-    let (path, query) = match after_authority.iter().position(|&b| b == b'?') {
-        Some(q) => (&after_authority[..q], Some(&after_authority[q + 1..])),
-        None => (after_authority, None),
-    };
-    if !is_normal_path(path) {
-        return None;
-    }
-    // Built as bytes (block copies, in-place lowercasing), then checked as UTF-8 once.
-    let mut bytes = Vec::with_capacity(input.len() + 8);
-    bytes.extend_from_slice(scheme.unwrap_or(b"http"));
-    bytes.make_ascii_lowercase();
-    let scheme_end = bytes.len();
-    bytes.extend_from_slice(b"://");
-    let host_start = bytes.len();
-    bytes.extend_from_slice(authority);
-    let host_end = bytes.len();
-    bytes[host_start..host_end].make_ascii_lowercase();
-    if crate::host::parse_ipv4(&bytes[host_start..host_end]).is_some() {
-        return None;
-    }
-    bytes.extend_from_slice(if path.is_empty() { b"/" } else { path });
-    let path_end = bytes.len();
-    if let Some(q) = query {
-        bytes.push(b'?');
-        bytes.extend_from_slice(q);
-    }
-    // Every byte was checked to be printable ASCII above, so this never fails.
-    let serialized = String::from_utf8(bytes).ok()?;
-    Some(Parsed {
-        url: CanonicalUrl {
-            serialized,
-            scheme_end,
-            host_start,
-            host_end,
-            path_end,
-            is_ip: false,
-        },
-        explicit_path: !after_authority.is_empty(),
-        userinfo: false,
-    })
+/// Canonicalizes many URLs one after another into one reused buffer: the same answers as
+/// [`canonicalize`], without allocating for URLs on the fast path (printable ASCII, no
+/// `.`/`..` segments or runs of slashes, a plain host; fragments and percent-escapes that
+/// unescape to such a URL included). Keep one per thread.
+///
+/// # Examples
+///
+/// ```
+/// use phishbloom_url::Canonicalizer;
+///
+/// let mut canonicalizer = Canonicalizer::new();
+/// for line in [&b"HTTP://Evil.COM/login#top"[..], b"example.org/a/../b"] {
+///     let url = canonicalizer.canonicalize(line)?;
+///     assert_eq!(url, &phishbloom_url::canonicalize(line)?);
+/// }
+/// assert!(canonicalizer.canonicalize(b"javascript:alert(1)").is_err());
+/// # Ok::<(), phishbloom_url::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Canonicalizer {
+    /// The last URL canonicalized (an empty placeholder before the first); its string is the
+    /// buffer.
+    url: CanonicalUrl,
+    /// Scratch space for unescaping URLs with percent-escapes.
+    unescaped: Vec<u8>,
 }
 
-/// Whether [`normalize_path`] would leave `path` unchanged: empty, or `/`-separated segments of
-/// which none but the last is empty and none is `.` or `..`.
-fn is_normal_path(path: &[u8]) -> bool {
-    let Some(inner) = path.strip_prefix(b"/") else {
-        return path.is_empty();
-    };
-    let segments = inner.split(|&b| b == b'/').count();
-    inner
-        .split(|&b| b == b'/')
-        .enumerate()
-        .all(|(i, segment)| match segment {
-            b"" => i + 1 == segments,
-            b"." | b".." => false,
-            _ => true,
-        })
+impl Default for Canonicalizer {
+    fn default() -> Self {
+        Canonicalizer::new()
+    }
+}
+
+impl Canonicalizer {
+    /// A canonicalizer with empty buffers (it allocates nothing until its first URL).
+    pub fn new() -> Self {
+        Canonicalizer {
+            // A placeholder, never lent out: `canonicalize` replaces it before returning it.
+            url: CanonicalUrl {
+                serialized: String::new(),
+                scheme_end: 0,
+                host_start: 0,
+                host_end: 0,
+                path_end: 0,
+                is_ip: false,
+            },
+            unescaped: Vec::new(),
+        }
+    }
+
+    /// Canonicalizes `input` as [`canonicalize`] does; the URL lives until the next call.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`canonicalize`].
+    pub fn canonicalize(&mut self, input: &[u8]) -> Result<&CanonicalUrl, Error> {
+        match canonicalize_fast(input, &mut self.url.serialized, &mut self.unescaped) {
+            Some(parts) => self.url.set_fast_parts(parts),
+            // On an error the previous URL stays: the fast path changes nothing when it fails.
+            None => self.url = parse_full(input)?.url,
+        }
+        Ok(&self.url)
+    }
 }
 
 /// Canonicalizes `input` by every rule, however unusual the input.
-fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
+pub(crate) fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
     // Safe Browsing: remove tab (0x09), CR (0x0d) and LF (0x0a) anywhere.
     let cleaned: Vec<u8> = input
         .iter()
@@ -399,6 +383,30 @@ fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
 }
 
 impl CanonicalUrl {
+    /// The URL the fast path wrote into `serialized`, whose parts end where `parts` says.
+    pub(crate) fn from_fast(serialized: String, parts: FastParts) -> Self {
+        let mut url = CanonicalUrl {
+            serialized,
+            scheme_end: 0,
+            host_start: 0,
+            host_end: 0,
+            path_end: 0,
+            is_ip: false,
+        };
+        url.set_fast_parts(parts);
+        url
+    }
+
+    /// Takes the offsets of a URL the fast path just wrote into `self.serialized` (its hosts
+    /// are never IP addresses).
+    fn set_fast_parts(&mut self, parts: FastParts) {
+        self.scheme_end = parts.scheme_end;
+        self.host_start = parts.host_start;
+        self.host_end = parts.host_end;
+        self.path_end = parts.path_end;
+        self.is_ip = false;
+    }
+
     /// The whole canonical URL, e.g. `http://evil.com/a/b?x=1`. Always ASCII.
     pub fn as_str(&self) -> &str {
         &self.serialized
@@ -465,79 +473,6 @@ impl fmt::Display for CanonicalUrl {
 impl AsRef<str> for CanonicalUrl {
     fn as_ref(&self) -> &str {
         &self.serialized
-    }
-}
-
-#[cfg(test)]
-mod fast_path_tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// Wherever the fast path answers, it answers exactly as the full rules do.
-    fn agrees(input: &[u8]) {
-        if let Some(fast) = parse_simple(input) {
-            let full =
-                parse_full(input).expect("the fast path accepted an input the full path rejects");
-            assert_eq!(fast.url, full.url, "{:?}", String::from_utf8_lossy(input));
-            assert_eq!(fast.explicit_path, full.explicit_path);
-        }
-    }
-
-    #[test]
-    fn fast_path_takes_common_urls_and_agrees() {
-        for input in [
-            "evil.com",
-            "HTTP://Evil.COM/a/b?x=1",
-            "https://a.b.c/x/y/",
-            "www.google.com",
-            "a.com/?",
-            "a.com?x/y",
-            "ftp://host/p",
-            "sig2fa.wixsite.com/sig2faverify",
-            "http://0x7f.1/",
-            "http://1.2.3.4/",
-            "http://face.cafe/",
-            "a.com//b",
-            "a.com/./b",
-            "a.com/b/..",
-            "a.com/.x/..y/",
-            "a.com/b/.",
-            "http:///a.com/",
-            "//a.com",
-            "a..com",
-        ] {
-            agrees(input.as_bytes());
-        }
-        assert!(parse_simple(b"HTTP://Evil.COM/a/b?x=1").is_some());
-        assert!(parse_simple(b"http://1.2.3.4/").is_none());
-        assert!(parse_simple(b"a.com/./b").is_none());
-    }
-
-    #[test]
-    fn fast_path_agrees_on_every_real_url_when_the_data_is_present() {
-        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
-        let files = [
-            data.join("dataset.csv"),
-            data.join("ut1/phishing/urls"),
-            data.join("ut1/malware/urls"),
-        ];
-        for file in files.iter().filter(|f| f.is_file()) {
-            // Each line is a URL (a CSV row's trailing `,label` only adds a query-like tail).
-            let text = std::fs::read(file).expect("readable data file");
-            for line in text.split(|&b| b == b'\n') {
-                agrees(line);
-            }
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(4000))]
-        #[test]
-        fn fast_path_agrees_with_the_full_rules(
-            input in "([a-zA-Z]{1,5}://)?[a-zA-Z0-9.x@:\\[\\]-]{0,12}(/[a-zA-Z0-9.?=&/%#-]{0,10}){0,4}"
-        ) {
-            agrees(input.as_bytes());
-        }
     }
 }
 

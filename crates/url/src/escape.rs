@@ -32,6 +32,14 @@ fn hex_value(b: u8) -> Option<u8> {
 /// which the loop checks.
 pub(crate) fn unescape_fully(input: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(input.len());
+    unescape_fully_into(input, &mut out);
+    out
+}
+
+/// [`unescape_fully`] into `out` (cleared first), so that a caller can reuse one buffer.
+pub(crate) fn unescape_fully_into(input: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(input.len());
     for &b in input {
         out.push(b);
         while out.len() >= 3 {
@@ -48,7 +56,6 @@ pub(crate) fn unescape_fully(input: &[u8]) -> Vec<u8> {
             }
         }
     }
-    out
 }
 
 /// Whether the Safe Browsing rules escape `b` in every component: bytes

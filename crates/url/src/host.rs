@@ -103,6 +103,10 @@ fn is_ipv6_literal(host: &[u8]) -> bool {
 /// the last part fills all remaining bytes. Safe Browsing: "The client should
 /// handle any legal IP-address encoding, including octal, hex, and fewer than
 /// four components." E.g. `3279880203` is `195.127.0.11`.
+///
+/// Case does not matter: the `0x` of a hex part may be `0X`, hex digits are read in either case,
+/// and no other letter is part of a number; so on any host this is the answer for the host
+/// lowercased (the fast path asks before it lowercases).
 pub(crate) fn parse_ipv4(host: &[u8]) -> Option<[u8; 4]> {
     let mut parts = [0u32; 4];
     let mut count = 0;
@@ -130,10 +134,13 @@ pub(crate) fn parse_ipv4(host: &[u8]) -> Option<[u8; 4]> {
     Some(value.to_be_bytes())
 }
 
-/// Parses one IPv4 part: `0x…` hex (`0x` alone is 0), `0…` octal, else
+/// Parses one IPv4 part: `0x…` or `0X…` hex (`0x` alone is 0), `0…` octal, else
 /// decimal. `None` if it is not a number or exceeds 32 bits.
 fn parse_ipv4_number(part: &[u8]) -> Option<u32> {
-    let (digits, radix) = if let Some(hex) = part.strip_prefix(b"0x") {
+    let (digits, radix) = if let Some(hex) = part
+        .strip_prefix(b"0x")
+        .or_else(|| part.strip_prefix(b"0X"))
+    {
         (hex, 16)
     } else if part.len() > 1 && part[0] == b'0' {
         (&part[1..], 8)
@@ -186,6 +193,8 @@ mod tests {
             (b"0", "0.0.0.0"),
             (b"0x", "0.0.0.0"),
             (b"017700000001", "127.0.0.1"),
+            (b"0XC37F000B", "195.127.0.11"),
+            (b"0Xc3.0X7F.0.0Xb", "195.127.0.11"),
         ];
         for (input, want) in cases {
             assert_eq!(canon(input), Some((want.to_string(), true)), "{input:?}");
@@ -202,6 +211,20 @@ mod tests {
         ] {
             assert_eq!(canon(not_ip).map(|h| h.1), Some(false), "{not_ip:?}");
         }
+    }
+
+    #[test]
+    fn ipv4_parsing_ignores_case() {
+        for (upper, lower) in [
+            (&b"0X7F.1"[..], &b"0x7f.1"[..]),
+            (b"0XC3.0X7F.0.0XB", b"0xc3.0x7f.0.0xb"),
+            (b"0XG", b"0xg"),
+            (b"0X", b"0x"),
+            (b"1.2.3.0XFF", b"1.2.3.0xff"),
+        ] {
+            assert_eq!(parse_ipv4(upper), parse_ipv4(lower), "{upper:?}");
+        }
+        assert_eq!(parse_ipv4(b"0X7F.1"), Some([127, 0, 0, 1]));
     }
 
     #[test]

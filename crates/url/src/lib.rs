@@ -53,9 +53,10 @@ mod entry;
 mod error;
 mod escape;
 mod expression;
+mod fast;
 mod host;
 
-pub use canonical::{canonicalize, CanonicalUrl};
+pub use canonical::{canonicalize, CanonicalUrl, Canonicalizer};
 pub use components::{components_by_slash, components_reversed_host};
 pub use entry::Entry;
 pub use error::Error;

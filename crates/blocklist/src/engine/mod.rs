@@ -58,6 +58,8 @@ pub struct Scratch {
     pub(crate) answers: Vec<bool>,
     pub(crate) candidates: Vec<bool>,
     pub(crate) found: Vec<Candidate>,
+    /// Canonicalizes the URLs of a batch into one reused buffer.
+    pub(crate) canonicalizer: phishbloom_url::Canonicalizer,
 }
 
 /// What finds the entries that may list a canonical URL; [`crate::resolve::Resolver`] then

@@ -1,0 +1,538 @@
+//! The fast path of canonicalization: plain URLs in one scan and block copies, into a reused
+//! buffer, with no allocation.
+//!
+//! Most URLs on a blocklist or in a proxy log are printable ASCII with a lowercase-able host and
+//! a path without `.`/`..` segments or runs of slashes. For them every rule of the full parser
+//! ([`crate::canonical`]) is either a no-op or a copy: the canonical form is the scheme and host
+//! lowercased, `http://` added when there is no scheme, `/` when there is no path. This module
+//! recognizes such URLs with a vectorizable scan for the bytes that need a rule — tab, CR, LF,
+//! spaces and other bytes <= 0x20 or >= 0x7F (dropped, trimmed or escaped), `%` (unescaped) and
+//! `#` (fragment) — plus a few checks of the host and path, and writes the canonical form.
+//! Two common cases that the full rules change only a little are also handled:
+//!
+//! - a fragment: everything from the first `#` is dropped, if the bytes before it are plain;
+//! - percent-escapes: the bytes before the fragment are unescaped (into a reused buffer) and,
+//!   if the result is plain, it is the URL.
+//!
+//! Everything else (`None`) goes to the full rules, which stay the reference: the tests check
+//! that wherever this path answers, it answers exactly as they do, on arbitrary bytes.
+
+use crate::canonical::split_scheme;
+use crate::escape::unescape_fully_into;
+use crate::host::parse_ipv4;
+
+/// Bytes compared per step of [`first_special`]: one SSE2 register (the compiler turns the
+/// per-block fold into vector compares; 16 keeps the scalar tail short for ~50-byte URLs).
+const BLOCK: usize = 16;
+
+/// Where the parts of a canonical URL written by [`canonicalize_fast`] end, as
+/// [`crate::CanonicalUrl`] stores them, and whether the input had a path or query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FastParts {
+    /// Index of the `:` of `://`.
+    pub(crate) scheme_end: usize,
+    /// Start of the host.
+    pub(crate) host_start: usize,
+    /// End of the host: start of the path.
+    pub(crate) host_end: usize,
+    /// End of the path: the `?` of the query, or the length.
+    pub(crate) path_end: usize,
+    /// Whether anything followed the host in the input (`evil.com/` or `evil.com?x`).
+    pub(crate) explicit_path: bool,
+}
+
+/// Whether the full rules do more than copy byte `b`: drop it (tab, CR, LF), trim it (<= 0x20),
+/// escape it (<= 0x20, >= 0x7F), unescape from it (`%`) or cut the fragment at it (`#`).
+#[inline(always)]
+fn is_special(b: u8) -> bool {
+    // 0x21..=0x7E maps to 0..=0x5D; every other byte wraps around above 0x5D.
+    b.wrapping_sub(0x21) > 0x7E - 0x21 || b == b'%' || b == b'#'
+}
+
+/// Index of the first [`is_special`] byte of `s`.
+#[inline]
+fn first_special(s: &[u8]) -> Option<usize> {
+    let (blocks, tail) = s.as_chunks::<BLOCK>();
+    for (i, block) in blocks.iter().enumerate() {
+        // No early exit inside a block, so that the compiler compares all of it at once.
+        if block.iter().fold(false, |any, &b| any | is_special(b)) {
+            return block
+                .iter()
+                .position(|&b| is_special(b))
+                .map(|at| i * BLOCK + at);
+        }
+    }
+    let done = blocks.len() * BLOCK;
+    tail.iter().position(|&b| is_special(b)).map(|at| done + at)
+}
+
+/// Writes the canonical form of `input` into `out` (replacing its contents) if `input` is on
+/// the fast path; `None`, with `out` untouched, if the full rules must decide. `unescaped` is
+/// scratch space for URLs with percent-escapes.
+pub(crate) fn canonicalize_fast(
+    input: &[u8],
+    out: &mut String,
+    unescaped: &mut Vec<u8>,
+) -> Option<FastParts> {
+    let plain = match first_special(input) {
+        None => input,
+        Some(at) => match input[at] {
+            // The bytes before the fragment are plain, so nothing before it is dropped or
+            // trimmed, and the full rules cut exactly here.
+            b'#' => &input[..at],
+            b'%' => {
+                // Unescape up to the fragment, if the only special bytes before it are `%`.
+                let rest = &input[at..];
+                let end = at
+                    + rest
+                        .iter()
+                        .position(|&b| b != b'%' && is_special(b))
+                        .unwrap_or(rest.len());
+                if end < input.len() && input[end] != b'#' {
+                    return None;
+                }
+                unescape_fully_into(&input[..end], unescaped);
+                // Fully unescaped: the full rules would find the same bytes after their own
+                // unescaping, and split them as below if they are plain.
+                if first_special(unescaped).is_some() {
+                    return None;
+                }
+                unescaped.as_slice()
+            }
+            _ => return None,
+        },
+    };
+    plain_into(plain, out)
+}
+
+/// The fast path proper, for `s` without special bytes: checks everything first, then writes.
+fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
+    let (scheme, rest) = split_scheme(s);
+    // Offset of `rest` in `s`: after `scheme://`.
+    let rest_start = s.len() - rest.len();
+    let host_len = memchr::memchr2(b'/', b'?', rest).unwrap_or(rest.len());
+    let (host, after) = rest.split_at(host_len);
+    if !is_plain_host(host) {
+        return None;
+    }
+    let path_len = memchr::memchr(b'?', after).unwrap_or(after.len());
+    if !is_normal_path(&after[..path_len]) {
+        return None;
+    }
+    // `s` is printable ASCII (no special byte), so this never fails; slicing it below is at
+    // ASCII delimiters, always char boundaries.
+    let text = std::str::from_utf8(s).ok()?;
+    out.clear();
+    out.reserve(s.len() + "http:///".len());
+    match scheme {
+        Some(scheme) => out.push_str(&text[..scheme.len() + "://".len()]),
+        // Safe Browsing example: "www.google.com" → "http://www.google.com/".
+        None => out.push_str("http://"),
+    }
+    let scheme_end = out.len() - "://".len();
+    let host_start = out.len();
+    let host_end = host_start + host_len;
+    let host_text = &text[rest_start..];
+    if path_len == 0 {
+        // No path: `/` between the host and the query, if any.
+        out.push_str(&host_text[..host_len]);
+        out.push('/');
+        out.push_str(&host_text[host_len..]);
+    } else {
+        out.push_str(host_text);
+    }
+    // Scheme and host; lowercasing `://` changes nothing.
+    out[..host_end].make_ascii_lowercase();
+    Some(FastParts {
+        scheme_end,
+        host_start,
+        host_end,
+        path_end: host_end + path_len.max(1),
+        explicit_path: !after.is_empty(),
+    })
+}
+
+/// Whether the full rules keep `host` as it is, lowercased: not empty, no dot to trim or
+/// collapse (leading, trailing, or two in a row), no user info, port or brackets (`@ : [ ]`),
+/// and not an IPv4 address in any spelling.
+#[inline]
+fn is_plain_host(host: &[u8]) -> bool {
+    // A leading dot counts as a dot after a dot; an empty host ends "after a dot".
+    let mut after_dot = true;
+    // Start of the last label.
+    let mut last_label = 0;
+    for (i, &b) in host.iter().enumerate() {
+        let dot = b == b'.';
+        if (dot && after_dot) || matches!(b, b'@' | b':' | b'[' | b']') {
+            return false;
+        }
+        if dot {
+            last_label = i + 1;
+        }
+        after_dot = dot;
+    }
+    if after_dot {
+        return false;
+    }
+    // Not after a dot: the host and its last label have at least one byte. Every part of an
+    // IPv4 address starts with a digit (`0x…` and octal with `0`), so a host whose first or
+    // last label does not is a name, and `parse_ipv4` need not be asked (most hosts end in a
+    // letter). The check is on the host as written: the full rules lowercase first, and
+    // `parse_ipv4` reads `0X` and hex digits of either case.
+    !(host[0].is_ascii_digit() && host[last_label].is_ascii_digit() && parse_ipv4(host).is_some())
+}
+
+/// Whether the full rules' path normalization leaves `path` unchanged: empty (it becomes `/`),
+/// or starting with `/` with no empty segment but a trailing one (`//`), and no `.` or `..`
+/// segment.
+#[inline]
+fn is_normal_path(path: &[u8]) -> bool {
+    if path.is_empty() {
+        return true;
+    }
+    if path[0] != b'/' {
+        return false;
+    }
+    memchr::memchr_iter(b'/', path).all(|slash| match path.get(slash + 1) {
+        None => true,
+        Some(b'/') => false,
+        Some(b'.') => match path.get(slash + 2) {
+            None | Some(b'/') => false,
+            Some(b'.') => !matches!(path.get(slash + 3), None | Some(b'/')),
+            Some(_) => true,
+        },
+        Some(_) => true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canonical::{parse_full, CanonicalUrl, Canonicalizer};
+    use proptest::prelude::*;
+
+    /// Wherever the fast path answers, it answers exactly as the full rules do; and the
+    /// public entry points (which use it) answer as the full rules on every input. Returns
+    /// whether the fast path answered.
+    fn agrees(input: &[u8]) -> bool {
+        let shown = String::from_utf8_lossy(input);
+        let full = parse_full(input);
+        let (mut out, mut scratch) = (String::new(), Vec::new());
+        let fast = canonicalize_fast(input, &mut out, &mut scratch);
+        if let Some(parts) = fast {
+            let full = full
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{shown:?}: fast path accepted, full rules: {e}"));
+            assert_eq!(CanonicalUrl::from_fast(out, parts), full.url, "{shown:?}");
+            assert_eq!(parts.explicit_path, full.explicit_path, "{shown:?}");
+            assert!(!full.userinfo, "{shown:?}");
+        }
+        let full_url = full.map(|p| p.url);
+        assert_eq!(crate::canonicalize(input), full_url, "{shown:?}");
+        let mut canonicalizer = Canonicalizer::new();
+        assert_eq!(
+            canonicalizer.canonicalize(input).cloned(),
+            full_url,
+            "{shown:?}"
+        );
+        fast.is_some()
+    }
+
+    /// URL-shaped bytes with every kind of trouble mixed in: escapes (single and double, of
+    /// any byte), `\`, dot and slash runs, upper case, `#`, `?`, `@`, `:`, brackets, control
+    /// and non-UTF-8 bytes, IPv4 parts in every base, schemes with and without slashes.
+    fn url_like() -> impl Strategy<Value = Vec<u8>> {
+        let bytes = |s: &'static str| Just(s.as_bytes().to_vec());
+        let piece = prop_oneof![
+            12 => "[a-z0-9-]{1,6}".prop_map(String::into_bytes),
+            3 => "[A-Z]{1,3}".prop_map(String::into_bytes),
+            6 => bytes("."),
+            6 => bytes("/"),
+            2 => bytes(".."),
+            1 => bytes("..."),
+            2 => bytes("//"),
+            2 => bytes("?"),
+            2 => bytes("#"),
+            1 => bytes("\\"),
+            1 => bytes(":"),
+            1 => bytes(":80"),
+            1 => bytes("@"),
+            1 => bytes("["),
+            1 => bytes("]"),
+            1 => bytes("%"),
+            3 => any::<u8>().prop_map(|b| format!("%{b:02X}").into_bytes()),
+            1 => any::<u8>().prop_map(|b| format!("%{b:02x}").into_bytes()),
+            1 => any::<u8>().prop_map(|b| format!("%25{b:02X}").into_bytes()),
+            1 => prop::sample::select(vec!["%2e", "%2E", "%2f", "%2F", "%3A", "%3F", "%23", "%40", "%5B"])
+                .prop_map(|s| s.as_bytes().to_vec()),
+            2 => any::<u8>().prop_map(|b| vec![b]),
+            1 => prop::sample::select(vec![
+                &b"\t"[..], b"\r", b"\n", b" ", b"\x00", b"\x01", b"\x7f", b"\x80", b"\xff",
+                "é".as_bytes(), "Ü".as_bytes(), "。".as_bytes(), "１".as_bytes(),
+            ])
+            .prop_map(<[u8]>::to_vec),
+            2 => "(0[xX][0-9a-fA-F]{0,8}|0[0-7]{1,11}|[0-9]{1,10})".prop_map(String::into_bytes),
+            2 => prop::sample::select(vec![
+                "http://", "HTTP://", "https://", "ftp://", "http:", "HTTPS:/", "//", "javascript:",
+                "a+b.c-d://",
+            ])
+            .prop_map(|s| s.as_bytes().to_vec()),
+        ];
+        prop::collection::vec(piece, 0..20).prop_map(|pieces| pieces.concat())
+    }
+
+    /// Mostly plain URLs (so the fast path answers often), with a trouble spot now and then.
+    fn mostly_plain() -> impl Strategy<Value = Vec<u8>> {
+        (
+            "((https?|HTTP|Ftp)://)?",
+            "[a-zA-Z0-9-]{1,8}(\\.[a-zA-Z0-9-]{1,8}){0,4}",
+            "(/[a-zA-Z0-9._~!$&'()*+,;=:@-]{0,8}){0,5}",
+            "(\\?[a-zA-Z0-9=&/?.:-]{0,10})?",
+            "(#[ -~]{0,6})?",
+            url_like(),
+            0usize..60,
+        )
+            .prop_map(|(scheme, host, path, query, fragment, noise, at)| {
+                let mut url = [scheme, host, path, query, fragment].concat().into_bytes();
+                if at < 40 {
+                    // Trouble inserted somewhere (some of it plain, too).
+                    let at = at.min(url.len());
+                    url.splice(at..at, noise.into_iter().take(4));
+                }
+                url
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn fast_path_agrees_on_arbitrary_bytes(input in prop::collection::vec(any::<u8>(), 0..48)) {
+            agrees(&input);
+        }
+
+        #[test]
+        fn fast_path_agrees_on_url_like_bytes(input in url_like()) {
+            agrees(&input);
+        }
+
+        #[test]
+        fn fast_path_agrees_on_mostly_plain_urls(input in mostly_plain()) {
+            agrees(&input);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// One canonicalizer over a sequence (successes, failures, fast and slow) answers each
+        /// input as a fresh call does: nothing of one URL leaks into the next.
+        #[test]
+        fn a_reused_canonicalizer_answers_like_fresh_calls(
+            inputs in prop::collection::vec(prop_oneof![url_like(), mostly_plain()], 1..30)
+        ) {
+            let mut canonicalizer = Canonicalizer::new();
+            for input in &inputs {
+                let reused = canonicalizer.canonicalize(input).cloned();
+                prop_assert_eq!(reused, crate::canonicalize(input));
+            }
+        }
+    }
+
+    #[test]
+    fn common_urls_take_the_fast_path() {
+        for input in [
+            "evil.com",
+            "HTTP://Evil.COM/a/b?x=1",
+            "https://a.b.c/x/y/",
+            "www.google.com",
+            "a.com/?",
+            "a.com?x/y",
+            "ftp://host/p",
+            "sig2fa.wixsite.com/sig2faverify",
+            "http://face.cafe/",
+            "a.com/.x/..y/",
+            "http://evil.com/login#top",
+            "http://evil.com/a%41b#x",
+            "http%3A%2F%2Fevil.com%2Flogin",
+            "1and1.com/x",
+            "0x.com/",
+        ] {
+            assert!(agrees(input.as_bytes()), "{input}");
+        }
+        for input in [
+            "http://1.2.3.4/",
+            "http://0x7f.1/",
+            "3279880203/x",
+            "a.com/./b",
+            "a.com//b",
+            "a.com/b/..",
+            "http:///a.com/",
+            "//a.com",
+            "a..com",
+            ".a.com",
+            "a.com.",
+            "user@a.com",
+            "a.com:80/",
+            "http:a.com",
+            "[::1]/",
+            " a.com",
+            "a.com/a b",
+            "http://evil.com/a%20b#x",
+            "a.com/\t",
+            "http://host%23.com/",
+            "a.com/%2e%2e/x",
+            "a.com/%80",
+            "a.com/%25",
+            "xn--bcher-kva.de\u{ff}",
+            "#x",
+            "",
+        ] {
+            assert!(!agrees(input.as_bytes()), "{input}");
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_on_every_real_url_when_the_data_is_present() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+        let files = [
+            data.join("dataset.csv"),
+            data.join("ut1/phishing/urls"),
+            data.join("ut1/malware/urls"),
+        ];
+        for file in files.iter().filter(|f| f.is_file()) {
+            // Each line is a URL (a CSV row's trailing `,label` only adds a query-like tail).
+            let text = std::fs::read(file).expect("readable data file");
+            let (mut lines, mut fast) = (0, 0);
+            for line in text.split(|&b| b == b'\n') {
+                lines += 1;
+                fast += usize::from(agrees(line));
+            }
+            // Most real URLs are plain: the fast path must keep taking them.
+            assert!(
+                fast * 100 >= lines * 95,
+                "{file:?}: {fast} of {lines} on the fast path"
+            );
+        }
+    }
+
+    #[test]
+    fn megabyte_inputs_agree() {
+        let mega = 1 << 20;
+        let long_host = [b"http://".to_vec(), b"a".repeat(mega), b".com/x".to_vec()].concat();
+        let long_path = [
+            b"evil.com".to_vec(),
+            b"/seg".repeat(mega / 4),
+            b"?q".to_vec(),
+        ]
+        .concat();
+        let long_escapes = [b"evil.com/".to_vec(), b"%41".repeat(mega / 3)].concat();
+        let deep_escape = [
+            b"evil.com/%".to_vec(),
+            b"25".repeat(mega / 2),
+            b"41".to_vec(),
+        ]
+        .concat();
+        let labels = [b"a.".repeat(mega / 2), b"com".to_vec()].concat();
+        let long_fragment = [b"evil.com/x#".to_vec(), vec![0xff; mega]].concat();
+        let dots = vec![b'.'; mega];
+        let digits = vec![b'1'; mega];
+        let hex = [b"0x".to_vec(), b"F".repeat(mega)].concat();
+        for input in [
+            &long_host,
+            &long_path,
+            &long_escapes,
+            &deep_escape,
+            &labels,
+            &long_fragment,
+        ] {
+            assert!(agrees(input));
+        }
+        for input in [&dots, &digits, &hex] {
+            agrees(input);
+        }
+    }
+
+    #[test]
+    fn special_bytes_are_found_in_blocks_and_tails() {
+        for len in [0, 1, 15, 16, 17, 31, 32, 33, 100] {
+            let plain = vec![b'a'; len];
+            assert_eq!(first_special(&plain), None);
+            for at in 0..len {
+                for special in [b'%', b'#', b' ', b'\t', 0, 0x7F, 0x80, 0xFF] {
+                    let mut s = plain.clone();
+                    s[at] = special;
+                    assert_eq!(first_special(&s), Some(at), "{len} {at} {special}");
+                    // A second special byte after the first does not move the answer.
+                    if at + 1 < len {
+                        s[len - 1] = b'%';
+                        assert_eq!(first_special(&s), Some(at));
+                    }
+                }
+            }
+        }
+        for b in 0..=255u8 {
+            let want = !(0x21..=0x7E).contains(&b) || b == b'%' || b == b'#';
+            assert_eq!(is_special(b), want, "{b}");
+        }
+    }
+
+    #[test]
+    fn hosts_and_paths() {
+        for host in [
+            "a",
+            "a.b",
+            "evil.com",
+            "x-1.y_2.z",
+            "a;b",
+            "1a.com",
+            "0x.com.",
+            "1.2.3.x",
+            "a.1",
+            "1.2.3.4.5",
+        ] {
+            assert_eq!(
+                is_plain_host(host.as_bytes()),
+                !host.ends_with('.'),
+                "{host}"
+            );
+        }
+        for host in [
+            "", ".", ".a", "a.", "a..b", "u@h", "h:80", "[::1]", "1.2.3.4", "0X7F.1", "1.0x2",
+        ] {
+            assert!(!is_plain_host(host.as_bytes()), "{host}");
+        }
+        for path in [
+            "", "/", "/a", "/a/", "/.a", "/a./b", "/...", "/..a/", "/a/b.c",
+        ] {
+            assert!(is_normal_path(path.as_bytes()), "{path}");
+        }
+        for path in [
+            "a", "//", "/a//b", "/.", "/./", "/..", "/../a", "/a/.", "/a/..",
+        ] {
+            assert!(!is_normal_path(path.as_bytes()), "{path}");
+        }
+    }
+
+    #[test]
+    fn writes_the_parts() {
+        let (mut out, mut scratch) = (String::from("old"), Vec::new());
+        let parts = canonicalize_fast(b"HTTP://Evil.COM?Q", &mut out, &mut scratch);
+        assert_eq!(out, "http://evil.com/?Q");
+        assert_eq!(
+            parts,
+            Some(FastParts {
+                scheme_end: 4,
+                host_start: 7,
+                host_end: 15,
+                path_end: 16,
+                explicit_path: true
+            })
+        );
+        let parts = canonicalize_fast(b"a.b/C%2fd#%zz", &mut out, &mut scratch);
+        assert_eq!(out, "http://a.b/C/d");
+        assert_eq!(parts.map(|p| (p.host_end, p.path_end)), Some((10, 14)));
+        // Not on the fast path: `out` is left alone.
+        assert_eq!(canonicalize_fast(b"a.b/%20", &mut out, &mut scratch), None);
+        assert_eq!(canonicalize_fast(b"a.b/x y", &mut out, &mut scratch), None);
+        assert_eq!(out, "http://a.b/C/d");
+    }
+}
