@@ -29,6 +29,7 @@ use crate::keys::KeyScheme;
 use crate::resolve::{Category, Exceptions, Resolver, Verdict, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::source::KeyList;
+use crate::stream::HashedKeys;
 
 /// What structure a blocklist file holds (the header's kind code).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -308,6 +309,78 @@ impl Blocklist {
             target_fpp: Some(options.fpp),
             exact_count: true,
         };
+        Ok(Blocklist {
+            kind: options.kind,
+            meta,
+            engine: Engine::Keys(layers),
+            resolver: Resolver::new(categories, verification, Exceptions::default()),
+            directory: None,
+            origin: PathBuf::from(&options.name),
+        })
+    }
+
+    /// Builds a blocklist of whole keys from their distinct hashes ([`HashedKeys`], a streamed
+    /// read), one category named `category`: the file [`Blocklist::from_keys`] builds from the
+    /// same keys in one group — bit for bit for the Bloom kinds and the counting kind (same
+    /// count, same bits, same fingerprint); a cuckoo filter holds the same keys, placed in
+    /// another order. Refused for a list that grows (its layers must fill in list order, not
+    /// by hash) and for the sha256 strategy (which hashes the keys themselves).
+    pub fn from_hashed_keys(
+        keys: &HashedKeys,
+        category: &str,
+        scheme: KeyScheme,
+        options: &BuildOptions,
+    ) -> Result<Self> {
+        if options.kind == Kind::Cabf {
+            return Self::from_keys(&[], scheme, options);
+        }
+        if options.grow || options.strategy != HashStrategy::Xxh3 {
+            return Err(Error::Unsupported {
+                what: "building from key hashes",
+                why: "a list that grows fills its layers in list order, and the sha256 strategy \
+                      hashes the keys themselves: build these from a KeyList",
+            });
+        }
+        let entries = keys.len() as usize;
+        let layers = fill(options, entries, options.fpp, |layers| {
+            match layers.single_bloom_mut() {
+                // Ascending hashes fill a blocked filter block range by block range.
+                Some(AnyFilter::Blocked(filter)) => keys.try_for_each(|hash| {
+                    filter.insert_hash(hash);
+                    Ok(())
+                }),
+                Some(AnyFilter::Classic(filter)) => keys.try_for_each(|hash| {
+                    filter.insert_hash(hash);
+                    Ok(())
+                }),
+                None => keys.try_for_each(|hash| layers.insert_hash(hash)),
+            }
+        })?;
+        let verification = options.verify.then(|| {
+            let mut pairs = Vec::with_capacity(entries);
+            keys.try_for_each(|hash| {
+                // One category: the table keeps no category sets, so no ids are needed.
+                pairs.push((fingerprint(hash), Vec::new()));
+                Ok(())
+            })
+            .map(|()| Verification::new(pairs, false))
+        });
+        let verification = verification.transpose()?;
+        let meta = Meta {
+            name: options.name.clone(),
+            version: options.version,
+            created: options.created,
+            scheme,
+            probes_per_item: 1,
+            entries: keys.len(),
+            fingerprint: keys.fingerprint(),
+            target_fpp: Some(options.fpp),
+            exact_count: true,
+        };
+        let categories = vec![Category {
+            name: category.to_string(),
+            entries: keys.len(),
+        }];
         Ok(Blocklist {
             kind: options.kind,
             meta,
