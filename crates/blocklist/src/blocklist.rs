@@ -26,6 +26,7 @@ use crate::entries::EntrySet;
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SectionData, Source};
 use crate::keys::KeyScheme;
+use crate::keywords::{KeywordEngine, KeywordsInfo};
 use crate::resolve::{Category, Exceptions, Resolver, Verdict, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::source::KeyList;
@@ -113,6 +114,8 @@ pub enum Engine {
     Urls(UrlFilter),
     /// URL entries in CaBF.
     Cabf(CabfEngine),
+    /// Keywords and phrases, found inside text by `scan`.
+    Keywords(KeywordEngine),
 }
 
 /// How to build a blocklist.
@@ -475,12 +478,12 @@ impl Blocklist {
             });
         }
         if metadata.is_file() {
-            return Self::read(path, &file);
+            return Self::read(path, &file).map(|list| list.attach_keyword_file(file));
         }
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes)
             .map_err(|e| Error::io(path, "read", e))?;
-        Self::read(path, &bytes.as_slice())
+        Self::from_bytes(path, &bytes)
     }
 
     /// Reads only the metadata of the blocklist file at `path` (header, table and metadata
@@ -501,7 +504,39 @@ impl Blocklist {
     /// A blocklist from a whole file image held in memory, with every check of
     /// [`Blocklist::open`]; `name` labels errors.
     pub fn from_bytes(name: impl AsRef<Path>, bytes: &[u8]) -> Result<Self> {
-        Self::read(name.as_ref(), &bytes)
+        Self::read(name.as_ref(), &bytes).map(|list| list.attach_keyword_bytes(bytes))
+    }
+
+    /// A blocklist from its parts (the keyword builder's: one category, named after the list).
+    pub(crate) fn from_parts(kind: Kind, meta: Meta, engine: Engine) -> Self {
+        let categories = vec![Category {
+            name: meta.name.clone(),
+            entries: meta.entries,
+        }];
+        Blocklist {
+            origin: PathBuf::from(&meta.name),
+            kind,
+            meta,
+            engine,
+            resolver: Resolver::new(categories, None, Exceptions::default()),
+            directory: None,
+        }
+    }
+
+    /// Hands a keyword list's index the open file it reads blocks from on hits.
+    fn attach_keyword_file(mut self, file: File) -> Self {
+        if let (Engine::Keywords(engine), Some(directory)) = (&mut self.engine, &self.directory) {
+            engine.attach_file(file, directory);
+        }
+        self
+    }
+
+    /// Hands a keyword list's index its blocks from a whole file image.
+    fn attach_keyword_bytes(mut self, image: &[u8]) -> Self {
+        if let (Engine::Keywords(engine), Some(directory)) = (&mut self.engine, &self.directory) {
+            engine.attach_bytes(image, directory);
+        }
+        self
     }
 
     fn read(path: &Path, source: &dyn Source) -> Result<Self> {
@@ -520,6 +555,7 @@ impl Blocklist {
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
                 tag::GROWTH => kind != Kind::Cabf && entry.index == 0,
                 tag::PATCH => kind.layout().is_some(),
+                tag::KEYWORD_LENGTHS | tag::KEYWORD_INDEX => kind != Kind::Cabf && entry.index == 0,
                 t if t >= format::OPTIONAL_TAGS => true,
                 t => {
                     return Err(Error::UnknownSection {
@@ -623,6 +659,12 @@ impl Blocklist {
                 match meta.scheme {
                     KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
                     KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
+                    KeyScheme::Keywords => {
+                        let filter = layers.into_single_bloom().ok_or_else(|| {
+                            Error::invalid(path, "keyword list", "not one Bloom filter")
+                        })?;
+                        Engine::Keywords(KeywordEngine::read(path, source, &directory, filter)?)
+                    }
                 }
             }
             Kind::Cabf => {
@@ -749,6 +791,17 @@ impl Blocklist {
                 }
                 None
             }
+            Engine::Keywords(engine) => {
+                let filter = engine.filter();
+                blocks.push((
+                    tag::FILTER,
+                    0,
+                    sections::encode_filter_params(&filter.params()),
+                    filter.bit_bytes(),
+                ));
+                extra.push((tag::KEYWORD_LENGTHS, engine.encode_lengths()));
+                None
+            }
         };
         if let Some(layers) = layers {
             for (index, layer) in layers.layers().iter().enumerate() {
@@ -823,8 +876,12 @@ impl Blocklist {
         }
         // Ascending (tag, index) order, as the format requires.
         data.sort_by_key(|section| (section.tag, section.index));
-        let directory = format::plan(self.kind.code(), &data);
-        format::write(out, &directory, &data)?;
+        let spilled: Vec<format::SpilledSection<'_>> = match &self.engine {
+            Engine::Keywords(engine) => engine.spilled_sections(),
+            _ => Vec::new(),
+        };
+        let directory = format::plan_spilled(self.kind.code(), &data, &spilled)?;
+        format::write_spilled(out, &directory, &data, &spilled)?;
         Ok(directory)
     }
 
@@ -880,7 +937,10 @@ impl Blocklist {
     /// The single Bloom filter of a classic or blocked blocklist that does not grow (`None`
     /// for the other kinds).
     pub fn filter(&self) -> Option<&AnyFilter> {
-        self.layers().and_then(Layers::single_bloom)
+        match &self.engine {
+            Engine::Keywords(engine) => Some(engine.filter()),
+            _ => self.layers().and_then(Layers::single_bloom),
+        }
     }
 
     /// The verdict for a canonical URL, for blocklists of URL entries (whole keys have no URL
@@ -888,7 +948,7 @@ impl Blocklist {
     /// exceptions and the most specific entry decide the rest (see [`crate::resolve`]).
     pub fn check_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Verdict {
         let matcher: &dyn Matcher = match &self.engine {
-            Engine::Keys(_) => return Verdict::default(),
+            Engine::Keys(_) | Engine::Keywords(_) => return Verdict::default(),
             Engine::Urls(urls) => urls,
             Engine::Cabf(cabf) => cabf,
         };
@@ -924,6 +984,13 @@ impl Blocklist {
     /// listed) and matched through their expressions.
     pub fn check_batch(&self, items: &[&[u8]], scratch: &mut Scratch, out: &mut Vec<Verdict>) {
         out.reserve(items.len());
+        if let Engine::Keywords(engine) = &self.engine {
+            out.extend(items.iter().map(|item| {
+                let listed = engine.check_phrase(item);
+                self.resolver.key_verdict(item, listed, 0)
+            }));
+            return;
+        }
         if let Engine::Keys(layers) = &self.engine {
             self.check_keys(layers, items, scratch, out);
             return;
@@ -1134,7 +1201,7 @@ impl Blocklist {
         match &self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers()),
-            Engine::Cabf(_) => None,
+            Engine::Cabf(_) | Engine::Keywords(_) => None,
         }
     }
 
@@ -1142,7 +1209,7 @@ impl Blocklist {
         match &mut self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers_mut()),
-            Engine::Cabf(_) => None,
+            Engine::Cabf(_) | Engine::Keywords(_) => None,
         }
     }
 
@@ -1923,6 +1990,8 @@ pub struct Description {
     pub categories: Vec<Category>,
     /// Exception entries.
     pub exceptions: u64,
+    /// A keyword list's phrase lengths, rates per document and per probe, and index.
+    pub keywords: Option<KeywordsInfo>,
 }
 
 /// One section as `info` lists it.
@@ -1954,6 +2023,11 @@ impl Blocklist {
                 engine.filters().map(|f| FilterInfo::of(f)).collect(),
                 Some(engine.split().name()),
                 None,
+            ),
+            (Engine::Keywords(engine), _) => (
+                vec![FilterInfo::of(&**engine.filter())],
+                None,
+                engine.filter().target_fpp(),
             ),
             (_, Some(layers)) => (
                 layers
@@ -2001,6 +2075,10 @@ impl Blocklist {
             verification: self.resolver.verification().map(|t| t.len() as u64),
             categories: self.resolver.categories().to_vec(),
             exceptions: self.resolver.exceptions().len() as u64,
+            keywords: match &self.engine {
+                Engine::Keywords(engine) => Some(engine.info(&self.meta)),
+                _ => None,
+            },
         }
     }
 }

@@ -84,6 +84,10 @@ pub mod tag {
     pub const GROWTH: u16 = 10;
     /// A patch: Golomb-coded prefixes of fingerprints a delta added to a Bloom list.
     pub const PATCH: u16 = 11;
+    /// A keyword list's phrase lengths in tokens (what a scan probes).
+    pub const KEYWORD_LENGTHS: u16 = 0x10;
+    /// A keyword list's exact keywords, sorted by phrase hash, read on hits.
+    pub const KEYWORD_INDEX: u16 = 0x11;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
 }
@@ -104,6 +108,8 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::COUNTERS => "counting",
         tag::GROWTH => "growth",
         tag::PATCH => "patch",
+        tag::KEYWORD_LENGTHS => "phrase lengths",
+        tag::KEYWORD_INDEX => "keyword index",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }
@@ -191,22 +197,92 @@ fn align_up(offset: u64) -> Option<u64> {
     offset.checked_next_multiple_of(ALIGN)
 }
 
+/// A section too large to hold in memory (a keyword index spilled to a temporary file or read
+/// from an open list): its bytes are read, piece by piece, from sources when the file is
+/// planned (to checksum them) and written (to copy them).
+pub struct SpilledSection<'a> {
+    /// The tag.
+    pub tag: u16,
+    /// The index.
+    pub index: u16,
+    /// The bytes, in order: `(source, offset, length)`.
+    pub parts: Vec<(&'a dyn Source, u64, u64)>,
+}
+
+/// Bytes copied per read of a spilled section.
+const SPILL_CHUNK: usize = 1 << 20;
+
+impl SpilledSection<'_> {
+    fn len(&self) -> u64 {
+        self.parts.iter().map(|p| p.2).sum()
+    }
+
+    /// Calls `visit` with the section's bytes, a chunk at a time.
+    fn for_each_chunk(
+        &self,
+        mut visit: impl FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut buffer = vec![0u8; SPILL_CHUNK];
+        for &(source, offset, len) in &self.parts {
+            let mut done = 0;
+            while done < len {
+                let take = (len - done).min(SPILL_CHUNK as u64) as usize;
+                source.read_exact_at(&mut buffer[..take], offset + done)?;
+                visit(&buffer[..take])?;
+                done += take as u64;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The directory a file with these sections has: offsets, lengths, checksums (this reads every
 /// section's bytes once, to checksum them). Sections must come in ascending (tag, index) order,
 /// as readers require.
 pub fn plan(kind: u16, sections: &[SectionData<'_>]) -> Directory {
-    let table_end = (HEADER_LEN + ENTRY_LEN * sections.len()) as u64;
+    let sizes = sections
+        .iter()
+        .map(|s| (s.tag, s.index, s.len(), s.checksum()))
+        .collect();
+    plan_sizes(kind, sizes)
+}
+
+/// [`plan`] with spilled sections too (read once here, to checksum them); together the
+/// sections are placed in ascending (tag, index) order.
+pub fn plan_spilled(
+    kind: u16,
+    sections: &[SectionData<'_>],
+    spilled: &[SpilledSection<'_>],
+) -> std::io::Result<Directory> {
+    let mut sizes: Vec<(u16, u16, u64, u64)> = sections
+        .iter()
+        .map(|s| (s.tag, s.index, s.len(), s.checksum()))
+        .collect();
+    for section in spilled {
+        let mut hasher = Xxh3::new();
+        section.for_each_chunk(|chunk| {
+            hasher.update(chunk);
+            Ok(())
+        })?;
+        sizes.push((section.tag, section.index, section.len(), hasher.digest()));
+    }
+    sizes.sort_by_key(|&(tag, index, _, _)| (tag, index));
+    Ok(plan_sizes(kind, sizes))
+}
+
+/// The directory of sections with these (tag, index, length, checksum), in order.
+fn plan_sizes(kind: u16, sizes: Vec<(u16, u16, u64, u64)>) -> Directory {
+    let table_end = (HEADER_LEN + ENTRY_LEN * sizes.len()) as u64;
     // Alignment of in-memory lengths cannot overflow a u64.
     let mut offset = table_end.next_multiple_of(ALIGN);
-    let mut entries = Vec::with_capacity(sections.len());
-    for section in sections {
-        let len = section.len();
+    let mut entries = Vec::with_capacity(sizes.len());
+    for (tag, index, len, checksum) in sizes {
         entries.push(SectionEntry {
-            tag: section.tag,
-            index: section.index,
+            tag,
+            index,
             offset,
             len,
-            checksum: section.checksum(),
+            checksum,
         });
         offset = (offset + len).next_multiple_of(ALIGN);
     }
@@ -256,6 +332,17 @@ pub fn write(
     directory: &Directory,
     sections: &[SectionData<'_>],
 ) -> std::io::Result<()> {
+    write_spilled(out, directory, sections, &[])
+}
+
+/// [`write()`] for a directory from [`plan_spilled`]: spilled sections are copied from their
+/// sources in chunks.
+pub fn write_spilled(
+    out: &mut impl Write,
+    directory: &Directory,
+    sections: &[SectionData<'_>],
+    spilled: &[SpilledSection<'_>],
+) -> std::io::Result<()> {
     const ZEROS: [u8; ALIGN as usize] = [0; ALIGN as usize];
     // Zero bytes from `*position` up to `to` (under 64 by construction of `plan`).
     let pad = |out: &mut dyn Write, position: &mut u64, to: u64| -> std::io::Result<()> {
@@ -268,11 +355,20 @@ pub fn write(
     out.write_all(&encode_header(directory))?;
     out.write_all(&table)?;
     let mut position = (HEADER_LEN + table.len()) as u64;
-    for (entry, section) in directory.sections.iter().zip(sections) {
+    for entry in &directory.sections {
         pad(out, &mut position, entry.offset)?;
-        for part in &section.parts {
-            out.write_all(part)?;
-            position += part.len() as u64;
+        let key = (entry.tag, entry.index);
+        if let Some(section) = sections.iter().find(|s| (s.tag, s.index) == key) {
+            for part in &section.parts {
+                out.write_all(part)?;
+                position += part.len() as u64;
+            }
+        } else if let Some(section) = spilled.iter().find(|s| (s.tag, s.index) == key) {
+            section.for_each_chunk(|chunk| {
+                out.write_all(chunk)?;
+                position += chunk.len() as u64;
+                Ok(())
+            })?;
         }
     }
     pad(out, &mut position, directory.file_len)
@@ -302,6 +398,15 @@ impl Source for File {
     }
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
         FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
+impl Source for Vec<u8> {
+    fn source_len(&self) -> std::io::Result<u64> {
+        self.as_slice().source_len()
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        Source::read_exact_at(&self.as_slice(), buf, offset)
     }
 }
 
@@ -722,6 +827,57 @@ mod tests {
                 "truncation to {len} went unnoticed"
             );
         }
+    }
+
+    #[test]
+    fn spilled_sections_write_the_same_file_as_sections_in_memory() {
+        let (a, b, c) = ([1u8; 10], vec![2u8; 3_000_000], [3u8; 5]);
+        let in_memory = encode(
+            7,
+            &[
+                SectionData {
+                    tag: tag::META,
+                    index: 0,
+                    parts: vec![&a],
+                },
+                SectionData {
+                    tag: tag::FILTER,
+                    index: 0,
+                    parts: vec![&b[..100], &b[100..]],
+                },
+                SectionData {
+                    tag: tag::VERIFY,
+                    index: 0,
+                    parts: vec![&c],
+                },
+            ],
+        );
+        let sections = [
+            SectionData {
+                tag: tag::META,
+                index: 0,
+                parts: vec![&a],
+            },
+            SectionData {
+                tag: tag::VERIFY,
+                index: 0,
+                parts: vec![&c],
+            },
+        ];
+        let head = b[..100].to_vec();
+        let spilled = [SpilledSection {
+            tag: tag::FILTER,
+            index: 0,
+            parts: vec![(&head, 0, 100), (&b, 100, b.len() as u64 - 100)],
+        }];
+        let directory = plan_spilled(7, &sections, &spilled).unwrap();
+        let mut out = Vec::new();
+        write_spilled(&mut out, &directory, &sections, &spilled).unwrap();
+        assert_eq!(out, in_memory);
+        assert_eq!(
+            directory,
+            read_directory(Path::new("x"), &&out[..]).unwrap()
+        );
     }
 
     #[test]

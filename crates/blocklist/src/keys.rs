@@ -26,6 +26,9 @@ pub enum KeyScheme {
     /// list entry. Used through the URL engines ([`crate::engine`]), not
     /// [`KeyScheme::normalize_into`].
     Expressions,
+    /// Keywords and phrases in any language, matched inside text (`phishbloom scan`): NFKC,
+    /// simple case folding, UAX #29 tokens joined by one space ([`crate::keywords`]).
+    Keywords,
 }
 
 impl KeyScheme {
@@ -36,6 +39,7 @@ impl KeyScheme {
             KeyScheme::Url => 1,
             KeyScheme::Expressions => 2,
             KeyScheme::Folded => 4,
+            KeyScheme::Keywords => 3,
         }
     }
 
@@ -46,6 +50,7 @@ impl KeyScheme {
             1 => Some(KeyScheme::Url),
             2 => Some(KeyScheme::Expressions),
             4 => Some(KeyScheme::Folded),
+            3 => Some(KeyScheme::Keywords),
             _ => None,
         }
     }
@@ -57,6 +62,7 @@ impl KeyScheme {
             KeyScheme::Url => "url",
             KeyScheme::Expressions => "url-expressions",
             KeyScheme::Folded => "exact-folded",
+            KeyScheme::Keywords => "keywords",
         }
     }
 
@@ -77,8 +83,18 @@ impl KeyScheme {
             KeyScheme::Folded => fold_case(raw, out),
             // Whole-key normalization of a URL; expression matching goes through the matcher.
             KeyScheme::Url | KeyScheme::Expressions => normalize_url(raw, out),
+            KeyScheme::Keywords => crate::keywords::append_normalized(raw, out),
         }
         out.len() - start
+    }
+
+    /// The hash a normalized key is stored under: xxh3-128 of its bytes, or for keywords the
+    /// phrase hash of its tokens ([`crate::keywords::keyword_hash`]).
+    pub fn key_hash(self, key: &[u8]) -> phishbloom_filter::KeyHash {
+        match self {
+            KeyScheme::Keywords => crate::keywords::keyword_hash(key),
+            _ => phishbloom_filter::KeyHash::of(key),
+        }
     }
 }
 
@@ -177,6 +193,7 @@ mod tests {
             KeyScheme::Url,
             KeyScheme::Expressions,
             KeyScheme::Folded,
+            KeyScheme::Keywords,
         ] {
             assert_eq!(KeyScheme::from_code(scheme.code()), Some(scheme));
         }

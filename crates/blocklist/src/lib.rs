@@ -24,6 +24,8 @@
 //! - [`structure`] — what holds a list's keys: a Bloom, cuckoo or counting filter, or the
 //!   growing stack of them.
 //! - [`plan`] — the sizing calculator.
+//! - [`keywords`] — keyword lists (phrases in any language, built streaming, with phrase
+//!   lengths and an exact index read on hits); [`scan`] — finding them inside e-mail and text.
 //! - [`Error`] — everything that can fail, naming the file and the fix.
 //!
 //! # Example
@@ -70,9 +72,11 @@ mod error;
 pub mod fmt;
 pub mod format;
 pub mod keys;
+pub mod keywords;
 pub mod plan;
 pub mod printer;
 pub mod resolve;
+pub mod scan;
 pub mod sections;
 pub mod source;
 pub mod stream;

@@ -336,26 +336,34 @@ fn read_sized<P, T>(
 
 /// Encodes a cuckoo section's parameter block.
 pub fn encode_cuckoo_params(params: &CuckooParams) -> Vec<u8> {
-    let mut out = Vec::with_capacity(FILTER_PARAMS);
-    out.put_u32(params.fingerprint_bits);
-    out.put_u32(0);
-    out.put_u64(params.num_buckets);
-    out.put_u64(params.items);
-    out.put_u64(params.expected_items);
-    out.put_u64(params.target_fpp.map_or(NO_RATE, f64::to_bits));
-    out.resize(FILTER_PARAMS, 0);
-    out
+    encode_sized_block(&SizedBlock {
+        width: params.fingerprint_bits,
+        size: params.num_buckets,
+        items: params.items,
+        expected_items: params.expected_items,
+        target_fpp: params.target_fpp,
+    })
 }
 
 /// Encodes a counting section's parameter block.
 pub fn encode_counting_params(params: &CountingParams) -> Vec<u8> {
+    encode_sized_block(&SizedBlock {
+        width: params.num_hashes,
+        size: params.num_counters,
+        items: params.items,
+        expected_items: params.expected_items,
+        target_fpp: params.target_fpp,
+    })
+}
+
+fn encode_sized_block(block: &SizedBlock) -> Vec<u8> {
     let mut out = Vec::with_capacity(FILTER_PARAMS);
-    out.put_u32(params.num_hashes);
+    out.put_u32(block.width);
     out.put_u32(0);
-    out.put_u64(params.num_counters);
-    out.put_u64(params.items);
-    out.put_u64(params.expected_items);
-    out.put_u64(params.target_fpp.map_or(NO_RATE, f64::to_bits));
+    out.put_u64(block.size);
+    out.put_u64(block.items);
+    out.put_u64(block.expected_items);
+    out.put_u64(block.target_fpp.map_or(NO_RATE, f64::to_bits));
     out.resize(FILTER_PARAMS, 0);
     out
 }

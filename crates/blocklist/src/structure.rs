@@ -242,6 +242,18 @@ impl Layers {
         }
     }
 
+    /// The single Bloom filter of a one-layer Bloom list without patches, taken out.
+    pub fn into_single_bloom(self) -> Option<AnyFilter> {
+        match (
+            self.layers.into_iter().next(),
+            self.patches.is_empty(),
+            self.grows,
+        ) {
+            (Some(Layer::Bloom(filter)), true, false) => Some(filter),
+            _ => None,
+        }
+    }
+
     /// The single Bloom filter, to change it (a one-layer Bloom list without patches).
     pub fn single_bloom_mut(&mut self) -> Option<&mut AnyFilter> {
         match (self.layers.as_mut_slice(), self.patches.is_empty()) {

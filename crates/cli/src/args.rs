@@ -36,6 +36,9 @@ pub enum Command {
     Build(BuildArgs),
     /// Check URLs or keys against a blocklist: listed, allowed or clean.
     Check(CheckArgs),
+    /// Find a keyword list's keywords and phrases inside e-mails and text: spam or clean per
+    /// document (exit 0 if any document matched, 1 if none, 2 on error).
+    Scan(crate::commands::scan::ScanArgs),
     /// Show what a blocklist file holds (kind, list version, categories, sections), after
     /// verifying every checksum.
     Info(InfoArgs),
@@ -230,8 +233,16 @@ pub struct FilterArgs {
 )]
 pub struct BuildArgs {
     /// Lists to read: a CSV with a header row, or one entry per line; `-` reads standard input.
-    #[arg(required_unless_present = "ut1", value_name = "LIST")]
+    #[arg(required_unless_present_any = ["ut1", "keywords"], value_name = "LIST")]
     pub inputs: Vec<String>,
+    /// Build a keyword list for `scan` from LIST (one keyword or phrase per line, any language;
+    /// `-` reads standard input) instead of a URL or key list.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["inputs", "ut1", "exact"])]
+    pub keywords: Option<String>,
+    /// With --keywords: the probes per scanned document that --fpp is stated for (default: 400
+    /// tokens × the number of distinct phrase lengths in the list).
+    #[arg(long, value_name = "P", requires = "keywords", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    pub probes_per_doc: Option<u32>,
     /// UT1 category folders (each with `domains` and/or `urls` files); the folder's name is the
     /// category, and UT1's `liste_blanche` folder is read as exceptions.
     #[arg(long, value_name = "DIR", num_args = 1..)]

@@ -11,12 +11,17 @@ use clap::Parser;
 use crate::args::{Cli, Command, ExperimentCommand};
 
 fn main() -> ExitCode {
+    // The report measures each keyword configuration in a child process: this executable.
+    if let Some(code) = phishbloom_lab::measure::keywords::serve_child() {
+        return ExitCode::from(code as u8);
+    }
     restore_default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Plan(args) => commands::plan::run(&args),
         Command::Build(args) => commands::build::run(&args),
         Command::Check(args) => commands::check::run(&args),
+        Command::Scan(args) => commands::scan::run(&args),
         Command::Eval(args) => commands::eval::run(&args),
         Command::Info(args) => commands::info::run(&args),
         Command::Demo(args) => commands::demo::run(&args),

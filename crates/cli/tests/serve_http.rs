@@ -252,76 +252,79 @@ fn every_route_and_error() {
         (json!("clean"), Value::Null)
     );
 
-    // Errors of the check routes.
-    let e = error_of(
-        http.get(url("/v1/check")).send().unwrap(),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.contains("give the URL"), "{e}");
-    let e = error_of(
-        http.get(url("/v1/check?url=x&list=nope")).send().unwrap(),
-        StatusCode::NOT_FOUND,
-    );
-    assert!(e.contains("no list named \"nope\""), "{e}");
-    let e = error_of(
-        http.get(url("/v1/check?url=http://[::1")).send().unwrap(),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.contains("is not a URL"), "{e}");
-    let e = error_of(
-        http.get(url("/v1/check?url=%FF%FE")).send().unwrap(),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.contains("not UTF-8"), "{e}");
-    let post = |body: Vec<u8>, content_type: &str| {
-        http.post(url("/v1/check"))
+    // Errors of the check routes: GET, then POST bodies.
+    for (path, status, needle) in [
+        ("/v1/check", StatusCode::BAD_REQUEST, "give the URL"),
+        (
+            "/v1/check?url=x&list=nope",
+            StatusCode::NOT_FOUND,
+            "no list named \"nope\"",
+        ),
+        (
+            "/v1/check?url=http://[::1",
+            StatusCode::BAD_REQUEST,
+            "is not a URL",
+        ),
+        ("/v1/check?url=%FF%FE", StatusCode::BAD_REQUEST, "not UTF-8"),
+    ] {
+        let e = error_of(http.get(url(path)).send().unwrap(), status);
+        assert!(e.contains(needle), "{path}: {e}");
+    }
+    let many: Vec<String> = (0..51).map(|i| format!("http://a{i}.example/")).collect();
+    let json_of = |value: Value| serde_json::to_vec(&value).unwrap();
+    for (body, content_type, status, needle) in [
+        (
+            b"{\"urls\": [".to_vec(),
+            "application/json",
+            StatusCode::BAD_REQUEST,
+            "not {\"urls\": [...]}",
+        ),
+        (
+            b"{\"urls\": \"x\"}".to_vec(),
+            "application/json",
+            StatusCode::BAD_REQUEST,
+            "not {\"urls\": [...]}",
+        ),
+        (
+            b"{\"urls\": [\"\xff\"]}".to_vec(),
+            "application/json",
+            StatusCode::BAD_REQUEST,
+            "not UTF-8",
+        ),
+        (
+            b"{}".to_vec(),
+            "text/plain",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "application/x-ndjson",
+        ),
+        (
+            json_of(json!({"urls": ["http://evil1.example/", "http://[::1"]})),
+            "application/json",
+            StatusCode::BAD_REQUEST,
+            "urls[1]",
+        ),
+        (
+            json_of(json!({ "urls": many })),
+            "application/json",
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "over the cap of 50",
+        ),
+        (
+            vec![b' '; 30_000],
+            "application/json",
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "over 20000 bytes",
+        ),
+    ] {
+        let response = http
+            .post(url("/v1/check"))
             .header("content-type", content_type)
             .body(body)
             .send()
-            .unwrap()
-    };
-    let e = error_of(
-        post(b"{\"urls\": [".to_vec(), "application/json"),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.contains("not {\"urls\": [...]}"), "{e}");
-    let e = error_of(
-        post(b"{\"urls\": \"x\"}".to_vec(), "application/json"),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.contains("not {\"urls\": [...]}"), "{e}");
-    let e = error_of(
-        post(b"{\"urls\": [\"\xff\"]}".to_vec(), "application/json"),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.contains("not UTF-8"), "{e}");
-    let e = error_of(
-        post(b"{}".to_vec(), "text/plain"),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-    );
-    assert!(e.contains("application/x-ndjson"), "{e}");
-    let e = error_of(
-        post(
-            serde_json::to_vec(&json!({"urls": ["http://evil1.example/", "http://[::1"]})).unwrap(),
-            "application/json",
-        ),
-        StatusCode::BAD_REQUEST,
-    );
-    assert!(e.starts_with("urls[1]"), "{e}");
-    let many: Vec<String> = (0..51).map(|i| format!("http://a{i}.example/")).collect();
-    let e = error_of(
-        post(
-            serde_json::to_vec(&json!({ "urls": many })).unwrap(),
-            "application/json",
-        ),
-        StatusCode::PAYLOAD_TOO_LARGE,
-    );
-    assert!(e.contains("over the cap of 50"), "{e}");
-    let e = error_of(
-        post(vec![b' '; 30_000], "application/json"),
-        StatusCode::PAYLOAD_TOO_LARGE,
-    );
-    assert!(e.contains("over 20000 bytes"), "{e}");
+            .unwrap();
+        let e = error_of(response, status);
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
     // The file, its ETag and 304.
     let response = http.get(url("/v1/lists/phish/file")).send().unwrap();
     assert_eq!(response.status(), StatusCode::OK);

@@ -235,6 +235,16 @@ impl Blocked {
     /// no multiply sits on the dependency chain for k ≤ 7.
     #[inline(always)]
     fn in_block_bits(h2: u64, num_hashes: u32, mut visit: impl FnMut(u64)) {
+        Self::in_block_bits_while(h2, num_hashes, |bit| {
+            visit(bit);
+            true
+        });
+    }
+
+    /// [`Blocked::in_block_bits`], stopping at the first position for which `visit` returns
+    /// `false`; returns whether every position was visited.
+    #[inline(always)]
+    fn in_block_bits_while(h2: u64, num_hashes: u32, mut visit: impl FnMut(u64) -> bool) -> bool {
         let mut word = h2;
         let mut left = POSITIONS_PER_WORD;
         let mut round = 0u64;
@@ -244,10 +254,13 @@ impl Blocked {
                 word = remix(h2.wrapping_add(round));
                 left = POSITIONS_PER_WORD;
             }
-            visit(word & (BLOCK_BITS - 1));
+            if !visit(word & (BLOCK_BITS - 1)) {
+                return false;
+            }
             word >>= BLOCK_BIT_WIDTH;
             left -= 1;
         }
+        true
     }
 }
 
@@ -277,14 +290,15 @@ impl Blocked {
             5 => Self::probe_unrolled::<5>(block, h2),
             6 => Self::probe_unrolled::<6>(block, h2),
             7 => Self::probe_unrolled::<7>(block, h2),
-            _ => {
-                let mut missing = 0u64;
-                Self::in_block_bits(h2, num_hashes, |bit| {
-                    let (word, mask) = word_and_mask(bit);
-                    missing |= !block[word] & mask;
-                });
-                missing == 0
-            }
+            // More than 7 positions (the low per-probe rates of keyword lists ask for k ≈ 14):
+            // stop at the first missing bit. A non-member meets one within two or three
+            // positions in a half-full block, so one mispredicted branch costs less than
+            // computing all k positions and their re-mixes (measured on `scan`: the probe loop
+            // fell from 27 % of the scan's time).
+            _ => Self::in_block_bits_while(h2, num_hashes, |bit| {
+                let (word, mask) = word_and_mask(bit);
+                block[word] & mask != 0
+            }),
         }
     }
 }

@@ -30,6 +30,26 @@ pub enum Error {
         #[source]
         source: phishbloom_filter::Error,
     },
+
+    /// A measurement's own file or process failed (a temporary keyword file, a child process).
+    #[error("cannot {action} {what}: {error}")]
+    Io {
+        /// The file or process.
+        what: String,
+        /// What was being done.
+        action: &'static str,
+        /// The operating system's error.
+        error: std::io::Error,
+    },
+
+    /// A child process of a per-process measurement failed or answered nonsense.
+    #[error("measurement in a child process failed ({message}): {job}")]
+    Child {
+        /// The job it ran.
+        job: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// The result type of the lab.

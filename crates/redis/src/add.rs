@@ -53,12 +53,12 @@ pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<KeyHash> {
         KeyScheme::Expressions => Ok(expression_hash(
             Entry::parse(key).map_err(not_an_entry)?.key(),
         )),
-        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => {
+        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url | KeyScheme::Keywords => {
             let mut normalized = Vec::new();
             if !scheme.normalize_into(key, &mut normalized) {
                 return Err(not_an_entry(phishbloom_url::Error::EmptyInput));
             }
-            Ok(KeyHash::of(&normalized))
+            Ok(scheme.key_hash(&normalized))
         }
     }
 }

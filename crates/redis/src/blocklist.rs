@@ -483,13 +483,13 @@ fn prepare(scheme: KeyScheme, item: &[u8], key: &mut Vec<u8>) -> Item {
             }
             Err(_) => Item::Clean,
         },
-        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => {
+        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url | KeyScheme::Keywords => {
             key.clear();
             // An empty key (a blank line) is never listed: no list entry is empty.
             if scheme.append_key(item, key) == 0 {
                 Item::Clean
             } else {
-                Item::Key(KeyHash::of(key), key.as_slice().into())
+                Item::Key(scheme.key_hash(key), key.as_slice().into())
             }
         }
     }

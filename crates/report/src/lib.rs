@@ -19,6 +19,7 @@
 //! 6. Seed 004's memory table with a hash set and a fingerprint table.
 //! 7. Seed 002 at full scale: 10⁸ keys.
 //! 8. Threats to validity.
+//! 9. Scanning e-mail for keywords (issue 14): keyword lists beside aho-corasick.
 //!
 //! # Example
 //! ```no_run
@@ -49,7 +50,7 @@ pub use error::{Error, Result};
 
 use context::Context;
 use phishbloom_lab::measure::{self, machine, timed, Settings};
-use sections::{dataset, hashing, memory, scale, sizing, sweeps, validity};
+use sections::{dataset, hashing, keywords, memory, scale, sizing, sweeps, validity};
 
 /// What to run and where to write it.
 #[derive(Clone, Debug)]
@@ -183,6 +184,11 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
             load_at_start.as_deref(),
             load_now.as_deref(),
         ))
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "9. Scanning e-mail for keywords", || {
+        let result = measure::keywords::run(&ctx.settings).map_err(lab("keywords"))?;
+        keywords::render(&mut ctx, &result)
     })?;
     body.push(md);
 

@@ -110,6 +110,26 @@ fn every_file_exists_and_every_csv_parses_with_finite_numbers() {
 }
 
 #[test]
+fn the_keyword_section_finds_every_planted_keyword_and_verification_flags_nothing() {
+    report();
+    let (header, rows) = read_csv("keywords.csv");
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert!(rows.len() >= 3, "{rows:?}");
+    for row in &rows {
+        assert_eq!(
+            row[column("planted")],
+            row[column("planted_found")],
+            "{row:?}"
+        );
+        if row[column("system")] != "phishbloom"
+            && !row[column("system")].starts_with("aho-corasick (raw")
+        {
+            assert_eq!(row[column("flagged")], "0", "{row:?}");
+        }
+    }
+}
+
+#[test]
 fn svgs_are_well_formed_and_labelled() {
     let (_, summary) = report();
     let svgs: Vec<&PathBuf> = summary

@@ -100,7 +100,10 @@ impl Server {
 
 /// Reloads lists whose files changed, every reload interval, on the blocking pool.
 async fn poll_files(shared: Arc<Shared>, shutdown: CancellationToken) {
-    let mut ticker = tokio::time::interval(shared.limits.reload_interval);
+    // The lists were just loaded: the first look is one interval from now, not at once (an
+    // immediate tick would race with a file replaced right after start-up).
+    let period = shared.limits.reload_interval;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {

@@ -42,6 +42,9 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         capacity: args.capacity,
         grow: args.grow,
     };
+    if let Some(list) = &args.keywords {
+        return crate::commands::scan::build(args, list, &options, started);
+    }
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
         let scheme = if args.fold_case {
@@ -317,7 +320,7 @@ fn progress_bar(input: &Input) -> ProgressBar {
     bar
 }
 
-fn print_list_summary(source: &str, summary: &ListSummary) {
+pub(crate) fn print_list_summary(source: &str, summary: &ListSummary) {
     let label = summary
         .label
         .as_deref()
@@ -363,7 +366,7 @@ fn print_entry_summary(summary: &EntrySummary, set: &EntrySet) {
     }
 }
 
-fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
+pub(crate) fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
     let meta = blocklist.meta();
     let what = match meta.scheme {
         KeyScheme::Expressions => "URL entries",
@@ -378,6 +381,9 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
             fmt::bytes(engine.bits() / 8),
             fmt::count(engine.bits()),
         ),
+        Engine::Keywords(engine) => {
+            print_filter(args, &**engine.filter(), meta.entries, "keywords")
+        }
         _ => match (blocklist.filter(), blocklist.layers()) {
             (Some(filter), _) => print_filter(args, &**filter, meta.entries, what),
             (None, Some(layers)) => {

@@ -40,6 +40,7 @@ fn print_text(file: &str, d: &Description) {
         KeyScheme::Exact => "exact keys",
         KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
+        KeyScheme::Keywords => "keywords and phrases",
     };
     println!(
         "entries           {}{} {keys}",
@@ -54,7 +55,12 @@ fn print_text(file: &str, d: &Description) {
     }
     println!("set fingerprint   {}", meta.fingerprint);
     if let Some(p) = d.per_item_fpp {
-        let per = if meta.scheme == KeyScheme::Expressions {
+        let per = if meta.scheme == KeyScheme::Keywords {
+            format!(
+                "per scanned document of up to {} probes (1 - (1 - f)^P)",
+                fmt::count(u64::from(meta.probes_per_item))
+            )
+        } else if meta.scheme == KeyScheme::Expressions {
             format!(
                 "per checked URL of up to {} expressions (1 - (1 - f)^E)",
                 meta.probes_per_item
@@ -76,7 +82,11 @@ fn print_text(file: &str, d: &Description) {
             fmt::count(d.exceptions)
         );
     }
+    if let Some(keywords) = &d.keywords {
+        crate::commands::scan::print_keywords_info(keywords);
+    }
     match d.verification {
+        _ if d.keywords.is_some() => {}
         Some(count) => println!(
             "verification      {} fingerprints: every hit is confirmed exactly",
             fmt::count(count)

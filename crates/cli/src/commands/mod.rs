@@ -11,6 +11,7 @@ pub mod info;
 pub mod plan;
 pub mod redis;
 pub mod report;
+pub mod scan;
 pub mod serve;
 pub mod squid_helper;
 

@@ -186,6 +186,7 @@ fn print_info(info: &Info) {
         KeyScheme::Exact => "exact keys",
         KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
+        KeyScheme::Keywords => "keywords and phrases (whole-phrase checks only)",
     };
     println!("entries           {} {keys}", fmt::count(list.entries));
     println!("set fingerprint   {} (as pushed)", list.fingerprint);

@@ -64,21 +64,26 @@ pub struct ServeArgs {
     pub threads: Option<usize>,
 }
 
-fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {
+/// A positive number of seconds given to `--FLAG`.
+pub fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(value)
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| anyhow::anyhow!("--{flag} {value}: give a positive number of seconds"))
 }
 
+/// The `NAME=FILE` (or `FILE`) list arguments, parsed.
+pub fn list_specs(lists: &[String]) -> anyhow::Result<Vec<ListSpec>> {
+    Ok(lists
+        .iter()
+        .map(|arg| ListSpec::parse(arg))
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
 /// Opens the lists, binds, prints the addresses and serves until SIGTERM (exit 0).
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     crate::commands::init_logging();
-    let specs = args
-        .lists
-        .iter()
-        .map(|arg| ListSpec::parse(arg))
-        .collect::<Result<Vec<_>, _>>()?;
+    let specs = list_specs(&args.lists)?;
     let limits = Limits {
         max_body: args.max_body,
         max_batch: args.max_batch,

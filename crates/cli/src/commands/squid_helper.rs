@@ -5,10 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
-use phishbloom_server::{ListSpec, Lists};
+use phishbloom_server::Lists;
 
 /// Options of `squid-helper`.
 #[derive(Debug, Args)]
@@ -27,15 +26,8 @@ pub struct SquidHelperArgs {
 /// Answers squid on standard input and output until squid closes the pipe.
 pub fn run(args: &SquidHelperArgs) -> anyhow::Result<ExitCode> {
     crate::commands::init_logging();
-    let specs = args
-        .lists
-        .iter()
-        .map(|arg| ListSpec::parse(arg))
-        .collect::<Result<Vec<_>, _>>()?;
-    let interval = Duration::try_from_secs_f64(args.reload_interval)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| anyhow::anyhow!("--reload-interval: give a positive number of seconds"))?;
+    let specs = super::serve::list_specs(&args.lists)?;
+    let interval = super::serve::seconds(args.reload_interval, "reload-interval")?;
     let lists = Arc::new(Lists::open(&specs, Arc::default())?);
     let watched = Arc::downgrade(&lists);
     // The watcher ends with the helper: it holds the lists only while polling.

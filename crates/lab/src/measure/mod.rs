@@ -9,10 +9,13 @@
 //! - [`hashing`] — SHA-256 per index against xxh3 double hashing: rates and timed builds.
 //! - [`memory`] — seed 004's table: Bloom filters, a `HashSet<String>`, 32-bit fingerprints.
 //! - [`scale`] — seed 002 at 10⁸ keys: parallel and single-threaded builds, rate, memory.
+//! - [`keywords`] — issue 14: scanning e-mail for 10⁵…10⁸ keywords beside aho-corasick, each
+//!   configuration in its own process.
 //! - [`machine`] — the process's resident memory and the machine's load.
 
 pub mod dataset;
 pub mod hashing;
+pub mod keywords;
 pub mod machine;
 pub mod memory;
 pub mod scale;

@@ -3,6 +3,7 @@
 
 pub mod dataset;
 pub mod hashing;
+pub mod keywords;
 pub mod memory;
 pub mod scale;
 pub mod sizing;

@@ -1,0 +1,237 @@
+//! Scanning text for the keywords of a keyword list: the text is tokenized once
+//! (`phishbloom_text`), and at every token position the n-grams of every phrase length the list
+//! records are hashed — each in O(1) from the one a token shorter — and probed in batches, so
+//! the cache misses of a filter larger than the cache overlap
+//! ([`phishbloom_filter::Filter::contains_hash_batch`]). A hit is confirmed by the list's
+//! keyword index when it has one (one block read per hit; non-members cost no read).
+//!
+//! A document is `spam` when it has at least `min_hits` hits (occurrences of keywords, counted
+//! with repeats); its answer lists the matched keywords (normalized) with their byte ranges in
+//! the decoded text.
+
+use phishbloom_filter::KeyHash;
+use phishbloom_text::phrase::{extend, START};
+use phishbloom_text::tokens::Tokens;
+
+use crate::blocklist::Engine;
+use crate::error::{Error, Result};
+use crate::keywords::KeywordEngine;
+use crate::printer::Output;
+use crate::Blocklist;
+
+/// Probes hashed before one batched query: enough to keep many cache misses in flight, few
+/// enough that the hashes and their origins stay in L1/L2 (1,024 × 16 bytes = 16 KiB).
+pub const PROBE_BATCH: usize = 1024;
+
+/// The most matches one answer lists (hits are counted in full): a pathological document with
+/// millions of hits gets a bounded answer.
+pub const MAX_REPORTED_MATCHES: usize = 1000;
+
+/// How to scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Hits a document needs to be `spam` (at least 1).
+    pub min_hits: u64,
+    /// Confirm every filter hit with the keyword index, when the list has one.
+    pub confirm: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            min_hits: 1,
+            confirm: true,
+        }
+    }
+}
+
+/// One keyword found in a document.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Match {
+    /// The keyword, normalized (tokens joined by one space).
+    pub keyword: String,
+    /// The text it matched, as the decoded document has it (`text[start..end]`).
+    pub text: String,
+    /// Byte offset of its first token in the decoded text.
+    pub start: usize,
+    /// Byte offset just past its last token.
+    pub end: usize,
+}
+
+/// The answer for one document.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DocumentVerdict {
+    /// Whether the document has at least `min_hits` hits.
+    pub spam: bool,
+    /// Keyword occurrences found (confirmed, when confirming).
+    pub hits: u64,
+    /// The first [`MAX_REPORTED_MATCHES`] of them, in text order.
+    pub matches: Vec<Match>,
+    /// Filter hits the index rejected (false positives caught by verification).
+    pub unconfirmed: u64,
+    /// Tokens in the document.
+    pub tokens: u64,
+    /// Probes made.
+    pub probes: u64,
+}
+
+/// Scans documents against one keyword list; reuses its buffers across documents.
+pub struct Scanner<'a> {
+    engine: &'a KeywordEngine,
+    options: ScanOptions,
+    mask: u64,
+    max_len: usize,
+    tokens: Tokens,
+    probes: Vec<KeyHash>,
+    origins: Vec<(usize, usize)>,
+    answers: Vec<bool>,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner for `list`, which must be a keyword list.
+    pub fn new(list: &'a Blocklist, options: ScanOptions) -> Result<Self> {
+        let Engine::Keywords(engine) = list.engine() else {
+            return Err(Error::WrongScheme {
+                path: list.meta().name.clone().into(),
+                problem: format!(
+                    "this blocklist holds {} keys, not keywords: scan needs a list built from \
+                     keywords (`phishbloom build --keywords LIST`)",
+                    list.meta().scheme.name()
+                ),
+            });
+        };
+        Ok(Scanner {
+            engine,
+            options: ScanOptions {
+                min_hits: options.min_hits.max(1),
+                confirm: options.confirm && engine.index().is_some(),
+            },
+            mask: engine.lengths().mask(),
+            max_len: engine.lengths().max(),
+            tokens: Tokens::new(),
+            probes: Vec::with_capacity(PROBE_BATCH + 64),
+            origins: Vec::with_capacity(PROBE_BATCH + 64),
+            answers: Vec::with_capacity(PROBE_BATCH + 64),
+        })
+    }
+
+    /// Whether hits are confirmed with the keyword index.
+    pub fn confirms(&self) -> bool {
+        self.options.confirm
+    }
+
+    /// Scans one decoded text. Fails only when a hit's confirmation cannot be read (the
+    /// index's file changed underneath, or a read error).
+    pub fn scan(&mut self, text: &str) -> Result<DocumentVerdict> {
+        self.tokens.tokenize(text);
+        let mut verdict = DocumentVerdict {
+            tokens: self.tokens.len() as u64,
+            ..DocumentVerdict::default()
+        };
+        let count = self.tokens.len();
+        for start in 0..count {
+            let mut phrase = START;
+            let longest = self.max_len.min(count - start);
+            let hashes = &self.tokens.hashes()[start..start + longest];
+            for (index, &token) in hashes.iter().enumerate() {
+                phrase = extend(phrase, token);
+                if self.mask >> (index + 1) & 1 == 1 {
+                    self.probes.push(phrase);
+                    self.origins.push((start, index + 1));
+                }
+            }
+            if self.probes.len() >= PROBE_BATCH {
+                self.flush(text, &mut verdict)?;
+            }
+        }
+        self.flush(text, &mut verdict)?;
+        verdict.spam = verdict.hits >= self.options.min_hits;
+        Ok(verdict)
+    }
+
+    /// Probes the pending n-grams and records their hits.
+    fn flush(&mut self, text: &str, verdict: &mut DocumentVerdict) -> Result<()> {
+        verdict.probes += self.probes.len() as u64;
+        self.answers.clear();
+        self.engine
+            .filter()
+            .contains_hash_batch(&self.probes, &mut self.answers);
+        let mut phrase = String::new();
+        for ((&hit, &hash), &(start, len)) in
+            self.answers.iter().zip(&self.probes).zip(&self.origins)
+        {
+            if !hit {
+                continue;
+            }
+            phrase.clear();
+            self.tokens.phrase_into(start, len, &mut phrase);
+            if let (true, Some(index)) = (self.options.confirm, self.engine.index()) {
+                if !index.contains(&phrase, hash)? {
+                    verdict.unconfirmed += 1;
+                    continue;
+                }
+            }
+            verdict.hits += 1;
+            if verdict.matches.len() < MAX_REPORTED_MATCHES {
+                let (from, to) = (
+                    self.tokens.span(start).0,
+                    self.tokens.span(start + len - 1).1,
+                );
+                verdict.matches.push(Match {
+                    keyword: phrase.clone(),
+                    text: text.get(from..to).unwrap_or_default().to_string(),
+                    start: from,
+                    end: to,
+                });
+            }
+        }
+        self.probes.clear();
+        self.origins.clear();
+        Ok(())
+    }
+}
+
+/// Appends the answer line for document `name`: `NAME<TAB>spam|clean<TAB>HITS` then
+/// `<TAB>KEYWORD@START-END` per match (TSV), or one JSON object with the document, its
+/// Subject, the verdict, the hits and the matches.
+pub fn write_document(
+    name: &str,
+    subject: Option<&str>,
+    verdict: &DocumentVerdict,
+    output: Output,
+    out: &mut Vec<u8>,
+) {
+    let label = if verdict.spam { "spam" } else { "clean" };
+    match output {
+        Output::Tsv => {
+            out.extend_from_slice(format!("{name}\t{label}\t{}", verdict.hits).as_bytes());
+            for m in &verdict.matches {
+                out.extend_from_slice(format!("\t{}@{}-{}", m.keyword, m.start, m.end).as_bytes());
+            }
+            out.push(b'\n');
+        }
+        Output::Json => {
+            #[derive(serde::Serialize)]
+            struct Line<'a> {
+                document: &'a str,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                subject: Option<&'a str>,
+                verdict: &'a str,
+                hits: u64,
+                matches: &'a [Match],
+                unconfirmed: u64,
+            }
+            let line = Line {
+                document: name,
+                subject,
+                verdict: label,
+                hits: verdict.hits,
+                matches: &verdict.matches,
+                unconfirmed: verdict.unconfirmed,
+            };
+            // Serializing strings and numbers into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, &line);
+            out.push(b'\n');
+        }
+    }
+}
