@@ -322,26 +322,33 @@ impl Blocklist {
         })
     }
 
+    /// Whether [`Blocklist::from_hashed_keys`] builds what `options` ask for: a blocked,
+    /// classic or counting filter that does not grow, hashed with xxh3. Those are filled the
+    /// same whatever the order of their keys; a cuckoo filter places its keys by insertion
+    /// order (list order, not hash order), the layers of a list that grows fill in list order,
+    /// and the sha256 strategy hashes the keys themselves.
+    pub fn builds_from_hashes(options: &BuildOptions) -> bool {
+        matches!(options.kind, Kind::Blocked | Kind::Classic | Kind::Counting)
+            && !options.grow
+            && options.strategy == HashStrategy::Xxh3
+    }
+
     /// Builds a blocklist of whole keys from their distinct hashes ([`HashedKeys`], a streamed
-    /// read), one category named `category`: the file [`Blocklist::from_keys`] builds from the
-    /// same keys in one group — bit for bit for the Bloom kinds and the counting kind (same
-    /// count, same bits, same fingerprint); a cuckoo filter holds the same keys, placed in
-    /// another order. Refused for a list that grows (its layers must fill in list order, not
-    /// by hash) and for the sha256 strategy (which hashes the keys themselves).
+    /// read), one category named `category`: bit for bit the file [`Blocklist::from_keys`]
+    /// builds from the same keys in one group (same count, same bits, same fingerprint).
+    /// Refused unless [`Blocklist::builds_from_hashes`] accepts `options`.
     pub fn from_hashed_keys(
         keys: &HashedKeys,
         category: &str,
         scheme: KeyScheme,
         options: &BuildOptions,
     ) -> Result<Self> {
-        if options.kind == Kind::Cabf {
-            return Self::from_keys(&[], scheme, options);
-        }
-        if options.grow || options.strategy != HashStrategy::Xxh3 {
+        if !Self::builds_from_hashes(options) {
             return Err(Error::Unsupported {
                 what: "building from key hashes",
-                why: "a list that grows fills its layers in list order, and the sha256 strategy \
-                      hashes the keys themselves: build these from a KeyList",
+                why: "a cuckoo filter and a list that grows fill in list order, and the sha256 \
+                      strategy hashes the keys themselves: build these from a KeyList \
+                      (Blocklist::from_keys)",
             });
         }
         let entries = keys.len() as usize;

@@ -256,7 +256,13 @@ impl Collector {
 
     /// Normalizes and records one selected raw key, in group `group` (0 is the default). Fails
     /// only when a hashing collector cannot write its temporary file.
-    fn add(&mut self, raw: &[u8], line: u64, summary: &mut ListSummary, group: usize) -> Result<()> {
+    fn add(
+        &mut self,
+        raw: &[u8],
+        line: u64,
+        summary: &mut ListSummary,
+        group: usize,
+    ) -> Result<()> {
         summary.selected += 1;
         if raw.len() > MAX_KEY_BYTES {
             summary.malformed(line, format!("key longer than {MAX_KEY_BYTES} bytes"));

@@ -62,7 +62,10 @@ const RUN: usize = 2048;
 /// than a chunk is longer than [`MAX_KEY_BYTES`], so it is skipped without being held.
 pub const CHUNK_BYTES: usize = 1 << 20;
 
-const _: () = assert!(CHUNK_BYTES > MAX_KEY_BYTES, "a chunk must hold the longest key");
+const _: () = assert!(
+    CHUNK_BYTES > MAX_KEY_BYTES,
+    "a chunk must hold the longest key"
+);
 
 /// Chunks in flight per worker (queued or being hashed): enough to keep the workers busy while
 /// the reader fills the next one, few enough that memory stays at a few MiB.
@@ -271,16 +274,21 @@ pub fn read_hashed(
     let mut reader = input.open()?;
     let partitioners = if reads_as_csv(input, options.format) {
         let mut collector = Collector::hashing(options.scheme, Partitioner::new(&dir));
-        read_csv(reader, &path, options, &mut collector, &mut summary, progress)?;
+        read_csv(
+            reader,
+            &path,
+            options,
+            &mut collector,
+            &mut summary,
+            progress,
+        )?;
         collector.into_partitioner().into_iter().collect()
     } else {
         summary.format = "lines";
-        let sniff = options.format == Format::Auto;
         hash_lines(
             &mut reader,
             &path,
-            sniff,
-            options.scheme,
+            options,
             threads,
             &dir,
             &mut summary,
@@ -383,18 +391,18 @@ fn hash_chunk(
     Ok(report)
 }
 
-/// Reads `reader` in chunks and hands them to `threads` workers; fills `summary`'s row
-/// counts. Returns the workers' partitions.
+/// Reads `reader` in chunks and hands them to `threads` workers that hash its lines as
+/// `options` say; fills `summary`'s row counts. Returns the workers' partitions.
 fn hash_lines(
     reader: &mut dyn Read,
     path: &Path,
-    sniff: bool,
-    scheme: KeyScheme,
+    options: &ListOptions,
     threads: usize,
     dir: &Path,
     summary: &mut ListSummary,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Vec<Partitioner>> {
+    let (scheme, sniff) = (options.scheme, options.format == Format::Auto);
     let threads = threads.max(1);
     let pool = threads * CHUNKS_PER_WORKER + 1;
     let (work_tx, work_rx) = sync_channel::<Chunk>(threads * CHUNKS_PER_WORKER);
@@ -444,6 +452,8 @@ fn hash_lines(
 }
 
 /// A hashing worker: takes chunks until the queue closes, returns its partitions and reports.
+/// After an error it goes on taking chunks without hashing them (and raises `failed`, which
+/// stops the reader), so that the reader is never left waiting on a full queue.
 fn worker(
     work: &Mutex<Receiver<Chunk>>,
     free: Sender<Vec<u8>>,
@@ -454,6 +464,7 @@ fn worker(
     let mut partitioner = Partitioner::new(dir);
     let mut reports = Vec::new();
     let mut scratch = Vec::new();
+    let mut outcome = Ok(());
     loop {
         // The lock is held only to take one chunk; a poisoned lock means another worker
         // panicked, which `hash_lines` re-raises, so this one just stops.
@@ -462,22 +473,20 @@ fn worker(
             Err(_) => break,
         };
         let Ok(chunk) = next else { break };
-        let report = hash_chunk(&chunk, scheme, &mut partitioner, &mut scratch);
-        // The reader may have stopped already; then the buffer is simply dropped.
-        let _ = free.send(chunk.data);
-        match report {
-            Ok(report) => {
-                if report.malformed > 0 || report.rows > 0 {
-                    reports.push(report);
+        if outcome.is_ok() && !failed.load(Ordering::Relaxed) {
+            match hash_chunk(&chunk, scheme, &mut partitioner, &mut scratch) {
+                Ok(report) if report.malformed > 0 || report.rows > 0 => reports.push(report),
+                Ok(_) => {}
+                Err(error) => {
+                    failed.store(true, Ordering::Relaxed);
+                    outcome = Err(error);
                 }
             }
-            Err(error) => {
-                failed.store(true, Ordering::Relaxed);
-                return Err(error);
-            }
         }
+        // The reader may have stopped already; then the buffer is simply dropped.
+        let _ = free.send(chunk.data);
     }
-    Ok((partitioner, reports))
+    outcome.map(|()| (partitioner, reports))
 }
 
 /// The reader: fills recycled buffers, cuts them after their last `\n`, carries the rest over,
@@ -496,7 +505,7 @@ fn read_chunks(
     let mut index = 0u64;
     let mut bytes_read = 0u64;
     let mut eof = false;
-    while !eof {
+    loop {
         if failed.load(Ordering::Relaxed) {
             return Ok(());
         }
@@ -508,12 +517,9 @@ fn read_chunks(
         data[..carry.len()].copy_from_slice(&carry);
         let mut filled = carry.len();
         carry.clear();
-        while filled < data.len() {
+        while !eof && filled < data.len() {
             match reader.read(&mut data[filled..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
+                Ok(0) => eof = true,
                 Ok(read) => {
                     filled += read;
                     bytes_read += read as u64;
@@ -522,12 +528,18 @@ fn read_chunks(
                 Err(e) => return Err(read_error(e)),
             }
         }
+        // At the end of the input, once the last piece (a line without `\n`) has gone.
+        if filled == 0 {
+            return Ok(());
+        }
         if index == 0 && sniff {
             let first = memchr::memchr(b'\n', &data[..filled]).unwrap_or(filled);
             if looks_like_csv_header(&data[..first]) {
                 return Err(Error::LooksLikeCsv {
                     path: path.to_path_buf(),
-                    header: String::from_utf8_lossy(&data[..first]).trim_end().to_string(),
+                    header: String::from_utf8_lossy(&data[..first])
+                        .trim_end()
+                        .to_string(),
                 });
             }
         }
@@ -574,16 +586,12 @@ fn read_chunks(
                 }
             }
         };
-        if chunk.len == 0 && !chunk.overlong {
-            break;
-        }
         index += 1;
         if work.send(chunk).is_err() {
             return Ok(());
         }
         progress(bytes_read);
     }
-    Ok(())
 }
 
 /// Adds the chunks' counts to `summary`, numbering their malformed lines from the start of the
@@ -607,11 +615,7 @@ fn summarize(reports: &mut [ChunkReport], summary: &mut ListSummary) {
 
 /// Sorts and deduplicates every partition on `threads` threads: the distinct hashes, their
 /// count and set fingerprint.
-fn deduplicate(
-    partitioners: &[Partitioner],
-    threads: usize,
-    dir: &Path,
-) -> Result<HashedKeys> {
+fn deduplicate(partitioners: &[Partitioner], threads: usize, dir: &Path) -> Result<HashedKeys> {
     let next = AtomicUsize::new(0);
     let kept = AtomicU64::new(0);
     let threads = threads.max(1);
@@ -641,18 +645,17 @@ fn deduplicate(
                         });
                         let count = hashes.len() as u64;
                         let bytes = count * HASH_BYTES as u64;
-                        let stored = if kept.fetch_add(bytes, Ordering::Relaxed) + bytes
-                            <= KEEP_BYTES
-                        {
-                            Stored::Memory(std::mem::take(&mut hashes))
-                        } else {
-                            let offset = spill.append(&hashes)?;
-                            Stored::Spilled {
-                                spill: worker,
-                                offset,
-                                count: hashes.len(),
-                            }
-                        };
+                        let stored =
+                            if kept.fetch_add(bytes, Ordering::Relaxed) + bytes <= KEEP_BYTES {
+                                Stored::Memory(std::mem::take(&mut hashes))
+                            } else {
+                                let offset = spill.append(&hashes)?;
+                                Stored::Spilled {
+                                    spill: worker,
+                                    offset,
+                                    count: hashes.len(),
+                                }
+                            };
                         done.push((partition, stored, count, terms));
                     }
                     Ok((spill, done))
@@ -689,4 +692,200 @@ fn deduplicate(
         distinct,
         fingerprint: SetFingerprint(sum),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::read_list_groups;
+    use crate::{Blocklist, BuildOptions, Kind};
+    use proptest::prelude::*;
+
+    /// Builds `content` both ways — streamed ([`read_hashed`], [`Blocklist::from_hashed_keys`])
+    /// and in memory ([`read_list_groups`], [`Blocklist::from_keys`]) — and asserts the same
+    /// file bytes and the same summary, or the same error.
+    fn assert_same_build(content: &[u8], name: &str, list: &ListOptions, build: &BuildOptions) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let input = Input::Path(path);
+        let streamed =
+            read_hashed(&input, list, build.threads, &mut |_| {}).and_then(|(keys, summary)| {
+                let blocklist = Blocklist::from_hashed_keys(&keys, "cat", list.scheme, build)?;
+                Ok((blocklist.to_bytes(), summary))
+            });
+        let in_memory =
+            read_list_groups(&input, list, "cat", &mut |_| {}).and_then(|(groups, summary)| {
+                let blocklist = Blocklist::from_keys(&groups, list.scheme, build)?;
+                Ok((blocklist.to_bytes(), summary))
+            });
+        match (streamed, in_memory) {
+            (Ok((bytes, summary)), Ok((expected_bytes, expected_summary))) => {
+                assert_eq!(
+                    serde_json::to_string(&summary).unwrap(),
+                    serde_json::to_string(&expected_summary).unwrap()
+                );
+                assert!(
+                    bytes == expected_bytes,
+                    "{build:?} {list:?}: the files differ"
+                );
+            }
+            (Err(error), Err(expected)) => assert_eq!(error.to_string(), expected.to_string()),
+            (streamed, in_memory) => panic!(
+                "streamed {:?}, in memory {:?}",
+                streamed.map(|(_, s)| s),
+                in_memory.map(|(_, s)| s)
+            ),
+        }
+    }
+
+    fn options(kind: Kind, verify: bool, threads: usize) -> BuildOptions {
+        BuildOptions {
+            kind,
+            verify,
+            threads,
+            created: 1_700_000_000,
+            ..BuildOptions::default()
+        }
+    }
+
+    fn lines(scheme: KeyScheme) -> ListOptions {
+        ListOptions {
+            format: Format::Lines,
+            scheme,
+            ..ListOptions::default()
+        }
+    }
+
+    /// A list of several chunks with every kind of line: duplicates (also across chunks), CRLF,
+    /// blank and whitespace lines, case variants, lines too long for a key (some longer than a
+    /// chunk, one straddling chunks), and a last line without `\n`.
+    fn awkward_list() -> Vec<u8> {
+        let mut out = Vec::new();
+        for i in 0..300_000u32 {
+            match i % 11 {
+                0 => out.extend_from_slice(b"\n"),
+                1 => out.extend_from_slice(format!("Key-{}\r\n", i / 3).as_bytes()),
+                2 => out.extend_from_slice(format!("key-{}\n", i / 3).as_bytes()),
+                3 => out.extend_from_slice(b"  \r\n"),
+                _ => out.extend_from_slice(format!("token {i:x} \n").as_bytes()),
+            }
+            if i % 70_001 == 5 {
+                out.extend(std::iter::repeat_n(b'x', MAX_KEY_BYTES + 1));
+                out.push(b'\n');
+            }
+            if i == 150_000 {
+                out.extend(std::iter::repeat_n(b'y', 3 * CHUNK_BYTES + 7));
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+        out.extend_from_slice(b"last-without-newline");
+        out
+    }
+
+    #[test]
+    fn streamed_build_is_the_in_memory_build() {
+        let list = awkward_list();
+        assert!(list.len() > 4 * CHUNK_BYTES);
+        let schemes = [KeyScheme::Exact, KeyScheme::Folded];
+        for (i, kind) in [Kind::Blocked, Kind::Classic, Kind::Counting]
+            .into_iter()
+            .enumerate()
+        {
+            for (j, (verify, threads)) in [(false, 2), (true, 1), (true, 3)].into_iter().enumerate()
+            {
+                let build = options(kind, verify, threads);
+                assert_same_build(&list, "list.txt", &lines(schemes[(i + j) % 2]), &build);
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_csv_and_odd_inputs_match() {
+        let build = options(Kind::Blocked, true, 2);
+        let csv = ListOptions {
+            scheme: KeyScheme::Exact,
+            ..ListOptions::default()
+        };
+        let table =
+            b"url,isMalicious\nevil.com,-1\ngood.com,1\n\"a.com/x,y\",-1\nevil.com,-1\nbroken\n";
+        assert_same_build(table, "list.csv", &csv, &build);
+        let plain = lines(KeyScheme::Exact);
+        for content in [
+            &b""[..],
+            b"\n\n\r\n",
+            b"one",
+            b"one\ntwo",
+            b"one\r\n\r\none\r\n",
+            b"\xff\xfe\n\xff\xfe\r\n",
+        ] {
+            assert_same_build(content, "odd.txt", &plain, &build);
+        }
+        // A list that looks like a CSV table is refused by name, both ways.
+        let auto = ListOptions {
+            format: Format::Auto,
+            ..plain
+        };
+        assert_same_build(b"url,label\nevil.com,1\n", "table.txt", &auto, &build);
+    }
+
+    #[test]
+    fn hashed_keys_ascend_and_count_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.txt");
+        let body: String = (0..5000).map(|i| format!("k{}\n", i % 1000)).collect();
+        std::fs::write(&path, body).unwrap();
+        let (keys, summary) =
+            read_hashed(&Input::Path(path), &lines(KeyScheme::Exact), 2, &mut |_| {}).unwrap();
+        assert_eq!(
+            (keys.len(), keys.hashed(), summary.duplicates),
+            (1000, 5000, 4000)
+        );
+        let mut previous = None;
+        keys.try_for_each(|hash| {
+            let hash = (hash.h1, hash.h2);
+            assert!(previous < Some(hash));
+            previous = Some(hash);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn other_structures_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.txt");
+        std::fs::write(&path, b"a\nb\n").unwrap();
+        let (keys, _) =
+            read_hashed(&Input::Path(path), &lines(KeyScheme::Exact), 1, &mut |_| {}).unwrap();
+        for build in [
+            options(Kind::Cuckoo, false, 1),
+            BuildOptions {
+                grow: true,
+                ..options(Kind::Blocked, false, 1)
+            },
+        ] {
+            assert!(!Blocklist::builds_from_hashes(&build));
+            let refused = Blocklist::from_hashed_keys(&keys, "c", KeyScheme::Exact, &build);
+            assert!(matches!(refused, Err(Error::Unsupported { .. })));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Any list of short lines over a small alphabet (so duplicates, case variants, `\r`
+        /// and blank lines are common) builds the same file both ways.
+        #[test]
+        fn any_list_builds_the_same(
+            content in proptest::collection::vec(
+                proptest::sample::select(&b"aAb \r\n\n"[..]), 0..400),
+            folded in any::<bool>(),
+            threads in 1usize..4,
+        ) {
+            let scheme = if folded { KeyScheme::Folded } else { KeyScheme::Exact };
+            let build = options(Kind::Counting, true, threads);
+            assert_same_build(&content, "p.txt", &lines(scheme), &build);
+        }
+    }
 }

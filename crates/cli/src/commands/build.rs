@@ -57,7 +57,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
             .filter_map(Input::file)
             .map(Path::to_path_buf)
             .collect();
-        if let Some(input) = streamed(args, &inputs) {
+        if let Some(input) = streamed(args, &inputs, &options) {
             // One list of whole keys: read as it arrives, its hashes spilled to temporary files
             // (see `phishbloom_blocklist::stream`), never held in memory.
             let bar = progress_bar(input);
@@ -119,20 +119,24 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Whether the --exact build streams its list (`phishbloom_blocklist::stream`): one LIST whose
-/// keys form one category, in a structure built from key hashes (not the sha256 strategy,
-/// which hashes keys itself; not a list that grows, whose layers fill in list order). Returns
-/// that input. Several lists, categories from a CSV column and those kinds read every key into
-/// memory.
-fn streamed<'a>(args: &BuildArgs, inputs: &'a [Input]) -> Option<&'a Input> {
-    let hashes = HashStrategy::from(args.filter.hash) == HashStrategy::Xxh3;
+/// keys form one category, in a structure built from key hashes
+/// ([`Blocklist::builds_from_hashes`]). Returns that input. Several lists, categories from a
+/// CSV column and the other structures read every key into memory.
+fn streamed<'a>(
+    args: &BuildArgs,
+    inputs: &'a [Input],
+    options: &BuildOptions,
+) -> Option<&'a Input> {
     match inputs {
-        [input] if hashes && !args.grow && args.category_column.is_none() => Some(input),
+        [input] if Blocklist::builds_from_hashes(options) && args.category_column.is_none() => {
+            Some(input)
+        }
         _ => None,
     }
 }
 
-/// The --exact build of several lists (or categories from a CSV column, or a kind that is not
-/// built from hashes): every list's distinct keys read into memory, one group per category.
+/// The --exact build of several lists (or categories from a CSV column, or a structure that is
+/// not built from hashes): every list's distinct keys read into memory, one group per category.
 fn in_memory(
     args: &BuildArgs,
     inputs: &[Input],
