@@ -38,9 +38,9 @@ if [ "$avail" -lt "$need" ]; then
     exit 2
 fi
 
-# Prints "seconds peak-KiB" of a command (its output discarded).
+# Prints "wall-seconds peak-KiB user-seconds system-seconds" of a command (output discarded).
 measure() {
-    /usr/bin/time -f '%e %M' -o "$dir/time" "$@" >/dev/null
+    /usr/bin/time -f '%e %M %U %S' -o "$dir/time" "$@" >/dev/null
     cat "$dir/time"
 }
 
@@ -59,15 +59,16 @@ for lines in $sizes; do
         measure "$phishbloom" build --exact "$list" -o "$dir/out.bloom" >>"$dir/build"
         rm -f "$dir/out.bloom"
     done
-    floor_s=$(cut -d' ' -f1 "$dir/floor" | median)
-    floor_kb=$(cut -d' ' -f2 "$dir/floor" | median)
-    build_s=$(cut -d' ' -f1 "$dir/build" | median)
-    build_kb=$(cut -d' ' -f2 "$dir/build" | median)
+    # Column $2 of "wall KiB user sys", or CPU seconds (user + system) for "cpu".
+    col() { if [ "$2" = cpu ]; then awk '{ print $3 + $4 }' "$1"; else cut -d' ' -f"$2" "$1"; fi | median; }
+    floor_s=$(col "$dir/floor" 1) floor_kb=$(col "$dir/floor" 2) floor_cpu=$(col "$dir/floor" cpu)
+    build_s=$(col "$dir/build" 1) build_kb=$(col "$dir/build" 2) build_cpu=$(col "$dir/build" cpu)
     echo
     echo "build --exact, $lines lines ($((bytes / 1000000)) MB; $(cat "$dir/gen"))"
-    echo "  floor (read + xxh3-64 + one bit per line, 1 thread): ${floor_s} s, $((floor_kb / 1024)) MiB peak RSS"
-    echo "  phishbloom build --exact:                         ${build_s} s, $((build_kb / 1024)) MiB peak RSS"
-    awk -v b="$build_s" -v f="$floor_s" 'BEGIN { printf "  ratio: %.2f× the floor\n", b / f }'
-    echo "  all runs (s KiB): floor $(tr '\n' ';' <"$dir/floor") build $(tr '\n' ';' <"$dir/build")"
+    echo "  floor (read + xxh3-64 + one bit per line, 1 thread): ${floor_s} s wall, ${floor_cpu} s CPU, $((floor_kb / 1024)) MiB peak RSS"
+    echo "  phishbloom build --exact:                         ${build_s} s wall, ${build_cpu} s CPU, $((build_kb / 1024)) MiB peak RSS"
+    awk -v b="$build_s" -v f="$floor_s" -v bc="$build_cpu" -v fc="$floor_cpu" \
+        'BEGIN { printf "  ratio to the floor: %.2f× wall, %.2f× CPU\n", b / f, bc / fc }'
+    echo "  all runs (wall KiB user sys): floor $(tr '\n' ';' <"$dir/floor") build $(tr '\n' ';' <"$dir/build")"
     rm -f "$list"
 done
