@@ -30,6 +30,7 @@ use crate::keywords::{KeywordEngine, KeywordsInfo};
 use crate::resolve::{Category, Exceptions, Resolver, Verdict, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::source::KeyList;
+use crate::stream::HashedKeys;
 
 /// What structure a blocklist file holds (the header's kind code).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -319,6 +320,85 @@ impl Blocklist {
             target_fpp: Some(options.fpp),
             exact_count: true,
         };
+        Ok(Blocklist {
+            kind: options.kind,
+            meta,
+            engine: Engine::Keys(layers),
+            resolver: Resolver::new(categories, verification, Exceptions::default()),
+            directory: None,
+            origin: PathBuf::from(&options.name),
+        })
+    }
+
+    /// Whether [`Blocklist::from_hashed_keys`] builds what `options` ask for: a blocked,
+    /// classic or counting filter that does not grow, hashed with xxh3. Those are filled the
+    /// same whatever the order of their keys; a cuckoo filter places its keys by insertion
+    /// order (list order, not hash order), the layers of a list that grows fill in list order,
+    /// and the sha256 strategy hashes the keys themselves.
+    pub fn builds_from_hashes(options: &BuildOptions) -> bool {
+        matches!(options.kind, Kind::Blocked | Kind::Classic | Kind::Counting)
+            && !options.grow
+            && options.strategy == HashStrategy::Xxh3
+    }
+
+    /// Builds a blocklist of whole keys from their distinct hashes ([`HashedKeys`], a streamed
+    /// read), one category named `category`: bit for bit the file [`Blocklist::from_keys`]
+    /// builds from the same keys in one group (same count, same bits, same fingerprint).
+    /// Refused unless [`Blocklist::builds_from_hashes`] accepts `options`.
+    pub fn from_hashed_keys(
+        keys: &HashedKeys,
+        category: &str,
+        scheme: KeyScheme,
+        options: &BuildOptions,
+    ) -> Result<Self> {
+        if !Self::builds_from_hashes(options) {
+            return Err(Error::Unsupported {
+                what: "building from key hashes",
+                why: "a cuckoo filter and a list that grows fill in list order, and the sha256 \
+                      strategy hashes the keys themselves: build these from a KeyList \
+                      (Blocklist::from_keys)",
+            });
+        }
+        let entries = keys.len() as usize;
+        let layers = fill(options, entries, options.fpp, |layers| {
+            match layers.single_bloom_mut() {
+                // Ascending hashes fill a blocked filter block range by block range.
+                Some(AnyFilter::Blocked(filter)) => keys.try_for_each(|hash| {
+                    filter.insert_hash(hash);
+                    Ok(())
+                }),
+                Some(AnyFilter::Classic(filter)) => keys.try_for_each(|hash| {
+                    filter.insert_hash(hash);
+                    Ok(())
+                }),
+                None => keys.try_for_each(|hash| layers.insert_hash(hash)),
+            }
+        })?;
+        let verification = options.verify.then(|| {
+            let mut pairs = Vec::with_capacity(entries);
+            keys.try_for_each(|hash| {
+                // One category: the table keeps no category sets, so no ids are needed.
+                pairs.push((fingerprint(hash), Vec::new()));
+                Ok(())
+            })
+            .map(|()| Verification::new(pairs, false))
+        });
+        let verification = verification.transpose()?;
+        let meta = Meta {
+            name: options.name.clone(),
+            version: options.version,
+            created: options.created,
+            scheme,
+            probes_per_item: 1,
+            entries: keys.len(),
+            fingerprint: keys.fingerprint(),
+            target_fpp: Some(options.fpp),
+            exact_count: true,
+        };
+        let categories = vec![Category {
+            name: category.to_string(),
+            entries: keys.len(),
+        }];
         Ok(Blocklist {
             kind: options.kind,
             meta,

@@ -4,6 +4,8 @@
 //! # Modules
 //! - [`source`] — reads a CSV (key column by name, rows selected by a label) or a plain list,
 //!   from a file or standard input, into a [`KeyList`] with a [`ListSummary`].
+//! - [`stream`] — reads a list of whole keys without holding them: their distinct hashes,
+//!   counted exactly, spilled to temporary files ([`stream::HashedKeys`]), for large builds.
 //! - [`entries`] — domain and URL entries from lists and UT1 category folders.
 //! - [`keys`] — [`KeyScheme`], the one function that turns a line into the bytes that are hashed.
 //! - [`engine`] — the lookup engines (exact, Bloom over URL expressions, CaBF), verification
@@ -77,6 +79,7 @@ pub mod resolve;
 pub mod scan;
 pub mod sections;
 pub mod source;
+pub mod stream;
 pub mod structure;
 
 pub use blocklist::{Blocklist, BuildOptions, Kind};

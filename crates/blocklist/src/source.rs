@@ -12,6 +12,7 @@ use phishbloom_filter::KeyHash;
 
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
+use crate::stream::Partitioner;
 
 /// Longest key accepted from a list, in bytes. Far above real URLs (browsers and servers cap them
 /// near 8–64 KiB) and short enough that a hostile multi-megabyte line cannot dominate memory;
@@ -216,11 +217,14 @@ impl ListSummary {
 }
 
 /// Collects distinct keys per group (category) and counts duplicates (by 128-bit xxh3: a false
-/// "duplicate" needs a 128-bit collision, probability ~n²/2^129).
-struct Collector {
+/// "duplicate" needs a 128-bit collision, probability ~n²/2^129) — or, streaming
+/// ([`Collector::hashing`]), only hashes the keys into partitions, which
+/// [`crate::stream`] deduplicates afterwards.
+pub(crate) struct Collector {
     groups: Vec<(String, KeyList, HashSet<u128>)>,
     scratch: Vec<u8>,
     scheme: KeyScheme,
+    hashes: Option<Partitioner>,
 }
 
 impl Collector {
@@ -233,27 +237,52 @@ impl Collector {
             )],
             scratch: Vec::new(),
             scheme,
+            hashes: None,
         }
     }
 
-    /// Normalizes and records one selected raw key, in group `group` (0 is the default).
-    fn add(&mut self, raw: &[u8], line: u64, summary: &mut ListSummary, group: usize) {
+    /// A collector that keeps no key, only its hash, in `partitioner` (one group).
+    pub(crate) fn hashing(scheme: KeyScheme, partitioner: Partitioner) -> Self {
+        Collector {
+            hashes: Some(partitioner),
+            ..Collector::new(scheme, "")
+        }
+    }
+
+    /// The partitions of a hashing collector.
+    pub(crate) fn into_partitioner(self) -> Option<Partitioner> {
+        self.hashes
+    }
+
+    /// Normalizes and records one selected raw key, in group `group` (0 is the default). Fails
+    /// only when a hashing collector cannot write its temporary file.
+    fn add(
+        &mut self,
+        raw: &[u8],
+        line: u64,
+        summary: &mut ListSummary,
+        group: usize,
+    ) -> Result<()> {
         summary.selected += 1;
         if raw.len() > MAX_KEY_BYTES {
             summary.malformed(line, format!("key longer than {MAX_KEY_BYTES} bytes"));
-            return;
+            return Ok(());
         }
         if !self.scheme.normalize_into(raw, &mut self.scratch) {
             summary.blank += 1;
-            return;
+            return Ok(());
         }
         let hash = KeyHash::of(&self.scratch);
+        if let Some(partitioner) = &mut self.hashes {
+            return partitioner.push(hash);
+        }
         let (_, keys, seen) = &mut self.groups[group];
         if seen.insert(u128::from(hash.h1) | u128::from(hash.h2) << 64) {
             keys.push(&self.scratch);
         } else {
             summary.duplicates += 1;
         }
+        Ok(())
     }
 
     /// The group named `name`, created if new.
@@ -307,14 +336,20 @@ pub fn read_list_groups(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
     let path = input.display_path();
-    let csv = match options.format {
+    let csv = reads_as_csv(input, options.format);
+    read_groups_from(input.open()?, &path, csv, options, category, progress)
+}
+
+/// Whether `input` is read as CSV: always with [`Format::Csv`], never with [`Format::Lines`],
+/// by a `.csv` file name with [`Format::Auto`].
+pub(crate) fn reads_as_csv(input: &Input, format: Format) -> bool {
+    match format {
         Format::Csv => true,
         Format::Lines => false,
         Format::Auto => {
             matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
         }
-    };
-    read_groups_from(input.open()?, &path, csv, options, category, progress)
+    }
 }
 
 /// [`read_list`] from any reader (`csv` chooses the format; `path` names it in messages).
@@ -379,7 +414,7 @@ fn read_groups_from(
 /// comma-separated fields, each a column name — letters, digits, `_`, `-` or spaces, starting
 /// with a letter — and none of them a host or URL. Such a list read as lines would make its
 /// header and its rows (`evil.com,-1`) into keys.
-fn looks_like_csv_header(line: &[u8]) -> bool {
+pub(crate) fn looks_like_csv_header(line: &[u8]) -> bool {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(<[u8]>::trim_ascii).collect();
     fields.len() >= 2
@@ -423,7 +458,7 @@ fn read_lines(
             });
         }
         if complete {
-            collector.add(&line, number, summary, 0);
+            collector.add(&line, number, summary, 0)?;
         } else {
             summary.selected += 1;
             summary.malformed(number, format!("line longer than {MAX_KEY_BYTES} bytes"));
@@ -472,7 +507,7 @@ pub fn read_bounded_line(
     }
 }
 
-fn read_csv(
+pub(crate) fn read_csv(
     reader: Box<dyn Read + Send>,
     path: &Path,
     options: &ListOptions,
@@ -565,7 +600,7 @@ fn read_csv(
             line,
             summary,
             group,
-        );
+        )?;
         if summary.rows.is_multiple_of(PROGRESS_EVERY) {
             progress(csv.position().byte());
         }

@@ -159,6 +159,97 @@ fn exact_keys_for_passwords_from_stdin() {
         .stdout("Password\tlisted\tPassword\tkey\tstdin\nPASSWORD\tclean\n 123456\tclean\n");
 }
 
+/// `build --exact` of one list streams it (hashes spilled to files in TMPDIR): a file and the
+/// same bytes on stdin give the same blocklist and counts, the temporary files are gone after
+/// a build and after a failed one, and bad input is refused naming it.
+#[test]
+fn streamed_exact_build_from_a_file_and_from_stdin_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // 600,000 lines: on one thread, enough that most partitions spill to a temporary file.
+    let mut list = Vec::new();
+    for i in 0..600_000u32 {
+        match i % 7 {
+            0 => list.extend_from_slice(b"\r\n"),
+            1 => list.extend_from_slice(format!("k{}\r\n", i / 2).as_bytes()),
+            _ => list.extend_from_slice(format!("k{i}\n").as_bytes()),
+        }
+    }
+    list.extend(std::iter::repeat_n(b'x', 70_000));
+    list.extend_from_slice(b"\nlast");
+    let path = dir.path().join("list.txt");
+    std::fs::write(&path, &list).unwrap();
+    let run = |sub: &str, input: &str, threads: &str, stdin: Option<&[u8]>| {
+        let out = dir.path().join(sub);
+        std::fs::create_dir(&out).unwrap();
+        let mut command = phishbloom();
+        command
+            .env("TMPDIR", &tmp)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .current_dir(dir.path())
+            // One category name for both (by default it is the file's name, or `stdin`).
+            .args([
+                "build",
+                input,
+                "--exact",
+                "--category",
+                "keys",
+                "--threads",
+                threads,
+            ])
+            .arg("-o")
+            .arg(out.join("keys.bloom"));
+        if let Some(stdin) = stdin {
+            command.write_stdin(stdin.to_vec());
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let counts = stdout.lines().nth(1).unwrap_or("").to_string();
+        (std::fs::read(out.join("keys.bloom")).unwrap(), counts)
+    };
+    let (from_file, counts) = run("a", "list.txt", "1", None);
+    let (from_stdin, stdin_counts) = run("b", "-", "2", Some(&list));
+    assert!(from_file == from_stdin, "the blocklists differ");
+    assert_eq!(counts, stdin_counts);
+    // 600,001 rows + the last line; every other 7th line repeats one of the lines before it.
+    assert!(
+        counts.contains("600,002 rows") && counts.contains("85,715 blank"),
+        "{counts}"
+    );
+    assert!(counts.contains("1 malformed"), "{counts}");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+
+    // A temporary directory that does not exist: refused, naming it and TMPDIR.
+    let output = dir.path().join("c.bloom");
+    assert_error(
+        phishbloom()
+            .env("TMPDIR", dir.path().join("missing"))
+            .args(["build", "--exact", "--threads", "1", "-o"])
+            .arg(&output)
+            .arg(&path),
+        &["missing", "TMPDIR"],
+    );
+    assert!(!output.exists());
+    // Bad input: refused naming it, the temporary directory left empty.
+    let table = dir.path().join("table.txt");
+    std::fs::write(&table, "url,label\nevil.com,1\n").unwrap();
+    let blank = dir.path().join("blank.txt");
+    std::fs::write(&blank, "\n\r\n\n").unwrap();
+    for (input, needle) in [(&table, "table.txt"), (&blank, "blank.txt"), (&tmp, "tmp")] {
+        assert_error(
+            phishbloom()
+                .env("TMPDIR", &tmp)
+                .args(["build", "--exact", "-o"])
+                .arg(&output)
+                .arg(input),
+            &[needle],
+        );
+    }
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+}
+
 #[test]
 fn sha256_strategy_and_plain_lists_work_too() {
     let dir = tempfile::tempdir().unwrap();

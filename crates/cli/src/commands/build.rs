@@ -14,6 +14,7 @@ use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
 use phishbloom_blocklist::fmt;
 use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
+use phishbloom_blocklist::stream::read_hashed;
 use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
 use phishbloom_filter::{Filter, HashStrategy};
 
@@ -51,29 +52,31 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         } else {
             KeyScheme::Exact
         };
-        let mut groups: Vec<(String, phishbloom_blocklist::KeyList)> = Vec::new();
-        for input in &inputs {
-            let bar = progress_bar(input);
-            let category = category_of(args, input);
-            let (read, summary) =
-                read_list_groups(input, &list_options(args, scheme), &category, &mut |read| {
-                    bar.set_position(read)
-                })?;
-            bar.finish_and_clear();
-            print_list_summary(&input.display_path().display().to_string(), &summary);
-            for (name, keys) in read {
-                match groups.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, existing)) => existing.extend(&keys),
-                    None => groups.push((name, keys)),
-                }
-            }
-        }
         let files: Vec<PathBuf> = inputs
             .iter()
             .filter_map(Input::file)
             .map(Path::to_path_buf)
             .collect();
-        (Blocklist::from_keys(&groups, scheme, &options)?, files)
+        if let Some(input) = streamed(args, &inputs, &options) {
+            // One list of whole keys: read as it arrives, its hashes spilled to temporary files
+            // (see `phishbloom_blocklist::stream`), never held in memory.
+            let bar = progress_bar(input);
+            let (keys, summary) = read_hashed(
+                input,
+                &list_options(args, scheme),
+                options.threads,
+                &mut |read| bar.set_position(read),
+            )?;
+            bar.finish_and_clear();
+            print_list_summary(&input.display_path().display().to_string(), &summary);
+            let category = category_of(args, input);
+            let blocklist = Blocklist::from_hashed_keys(&keys, &category, scheme, &options)?;
+            // The temporary files go before the output is written.
+            drop(keys);
+            (blocklist, files)
+        } else {
+            (in_memory(args, &inputs, scheme, &options)?, files)
+        }
     } else {
         if HashStrategy::from(args.filter.hash) != HashStrategy::Xxh3 {
             anyhow::bail!(
@@ -113,6 +116,51 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     })?;
     print_summary(args, &blocklist, started);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the --exact build streams its list (`phishbloom_blocklist::stream`): one LIST whose
+/// keys form one category, in a structure built from key hashes
+/// ([`Blocklist::builds_from_hashes`]). Returns that input. Several lists, categories from a
+/// CSV column and the other structures read every key into memory.
+fn streamed<'a>(
+    args: &BuildArgs,
+    inputs: &'a [Input],
+    options: &BuildOptions,
+) -> Option<&'a Input> {
+    match inputs {
+        [input] if Blocklist::builds_from_hashes(options) && args.category_column.is_none() => {
+            Some(input)
+        }
+        _ => None,
+    }
+}
+
+/// The --exact build of several lists (or categories from a CSV column, or a structure that is
+/// not built from hashes): every list's distinct keys read into memory, one group per category.
+fn in_memory(
+    args: &BuildArgs,
+    inputs: &[Input],
+    scheme: KeyScheme,
+    options: &BuildOptions,
+) -> anyhow::Result<Blocklist> {
+    let mut groups: Vec<(String, phishbloom_blocklist::KeyList)> = Vec::new();
+    for input in inputs {
+        let bar = progress_bar(input);
+        let category = category_of(args, input);
+        let (read, summary) =
+            read_list_groups(input, &list_options(args, scheme), &category, &mut |read| {
+                bar.set_position(read)
+            })?;
+        bar.finish_and_clear();
+        print_list_summary(&input.display_path().display().to_string(), &summary);
+        for (name, keys) in read {
+            match groups.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, existing)) => existing.extend(&keys),
+                None => groups.push((name, keys)),
+            }
+        }
+    }
+    Ok(Blocklist::from_keys(&groups, scheme, options)?)
 }
 
 /// Refuses flags that do not apply to the chosen mode: a flag is never silently ignored.
