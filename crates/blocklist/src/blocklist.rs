@@ -371,7 +371,9 @@ impl Blocklist {
                     filter.insert_hash(hash);
                     Ok(())
                 }),
-                None => keys.try_for_each(|hash| layers.insert_hash(hash)),
+                // Counting (and any other kind `builds_from_hashes` admits) through the
+                // layers' own insert.
+                Some(_) | None => keys.try_for_each(|hash| layers.insert_hash(hash)),
             }
         })?;
         let verification = options.verify.then(|| {
