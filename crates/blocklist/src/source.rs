@@ -214,6 +214,17 @@ impl ListSummary {
             self.malformed_examples.push((line, reason.into()));
         }
     }
+
+    /// The error for a list at `path` that gave no key, saying what was read.
+    pub(crate) fn empty_input(&self, path: PathBuf) -> Error {
+        Error::EmptyInput {
+            path,
+            detail: format!(
+                "{} rows, {} selected, {} blank, {} malformed",
+                self.rows, self.selected, self.blank, self.malformed
+            ),
+        }
+    }
 }
 
 /// Collects distinct keys per group (category) and counts duplicates (by 128-bit xxh3: a false
@@ -399,13 +410,7 @@ fn read_groups_from(
         .map(|(name, keys, _)| (name, keys))
         .collect();
     if groups.is_empty() {
-        return Err(Error::EmptyInput {
-            path,
-            detail: format!(
-                "{} rows, {} selected, {} blank, {} malformed",
-                summary.rows, summary.selected, summary.blank, summary.malformed
-            ),
-        });
+        return Err(summary.empty_input(path));
     }
     Ok((groups, summary))
 }

@@ -299,13 +299,7 @@ pub fn read_hashed(
     drop(partitioners);
     summary.duplicates = keys.hashed() - keys.len();
     if keys.is_empty() {
-        return Err(Error::EmptyInput {
-            path,
-            detail: format!(
-                "{} rows, {} selected, {} blank, {} malformed",
-                summary.rows, summary.selected, summary.blank, summary.malformed
-            ),
-        });
+        return Err(summary.empty_input(path));
     }
     Ok((keys, summary))
 }
