@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::*;
 
 mod common;
-use common::{assert_error, info_json, phishbloom};
+use common::{assert_error, info_json, phishbloom, verdicts};
 
 /// A list of `n` phishing URLs, `day` deciding which 50 are replaced.
 fn day_list(dir: &Path, day: u32) -> (PathBuf, Vec<String>) {
@@ -23,22 +23,6 @@ fn day_list(dir: &Path, day: u32) -> (PathBuf, Vec<String>) {
     let path = dir.join(format!("day{day}.txt"));
     std::fs::write(&path, urls.join("\n")).unwrap();
     (path, urls)
-}
-
-/// Checks `urls` against `file` on stdin and returns the verdict column.
-fn verdicts(file: &Path, urls: &[String]) -> Vec<String> {
-    let output = phishbloom()
-        .arg("check")
-        .arg(file)
-        .write_stdin(urls.join("\n"))
-        .output()
-        .unwrap();
-    assert!(output.status.code() == Some(0), "{output:?}");
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').nth(1).unwrap_or("").to_string())
-        .collect()
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_error, phishbloom};
+use common::{assert_error, phishbloom, verdicts};
 
 /// Writes a list of `lines` to `dir/name`.
 fn list(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
@@ -30,21 +30,6 @@ fn build(dir: &Path, list: &Path, out: &str, flags: &[&str]) -> PathBuf {
         .assert()
         .success();
     output
-}
-
-/// The verdict column of `check FILE` on `items`.
-fn verdicts(file: &Path, items: &[String]) -> Vec<String> {
-    let output = phishbloom()
-        .arg("check")
-        .arg(file)
-        .write_stdin(items.join("\n"))
-        .output()
-        .unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').nth(1).unwrap_or("").to_string())
-        .collect()
 }
 
 /// `info --json` of a file.

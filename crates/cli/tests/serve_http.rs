@@ -354,26 +354,30 @@ fn every_route_and_error() {
         .send()
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    error_of(
-        http.get(url("/v1/lists/nope/file")).send().unwrap(),
-        StatusCode::NOT_FOUND,
-    );
 
-    // Deltas start from versions the server kept; none for a list without verification.
-    let e = error_of(
-        http.get(url("/v1/lists/pw/delta?from=1")).send().unwrap(),
-        StatusCode::NOT_FOUND,
-    );
-    assert!(e.contains("no delta of \"pw\" from version 1"), "{e}");
-    error_of(
-        http.get(url("/v1/lists/phish/delta")).send().unwrap(),
-        StatusCode::BAD_REQUEST,
-    );
-    let e = error_of(
-        http.get(url("/v1/lists/nope/delta?from=1")).send().unwrap(),
-        StatusCode::NOT_FOUND,
-    );
-    assert!(e.contains("no list named"), "{e}");
+    // Unknown lists; deltas start from versions the server kept, none for a list without
+    // verification.
+    for (path, status, needle) in [
+        (
+            "/v1/lists/nope/file",
+            StatusCode::NOT_FOUND,
+            "no list named",
+        ),
+        (
+            "/v1/lists/pw/delta?from=1",
+            StatusCode::NOT_FOUND,
+            "no delta of \"pw\" from version 1",
+        ),
+        ("/v1/lists/phish/delta", StatusCode::BAD_REQUEST, ""),
+        (
+            "/v1/lists/nope/delta?from=1",
+            StatusCode::NOT_FOUND,
+            "no list named",
+        ),
+    ] {
+        let e = error_of(http.get(url(path)).send().unwrap(), status);
+        assert!(e.contains(needle), "{path}: {e}");
+    }
     let version_1 = dir.path().join("phish-v1.bloom");
     std::fs::copy(&phish, &version_1).unwrap();
 

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_error, phishbloom};
+use common::{assert_error, phishbloom, verdicts};
 
 /// `n` URL and domain entries of the shapes a phishing list holds.
 fn url_list(n: usize) -> Vec<String> {
@@ -30,22 +30,6 @@ fn build(list: &Path, out: &Path, flags: &[&str]) {
         .arg(out)
         .assert()
         .success();
-}
-
-/// The verdict column of `check FILE` for `items` on standard input.
-fn verdicts(file: &Path, items: &[String]) -> Vec<String> {
-    let output = phishbloom()
-        .arg("check")
-        .arg(file)
-        .write_stdin(items.join("\n"))
-        .output()
-        .unwrap();
-    assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').nth(1).unwrap_or("").to_string())
-        .collect()
 }
 
 /// Writes `lines` to `name` in `dir`.

@@ -575,31 +575,6 @@ mod avx2 {
         // `vptest`'s carry flag: no bit of `mask` is missing from `words`.
         _mm256_testc_si256(words, mask) == 1
     }
-
-    #[cfg(test)]
-    #[test]
-    fn probe_equals_the_scalar_probe() {
-        if !available() {
-            return;
-        }
-        let mut rng = crate::rng::SplitMix64::new(32);
-        for round in 0..200_000u32 {
-            let low = rng.next_u64() as u32;
-            // Blocks from empty to nearly full, so that both answers occur often.
-            let density = round % 4;
-            let block: [u32; 8] =
-                std::array::from_fn(|_| (0..=density).fold(0, |w, _| w | rng.next_u64() as u32));
-            let mask = super::Split::mask(u64::from(low));
-            let block = if round % 3 == 0 {
-                std::array::from_fn(|i| block[i] | mask[i])
-            } else {
-                block
-            };
-            // SAFETY: AVX2 is present, checked above.
-            let got = unsafe { contains_in_block(&block, low) };
-            assert_eq!(got, super::Split::probe_block(&block, &mask), "{low:#x}");
-        }
-    }
 }
 
 /// The split probe in SSE2, which every x86-64 processor has: four words per 128-bit register.
@@ -623,7 +598,7 @@ mod sse2 {
     /// The eight one-bit words of [`super::Split::mask`] for the hash's low half `low`, as two
     /// vectors (words 0–3, 4–7).
     #[inline(always)]
-    fn mask(low: u32) -> [__m128i; 2] {
+    pub(super) fn mask(low: u32) -> [__m128i; 2] {
         // SAFETY: the intrinsics below need SSE2 only, which is part of the x86-64 baseline
         // (every `x86_64` target enables it), and they touch registers, never memory.
         unsafe { mask_sse2(low) }
@@ -668,19 +643,6 @@ mod sse2 {
             );
             // All 16 bytes equal to zero: no bit missing.
             _mm_movemask_epi8(_mm_cmpeq_epi32(missing, _mm_setzero_si128())) == 0xffff
-        }
-    }
-
-    #[cfg(test)]
-    #[test]
-    fn mask_equals_the_scalar_mask() {
-        let mut rng = crate::rng::SplitMix64::new(31);
-        for low in [0u32, 1, u32::MAX, 0x8000_0000]
-            .into_iter()
-            .chain((0..100_000).map(|_| rng.next_u64() as u32))
-        {
-            let got: [u32; 8] = bytemuck::cast(mask(low));
-            assert_eq!(got, super::Split::mask(u64::from(low)), "{low:#x}");
         }
     }
 }
@@ -790,6 +752,44 @@ impl Layout for Split {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn probe_equals_the_scalar_probe() {
+        if !super::avx2::available() {
+            return;
+        }
+        let mut rng = crate::rng::SplitMix64::new(32);
+        for round in 0..200_000u32 {
+            let low = rng.next_u64() as u32;
+            // Blocks from empty to nearly full, so that both answers occur often.
+            let density = round % 4;
+            let block: [u32; 8] =
+                std::array::from_fn(|_| (0..=density).fold(0, |w, _| w | rng.next_u64() as u32));
+            let mask = Split::mask(u64::from(low));
+            let block = if round % 3 == 0 {
+                std::array::from_fn(|i| block[i] | mask[i])
+            } else {
+                block
+            };
+            // SAFETY: AVX2 is present, checked above.
+            let got = unsafe { super::avx2::contains_in_block(&block, low) };
+            assert_eq!(got, Split::probe_block(&block, &mask), "{low:#x}");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn mask_equals_the_scalar_mask() {
+        let mut rng = crate::rng::SplitMix64::new(31);
+        for low in [0u32, 1, u32::MAX, 0x8000_0000]
+            .into_iter()
+            .chain((0..100_000).map(|_| rng.next_u64() as u32))
+        {
+            let got: [u32; 8] = bytemuck::cast(super::sse2::mask(low));
+            assert_eq!(got, Split::mask(u64::from(low)), "{low:#x}");
+        }
+    }
 
     #[test]
     fn blocked_bits_stay_in_one_block() {

@@ -1,5 +1,5 @@
 //! What the executable's tests share: running `phishbloom`, building a list with it, reading
-//! its `info --json`, and asserting a failed run.
+//! its `info --json`, the verdicts of `check`, and asserting a failed run.
 
 #![allow(dead_code)] // Each test file uses the part it needs.
 
@@ -47,4 +47,23 @@ pub fn assert_error(command: &mut Command, needles: &[&str]) -> String {
         assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
     }
     stderr
+}
+
+/// The verdict column of `check FILE` for `items` on standard input: one per item (exit 0 when
+/// one is listed, 1 when none is; anything else fails the test).
+pub fn verdicts(file: &Path, items: &[String]) -> Vec<String> {
+    let output = phishbloom()
+        .arg("check")
+        .arg(file)
+        .write_stdin(items.join("\n"))
+        .output()
+        .unwrap();
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
+    let verdicts: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').nth(1).unwrap_or("").to_string())
+        .collect();
+    assert_eq!(verdicts.len(), items.len(), "one answer per item");
+    verdicts
 }
