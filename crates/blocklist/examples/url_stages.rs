@@ -20,7 +20,7 @@
 mod common;
 
 use phishbloom_blocklist::check::answer_lines;
-use phishbloom_blocklist::engine::urls::UrlProbes;
+use phishbloom_blocklist::engine::probes::UrlProbes;
 use phishbloom_blocklist::engine::Scratch;
 use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::Blocklist;

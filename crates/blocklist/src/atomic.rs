@@ -13,7 +13,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, Result};
+use phishbloom_core::{Error, Result};
 
 /// Distinguishes concurrent temporary files of one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

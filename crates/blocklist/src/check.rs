@@ -10,11 +10,11 @@ use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 
-use crate::blocklist::Blocklist;
 use crate::engine::Scratch;
-use crate::error::{Error, Result};
 use crate::printer::{write_verdict, Output};
 use crate::resolve::Verdict;
+use phishbloom_core::Blocklist;
+use phishbloom_core::{Error, Result};
 
 /// Bytes per chunk handed to a worker: large enough to amortize channel traffic, small enough to
 /// keep a few in flight within L2.
@@ -299,9 +299,9 @@ fn read_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocklist::BuildOptions;
     use crate::keys::KeyScheme;
     use crate::source::KeyList;
+    use phishbloom_core::BuildOptions;
 
     fn blocklist() -> Blocklist {
         let mut keys = KeyList::default();

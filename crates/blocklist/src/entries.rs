@@ -11,12 +11,14 @@ use std::path::{Path, PathBuf};
 
 use phishbloom_url::{Entry, ExpressionKind};
 
-use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 use crate::resolve::MAX_CATEGORIES;
+use phishbloom_core::{Error, Result};
+
 use crate::source::{
     read_list_groups, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES,
 };
+pub use phishbloom_core::contents::EntrySet;
 
 /// The name of UT1's exception category: a `--ut1` folder of this name is read as exceptions.
 pub const UT1_EXCEPTIONS: &str = "liste_blanche";
@@ -112,37 +114,6 @@ impl EntrySource {
         match self {
             EntrySource::List { input, .. } => input.display_path(),
             EntrySource::Ut1(dir) => dir.clone(),
-        }
-    }
-}
-
-/// Distinct entries with their categories, and the exceptions.
-#[derive(Clone, Debug, Default)]
-pub struct EntrySet {
-    /// The entries to block, distinct.
-    pub entries: Vec<Entry>,
-    /// Category names; ids are indices.
-    pub categories: Vec<String>,
-    /// Per entry (parallel to `entries`): its category ids, sorted.
-    pub membership: Vec<Vec<u16>>,
-    /// The exceptions, distinct.
-    pub exceptions: Vec<Entry>,
-}
-
-impl EntrySet {
-    /// Entries of category `id`.
-    pub fn count_in(&self, id: u16) -> u64 {
-        self.membership.iter().filter(|m| m.contains(&id)).count() as u64
-    }
-
-    /// Entries without categories (each in one category named `category`), no exceptions.
-    pub fn uncategorized(entries: Vec<Entry>, category: &str) -> Self {
-        let membership = vec![vec![0]; entries.len()];
-        EntrySet {
-            entries,
-            categories: vec![category.to_string()],
-            membership,
-            exceptions: Vec::new(),
         }
     }
 }

@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 
 use phishbloom_filter::KeyHash;
 
-use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 use crate::stream::Partitioner;
+use phishbloom_core::{Error, Result};
+
+pub use phishbloom_core::contents::KeyList;
 
 /// Longest key accepted from a list, in bytes. Far above real URLs (browsers and servers cap them
 /// near 8–64 KiB) and short enough that a hostile multi-megabyte line cannot dominate memory;
@@ -134,54 +136,6 @@ impl Default for ListOptions {
             label: LabelFilter::Default,
             scheme: KeyScheme::Url,
             category_column: None,
-        }
-    }
-}
-
-/// Distinct normalized keys, stored contiguously.
-#[derive(Clone, Debug, Default)]
-pub struct KeyList {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl KeyList {
-    /// Appends a key.
-    pub fn push(&mut self, key: &[u8]) {
-        self.bytes.extend_from_slice(key);
-        self.ends.push(self.bytes.len());
-    }
-
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether there are no keys.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The `index`-th key.
-    pub fn get(&self, index: usize) -> &[u8] {
-        let start = if index == 0 { 0 } else { self.ends[index - 1] };
-        &self.bytes[start..self.ends[index]]
-    }
-
-    /// The keys in insertion order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        (0..self.len()).map(|i| self.get(i))
-    }
-
-    /// The keys as borrowed slices (for batch APIs).
-    pub fn as_slices(&self) -> Vec<&[u8]> {
-        self.iter().collect()
-    }
-
-    /// Appends every key of `other`.
-    pub fn extend(&mut self, other: &KeyList) {
-        for key in other.iter() {
-            self.push(key);
         }
     }
 }

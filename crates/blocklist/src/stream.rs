@@ -32,13 +32,13 @@ use std::sync::Mutex;
 use phishbloom_filter::KeyHash;
 
 use crate::engine::fingerprint;
-use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 use crate::source::{
     looks_like_csv_header, read_csv, reads_as_csv, Collector, Format, Input, ListOptions,
     ListSummary, MALFORMED_EXAMPLES, MAX_KEY_BYTES,
 };
+use phishbloom_core::{Error, Result};
 
 /// A key hash as two words `[h1, h2]`: plain data that can be written to a file as it is, and
 /// whose array order is the order of `(h1, h2)`.
@@ -247,6 +247,18 @@ impl HashedKeys {
             }
         }
         Ok(())
+    }
+}
+
+impl phishbloom_core::KeyHashes for HashedKeys {
+    fn len(&self) -> u64 {
+        HashedKeys::len(self)
+    }
+    fn fingerprint(&self) -> SetFingerprint {
+        HashedKeys::fingerprint(self)
+    }
+    fn try_for_each(&self, visit: &mut dyn FnMut(KeyHash) -> Result<()>) -> Result<()> {
+        HashedKeys::try_for_each(self, visit)
     }
 }
 

@@ -5,7 +5,7 @@
 //! full cuckoo filter never loses an entry; merging two shards answers like building from both.
 
 use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
-use phishbloom_blocklist::engine::urls::expression_hash;
+use phishbloom_blocklist::engine::expression_hash;
 use phishbloom_blocklist::engine::{fingerprint, Scratch};
 use phishbloom_blocklist::entries::EntrySet;
 use phishbloom_blocklist::sections::SetFingerprint;

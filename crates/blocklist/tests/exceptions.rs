@@ -3,7 +3,7 @@
 //! wins, the exception on a tie" says — so an exception never turns a URL that a more specific
 //! block entry lists into `allowed`, and never makes a URL that no block entry matches `listed`.
 
-use phishbloom_blocklist::engine::urls::expression_hash;
+use phishbloom_blocklist::engine::expression_hash;
 use phishbloom_blocklist::engine::{fingerprint, Scratch};
 use phishbloom_blocklist::entries::EntrySet;
 use phishbloom_blocklist::{Blocklist, BuildOptions, Kind, Status};

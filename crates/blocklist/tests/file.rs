@@ -4,6 +4,7 @@
 //! check pipeline keeps input order at any chunk size; and a verified Bloom blocklist answers
 //! exactly like the exact matcher.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::path::Path;
 
 use phishbloom_blocklist::check::{check_stream, StreamOptions};

@@ -4,6 +4,7 @@
 //! inputs that must not panic, the index's behaviour under files changed underneath, the
 //! per-document rate, and the property that no inserted keyword is ever missed.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};

@@ -26,9 +26,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use phishbloom_blocklist::blocklist::BuildOptions;
 use phishbloom_blocklist::resolve::{Category, Exceptions, Resolver};
 use phishbloom_blocklist::sections::{Meta, SetFingerprint};
+use phishbloom_blocklist::BuildOptions;
 use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme, Verdict};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{double_hashing, math, AnyFilter, BlockedBloomFilter, KeyHash};
@@ -359,7 +359,7 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
     let meta = Meta {
         name: "large".into(),
         version: 1,
-        created: phishbloom_blocklist::blocklist::now(),
+        created: phishbloom_blocklist::now(),
         scheme: KeyScheme::Exact,
         probes_per_item: 1,
         entries: n,

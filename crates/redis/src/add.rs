@@ -17,10 +17,9 @@
 use std::collections::BTreeMap;
 
 use phishbloom_blocklist::engine::fingerprint;
-use phishbloom_blocklist::engine::urls::expression_hash;
+use phishbloom_blocklist::prepare;
 use phishbloom_blocklist::KeyScheme;
 use phishbloom_filter::{Blocked, KeyHash};
-use phishbloom_url::Entry;
 use redis::{cmd, Cmd};
 
 use crate::blocklist::{load_meta, load_version_meta, read_pointer};
@@ -42,24 +41,16 @@ pub struct Added {
     pub new_bits: u64,
 }
 
-/// The hash a key of a list with `scheme` is inserted under: the normalized key's for whole
-/// keys, the entry key's for URL entries (`evil.com`, `evil.com/login`).
-pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<KeyHash> {
-    let not_an_entry = |error| Error::NotAnEntry {
-        key: String::from_utf8_lossy(key).into_owned(),
-        error,
-    };
-    match scheme {
-        KeyScheme::Expressions => Ok(expression_hash(
-            Entry::parse(key).map_err(not_an_entry)?.key(),
-        )),
-        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url | KeyScheme::Keywords => {
-            let mut normalized = Vec::new();
-            if !scheme.normalize_into(key, &mut normalized) {
-                return Err(not_an_entry(phishbloom_url::Error::EmptyInput));
-            }
-            Ok(scheme.key_hash(&normalized))
+/// The hash a key of a list with `scheme` is inserted under ([`prepare::entry`], as every front
+/// end prepares an entry): the normalized key's for whole keys, the entry key's for URL entries
+/// (`evil.com`, `evil.com/login`); `None` for a blank key.
+pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<Option<KeyHash>> {
+    match prepare::entry(scheme, key) {
+        Ok(entry) => Ok(entry.map(|e| e.hash)),
+        Err(phishbloom_blocklist::Error::InvalidItem { item, error }) => {
+            Err(Error::NotAnEntry { key: item, error })
         }
+        Err(other) => Err(other.into()),
     }
 }
 
@@ -68,10 +59,10 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]]) -> Result<Added> {
     crate::validate_name(name)?;
     let names = Keys::new(name);
     let mut meta = load_meta(store, &names)?;
-    let hashes = keys
-        .iter()
-        .map(|key| key_hash(meta.list.scheme, key))
-        .collect::<Result<Vec<_>>>()?;
+    let mut hashes = Vec::with_capacity(keys.len());
+    for key in keys {
+        hashes.extend(key_hash(meta.list.scheme, key)?);
+    }
     for retry in [false, true] {
         let added = add_hashes(store, &names, &meta, &hashes)?;
         let live = read_pointer(store, &names)?;

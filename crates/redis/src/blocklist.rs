@@ -20,8 +20,10 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use phishbloom_blocklist::engine::fingerprint;
-use phishbloom_blocklist::engine::urls::UrlProbes;
-use phishbloom_blocklist::resolve::{Candidate, Category, Resolver, Verification};
+use phishbloom_blocklist::engine::probes::UrlProbes;
+use phishbloom_blocklist::hits::Candidate;
+use phishbloom_blocklist::prepare::{Preparer, Query};
+use phishbloom_blocklist::resolve::{Category, Resolver, Verification};
 use phishbloom_blocklist::{KeyScheme, Verdict};
 use phishbloom_filter::{Block, Blocked, KeyHash};
 use phishbloom_url::CanonicalUrl;
@@ -48,8 +50,10 @@ pub struct RedisBlocklist {
 
 /// One checked item, prepared locally.
 enum Item {
-    /// Never listed: a blank key, or a line that is not a URL.
+    /// Never listed: a blank line.
     Clean,
+    /// A line a list of URL entries cannot read: the reason.
+    Invalid(String),
     /// A whole key (normalized, for the verdict's text): one probe.
     Key(KeyHash, Box<[u8]>),
     /// A URL: every probe of its expressions, in order.
@@ -59,7 +63,7 @@ enum Item {
 impl Item {
     fn hashes(&self) -> &[KeyHash] {
         match self {
-            Item::Clean => &[],
+            Item::Clean | Item::Invalid(_) => &[],
             Item::Key(hash, _) => std::slice::from_ref(hash),
             Item::Url(url) => url.1.hashes(),
         }
@@ -69,7 +73,7 @@ impl Item {
     /// as the local engine lists them.
     fn candidates(&self, hits: &[usize]) -> Found {
         match self {
-            Item::Clean => Found::Key(false),
+            Item::Clean | Item::Invalid(_) => Found::Key(false),
             Item::Key(..) => Found::Key(!hits.is_empty()),
             Item::Url(url) => Found::Url(
                 hits.iter()
@@ -103,6 +107,7 @@ impl Item {
             (Item::Url(url), Found::Url(candidates)) => {
                 resolver.url_verdict_with(&url.0, candidates, key, extra)
             }
+            (Item::Invalid(reason), _) => Verdict::invalid(reason),
             _ => Verdict::default(),
         }
     }
@@ -231,10 +236,10 @@ impl RedisBlocklist {
     /// `out` is left as it was.
     pub fn check_batch(&mut self, items: &[&[u8]], out: &mut Vec<Verdict>) -> Result<()> {
         let scheme = self.meta.list.scheme;
-        let mut key = Vec::new();
+        let mut preparer = Preparer::default();
         let prepared: Vec<Item> = items
             .iter()
-            .map(|item| prepare(scheme, item, &mut key))
+            .map(|item| prepare(&mut preparer, scheme, item))
             .collect();
         let start = out.len();
         for retry in [false, true] {
@@ -472,24 +477,26 @@ fn chunk_keys(keys: &Keys, meta: &RemoteMeta) -> Vec<String> {
         .collect()
 }
 
-/// Normalizes or canonicalizes one item and computes its probes, as the local blocklist does.
-fn prepare(scheme: KeyScheme, item: &[u8], key: &mut Vec<u8>) -> Item {
-    match scheme {
-        KeyScheme::Expressions => match phishbloom_url::canonicalize(item) {
-            Ok(url) => {
-                let mut probes = UrlProbes::default();
-                probes.compute(&url);
-                Item::Url(Box::new((url, probes)))
-            }
-            Err(_) => Item::Clean,
-        },
-        KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url | KeyScheme::Keywords => {
-            key.clear();
-            // An empty key (a blank line) is never listed: no list entry is empty.
-            if scheme.append_key(item, key) == 0 {
+/// One item as the local blocklist prepares it ([`phishbloom_blocklist::prepare`]), with its
+/// probes computed.
+fn prepare(preparer: &mut Preparer, scheme: KeyScheme, item: &[u8]) -> Item {
+    match preparer.query(scheme, item) {
+        Query::Url(url) => {
+            let mut probes = UrlProbes::default();
+            probes.compute(url);
+            Item::Url(Box::new((url.clone(), probes)))
+        }
+        Query::Invalid(error) => Item::Invalid(error.to_string()),
+        Query::Blank => Item::Clean,
+        // An empty key (a blank line) is never listed: no list entry is empty.
+        Query::Key([]) => Item::Clean,
+        Query::Key(key) => Item::Key(scheme.key_hash(key), key.into()),
+        Query::Phrase(line) => {
+            let mut key = Vec::new();
+            if scheme.append_key(line, &mut key) == 0 {
                 Item::Clean
             } else {
-                Item::Key(scheme.key_hash(key), key.as_slice().into())
+                Item::Key(scheme.key_hash(&key), key.into())
             }
         }
     }

@@ -240,7 +240,7 @@ pub fn push(
             name: name.to_string(),
             ..source.meta.clone()
         },
-        pushed: phishbloom_blocklist::blocklist::now(),
+        pushed: phishbloom_blocklist::now(),
         num_bits: params.num_bits,
         num_hashes: params.num_hashes,
         items: params.items,

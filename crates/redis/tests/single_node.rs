@@ -5,10 +5,11 @@
 
 mod common;
 
-use phishbloom_blocklist::blocklist::BuildOptions;
 use phishbloom_blocklist::engine::exact::ExactMatcher;
-use phishbloom_blocklist::engine::urls::{expression_hash, UrlProbes};
+use phishbloom_blocklist::engine::{expression_hash, probes::UrlProbes};
 use phishbloom_blocklist::entries::EntrySet;
+use phishbloom_blocklist::BlocklistFile;
+use phishbloom_blocklist::BuildOptions;
 use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme, Status};
 use phishbloom_filter::{Blocked, KeyHash};
 use phishbloom_redis::add::add;

@@ -174,7 +174,7 @@ mod tests {
     use super::*;
     use crate::lists::ListSpec;
     use phishbloom_blocklist::entries::EntrySet;
-    use phishbloom_blocklist::{Blocklist, BuildOptions};
+    use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions};
     use phishbloom_url::Entry;
 
     fn url_file(

@@ -8,6 +8,7 @@
 //! list in place under its lock, then save it over its file (atomically, by rename) so a later
 //! reload reads them back.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -15,8 +16,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
-use phishbloom_blocklist::blocklist::Change;
 use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
+use phishbloom_blocklist::Change;
 use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
 
 use crate::error::{Error, Result};
@@ -291,7 +292,7 @@ impl Slot {
             compact: false,
             patch_fpp: None,
             fpp: None,
-            created: phishbloom_blocklist::blocklist::now(),
+            created: phishbloom_blocklist::now(),
         };
         Ok(Delta::between(&old, &new, &options)?.to_bytes())
     }

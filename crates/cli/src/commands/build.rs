@@ -1,6 +1,7 @@
 //! `phishbloom build`: a list (or UT1 categories) in, a filter file out, and a summary of what
 //! was read.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -8,13 +9,13 @@ use std::time::Instant;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use phishbloom_blocklist::atomic::check_output;
-use phishbloom_blocklist::blocklist::{now, Engine};
 use phishbloom_blocklist::engine::per_probe_fpp;
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
 use phishbloom_blocklist::fmt;
 use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::stream::read_hashed;
+use phishbloom_blocklist::{now, Engine};
 use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
 use phishbloom_filter::{Filter, HashStrategy};
 

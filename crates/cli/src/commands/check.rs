@@ -1,5 +1,6 @@
 //! `phishbloom check`: verdicts for keys given as arguments or streamed on standard input.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

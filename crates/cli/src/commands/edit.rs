@@ -2,18 +2,20 @@
 //! changed in place under a lock and replaced atomically; on any error they are left as they
 //! were.
 
+use phishbloom_blocklist::BlocklistFile;
+use phishbloom_blocklist::DeltaFile;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use phishbloom_blocklist::atomic::{write_atomic, EditLock};
-use phishbloom_blocklist::blocklist::{now, Change};
 use phishbloom_blocklist::delta::{Additions, Delta, DiffOptions, ListView};
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySource, Role};
 use phishbloom_blocklist::source::{read_list, read_list_groups, Format, ListOptions};
 use phishbloom_blocklist::{fmt, Blocklist, Input, KeyScheme};
+use phishbloom_blocklist::{now, Change};
 
 use crate::args::{ApplyArgs, ChangeArgs, DiffArgs, MergeArgs};
 

@@ -2,11 +2,12 @@
 //! list name, version and set fingerprint, the filters' parameters and fill — after verifying
 //! every checksum.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::process::ExitCode;
 
-use phishbloom_blocklist::blocklist::{Description, FilterInfo};
 use phishbloom_blocklist::structure::LayerInfo;
 use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
+use phishbloom_blocklist::{Description, FilterInfo};
 
 use crate::args::InfoArgs;
 

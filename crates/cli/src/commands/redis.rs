@@ -1,6 +1,7 @@
 //! `phishbloom redis push|add|info` and `phishbloom check --redis`: a blocklist shared through
 //! Redis or Redis Cluster. Parsing and printing only; the work is `phishbloom_redis`'s.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::os::unix::ffi::OsStrExt;

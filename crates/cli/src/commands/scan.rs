@@ -1,6 +1,7 @@
 //! `phishbloom scan`: find a keyword list's keywords and phrases inside e-mails and text, one
 //! answer per document; and `build --keywords`, which makes such a list.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

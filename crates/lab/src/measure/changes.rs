@@ -16,6 +16,8 @@
 //! The structures and peers, and how each is built and fed, are [`super::contenders`]'s: the
 //! same ones the lab's criterion bench `benches/kinds.rs` times.
 
+use phishbloom_blocklist::BlocklistFile;
+use phishbloom_blocklist::DeltaFile;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

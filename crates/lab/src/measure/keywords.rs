@@ -20,6 +20,7 @@
 //!   1,000 clean documents with and without the keyword index; and, as a check, that every
 //!   keyword planted in a document is found.
 
+use phishbloom_blocklist::BlocklistFile;
 use std::collections::HashSet;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

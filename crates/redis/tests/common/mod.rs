@@ -3,12 +3,13 @@
 
 #![allow(dead_code)] // each test file uses its own part of these helpers
 
+use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::blocklist::BuildOptions;
 use phishbloom_blocklist::engine::exact::ExactMatcher;
 use phishbloom_blocklist::engine::{Matcher, Scratch};
 use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
+use phishbloom_blocklist::BuildOptions;
 use phishbloom_blocklist::{Blocklist, Verdict};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_redis::RedisBlocklist;

@@ -11,9 +11,10 @@ use phishbloom_filter::cabf::{Allocation, Cabf, CheckStore, PrefixFilter};
 use phishbloom_filter::{BloomFilter, KeyHash};
 use phishbloom_url::{CanonicalUrl, Entry};
 
-use super::{per_probe_fpp, Matcher, Scratch};
+use super::scratch::{Matcher, Scratch};
 use crate::error::Result;
-use crate::resolve::Candidate;
+use crate::hits::Candidate;
+use crate::rates::per_probe_fpp;
 
 /// Parallel filters of the engine (the paper's p = 8).
 pub const ENGINE_FILTERS: usize = 8;

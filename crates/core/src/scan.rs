@@ -13,11 +13,10 @@ use phishbloom_filter::KeyHash;
 use phishbloom_text::phrase::{extend, START};
 use phishbloom_text::tokens::Tokens;
 
-use crate::blocklist::Engine;
 use crate::error::{Error, Result};
 use crate::keywords::KeywordEngine;
+use crate::list::{Blocklist, Engine};
 use crate::printer::Output;
-use crate::Blocklist;
 
 /// Probes hashed before one batched query: enough to keep many cache misses in flight, few
 /// enough that the hashes and their origins stay in L1/L2 (1,024 × 16 bytes = 16 KiB).

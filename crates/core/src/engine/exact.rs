@@ -5,9 +5,9 @@ use std::collections::HashSet;
 
 use phishbloom_url::{CanonicalUrl, Entry};
 
-use super::urls::expression_hash;
-use super::{fingerprint, Matcher, Scratch};
-use crate::resolve::Candidate;
+use super::scratch::{Matcher, Scratch};
+use crate::hits::Candidate;
+use crate::keys::{expression_hash, fingerprint};
 
 /// Entry keys in a hash set.
 #[derive(Clone, Debug, Default)]

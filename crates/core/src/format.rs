@@ -18,9 +18,7 @@
 //! table checksum, section placement and zero padding; each section's checksum when it is read.
 //! Nothing here panics or allocates more than the file's real length, whatever the bytes are.
 
-use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use xxhash_rust::xxh3::{xxh3_64, Xxh3};
@@ -383,23 +381,18 @@ pub fn encode(kind: u16, sections: &[SectionData<'_>]) -> Vec<u8> {
     out
 }
 
-/// Where a file's bytes are read from: a file (positioned reads, so nothing is mapped and a file
-/// changed underneath cannot fault the reader) or a byte slice.
-pub trait Source {
+/// Where a file's bytes are read from: a byte slice here, or an open file (positioned reads, so
+/// nothing is mapped and a file changed underneath cannot fault the reader), which
+/// `phishbloom-blocklist` provides: this crate reads no file itself.
+pub trait Source: std::fmt::Debug {
     /// Length in bytes.
     fn source_len(&self) -> std::io::Result<u64>;
     /// Fills `buf` from `offset`; an `UnexpectedEof` error if the source is shorter.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
 }
 
-impl Source for File {
-    fn source_len(&self) -> std::io::Result<u64> {
-        Ok(self.metadata()?.len())
-    }
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        FileExt::read_exact_at(self, buf, offset)
-    }
-}
+/// A source shared by the structures that read from it on demand (a keyword index's blocks).
+pub type SharedSource = std::sync::Arc<dyn Source + Send + Sync>;
 
 impl Source for Vec<u8> {
     fn source_len(&self) -> std::io::Result<u64> {

@@ -28,16 +28,14 @@ use phishbloom_filter::prefix::prefix_bits;
 use phishbloom_filter::KeyHash;
 use phishbloom_url::Entry;
 
-use crate::blocklist::Blocklist;
 use crate::bytes::{ByteReader, PutLe};
+use crate::contents::{EntrySet, KeyList};
 use crate::engine::fingerprint;
 use crate::engine::per_probe_fpp;
-use crate::engine::urls::expression_hash;
-use crate::entries::EntrySet;
 use crate::error::{Error, Result};
+use crate::keys::expression_hash;
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
-use crate::source::KeyList;
 
 /// The first 8 bytes of a delta file: `\x89PHBDEL\n` (like the blocklist magic, binary-safe).
 pub const MAGIC: [u8; 8] = [0x89, b'P', b'H', b'B', b'D', b'E', b'L', 0x0a];
@@ -212,55 +210,6 @@ impl ListView {
             exceptions,
             origin: std::path::PathBuf::new(),
         }
-    }
-
-    /// The view of a blocklist file, which must have a verification section (the only record
-    /// of its entries) and not be CaBF (whose section holds other fingerprints).
-    pub fn of_blocklist(list: &Blocklist, path: &Path) -> Result<Self> {
-        if list.kind() == crate::Kind::Cabf {
-            return Err(Error::DeltaUnsuitable {
-                path: path.to_path_buf(),
-                problem: "a CaBF blocklist cannot be compared or patched; build the list as \
-                          blocked, cuckoo or counting with --verify"
-                    .into(),
-            });
-        }
-        let table = list.verification().ok_or_else(|| Error::DeltaUnsuitable {
-            path: path.to_path_buf(),
-            problem: "the blocklist has no verification section, so its entries are not known; \
-                      diff the list files, or build both versions with --verify"
-                .into(),
-        })?;
-        let entries = table
-            .fingerprints()
-            .as_slice()
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let ids = match table.set_of().get(i) {
-                    Some(&set) => table.sets().get(set).to_vec(),
-                    None => vec![0],
-                };
-                (v, ids)
-            })
-            .collect();
-        let meta = list.meta();
-        Ok(ListView {
-            scheme: meta.scheme,
-            probes_per_item: meta.probes_per_item,
-            version: Some(meta.version),
-            target_fpp: meta.target_fpp,
-            entries,
-            categories: list.categories().iter().map(|c| c.name.clone()).collect(),
-            exceptions: list
-                .resolver()
-                .exceptions()
-                .sorted_keys()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
-            origin: path.to_path_buf(),
-        })
     }
 
     /// The view of a list of URL entries (as `build` reads it).
@@ -795,12 +744,6 @@ impl Delta {
             _ => return None,
         }
         r.rest().is_empty().then_some(())
-    }
-
-    /// Reads the delta file at `path`.
-    pub fn open(path: &Path) -> Result<Delta> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        Delta::from_bytes(path, &bytes)
     }
 }
 

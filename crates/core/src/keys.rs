@@ -3,6 +3,11 @@
 //! Builders and checkers must agree, so the scheme a blocklist was built with is recorded in its
 //! file (see [`KeyScheme::code`]) and the checker applies the same one.
 
+use phishbloom_filter::KeyHash;
+use phishbloom_text::phrase::{normalize_phrase, normalized_phrase_hash};
+use phishbloom_text::tokens::Tokens;
+use phishbloom_url::Expression;
+
 /// How raw lines become keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -83,19 +88,48 @@ impl KeyScheme {
             KeyScheme::Folded => fold_case(raw, out),
             // Whole-key normalization of a URL; expression matching goes through the matcher.
             KeyScheme::Url | KeyScheme::Expressions => normalize_url(raw, out),
-            KeyScheme::Keywords => crate::keywords::append_normalized(raw, out),
+            KeyScheme::Keywords => append_keyword(raw, out),
         }
         out.len() - start
     }
 
     /// The hash a normalized key is stored under: xxh3-128 of its bytes, or for keywords the
-    /// phrase hash of its tokens ([`crate::keywords::keyword_hash`]).
+    /// phrase hash of its tokens ([`keyword_hash`]).
     pub fn key_hash(self, key: &[u8]) -> phishbloom_filter::KeyHash {
         match self {
-            KeyScheme::Keywords => crate::keywords::keyword_hash(key),
+            KeyScheme::Keywords => keyword_hash(key),
             _ => phishbloom_filter::KeyHash::of(key),
         }
     }
+}
+
+/// The verification fingerprint of a key hash: 64 bits mixed from both halves, so that it is
+/// independent of the block and bit choices (which use `h1` and `h2` separately). A false
+/// confirmation needs a 64-bit collision with one of n entries: probability n/2^64 per probe.
+pub fn fingerprint(hash: KeyHash) -> u64 {
+    hash.h1 ^ hash.h2.rotate_left(32)
+}
+
+/// The hash of an expression or entry key `(host, path)`: the xxh3-128 of each part, combined.
+pub fn expression_hash(expression: Expression<'_>) -> KeyHash {
+    KeyHash::of(expression.host.as_bytes()).combine(KeyHash::of(expression.path.as_bytes()))
+}
+
+/// The key bytes of a keyword line (the [`KeyScheme::Keywords`] rule): its tokens joined by one
+/// space; nothing for a line without a word, a phrase over the token limit or invalid UTF-8.
+pub fn append_keyword(raw: &[u8], out: &mut Vec<u8>) {
+    let Ok(text) = std::str::from_utf8(raw) else {
+        return;
+    };
+    let mut phrase = String::new();
+    if normalize_phrase(text, &mut Tokens::new(), &mut phrase).is_ok() {
+        out.extend_from_slice(phrase.as_bytes());
+    }
+}
+
+/// The phrase hash of a normalized keyword (tokens joined by one space).
+pub fn keyword_hash(key: &[u8]) -> KeyHash {
+    normalized_phrase_hash(&String::from_utf8_lossy(key))
 }
 
 /// Unicode simple case folding (`CaseFolding.txt`, statuses C and S: one character to one, so

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 
 use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
 
-use crate::engine::{Fingerprints, Hit};
+use crate::hits::{Candidate, Fingerprints, Hit};
 
 /// One category of a list: its name and how many entries it holds.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -259,35 +259,6 @@ impl Verification {
     }
 }
 
-/// A candidate entry for a URL: an expression the filter answered for, and its fingerprint.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Candidate {
-    /// The entry's 64-bit fingerprint, for confirmation.
-    pub fingerprint: u64,
-    /// The host of the expression.
-    pub host: String,
-    /// Its path (`""` for a domain entry).
-    pub path: String,
-}
-
-impl Candidate {
-    /// The candidate for an expression.
-    pub fn new(fingerprint: u64, expression: Expression<'_>) -> Self {
-        Candidate {
-            fingerprint,
-            host: expression.host.to_string(),
-            path: expression.path.to_string(),
-        }
-    }
-
-    fn expression(&self) -> Expression<'_> {
-        Expression {
-            host: &self.host,
-            path: &self.path,
-        }
-    }
-}
-
 /// How specific an entry is among those matching one URL: the longer host (more labels), then
 /// the longer path (with a query longer than without). Expressions of one URL are suffixes of
 /// its host and prefixes of its path, so lengths order them.
@@ -307,15 +278,19 @@ pub enum Status {
     Listed,
     /// An entry lists it, but an equally or more specific exception allows it.
     Allowed,
+    /// The item cannot be read as what the list holds (a URL that does not parse, asked of a
+    /// list of URL entries): never listed, answered with the reason in [`Verdict::error`].
+    Invalid,
 }
 
 impl Status {
-    /// `clean`, `listed` or `allowed`.
+    /// `clean`, `listed`, `allowed` or `invalid`.
     pub fn name(self) -> &'static str {
         match self {
             Status::Clean => "clean",
             Status::Listed => "listed",
             Status::Allowed => "allowed",
+            Status::Invalid => "invalid",
         }
     }
 }
@@ -333,9 +308,20 @@ pub struct Verdict {
     pub categories: Vec<String>,
     /// Whether `categories` are exactly the entry's (verified, or a one-category list).
     pub categories_exact: bool,
+    /// Why an [`Status::Invalid`] item could not be checked.
+    pub error: Option<String>,
 }
 
 impl Verdict {
+    /// The answer for an item that cannot be checked, with the reason.
+    pub fn invalid(reason: impl ToString) -> Self {
+        Verdict {
+            status: Status::Invalid,
+            error: Some(reason.to_string()),
+            ..Verdict::default()
+        }
+    }
+
     /// Whether the item is listed (and not allowed).
     pub fn listed(&self) -> bool {
         self.status == Status::Listed
@@ -578,6 +564,7 @@ impl Resolver {
             exception: exception.map(Hit::of),
             categories,
             categories_exact,
+            error: None,
         }
     }
 
@@ -629,6 +616,7 @@ impl Resolver {
             exception: None,
             categories,
             categories_exact,
+            error: None,
         }
     }
 }

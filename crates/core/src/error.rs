@@ -370,7 +370,7 @@ pub enum Error {
         /// The file (empty until the blocklist names it).
         path: PathBuf,
         /// The list's kind.
-        kind: crate::blocklist::Kind,
+        kind: crate::kind::Kind,
         /// `add to` or `remove from`.
         action: &'static str,
     },
@@ -393,7 +393,7 @@ pub enum Error {
         /// The file (empty until the blocklist names it).
         path: PathBuf,
         /// The list's kind.
-        kind: crate::blocklist::Kind,
+        kind: crate::kind::Kind,
         /// Entries it holds.
         items: u64,
     },
@@ -513,11 +513,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Builds an [`Error::Io`].
-    pub(crate) fn io(
-        path: impl Into<PathBuf>,
-        action: &'static str,
-        error: std::io::Error,
-    ) -> Self {
+    pub fn io(path: impl Into<PathBuf>, action: &'static str, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
             action,
@@ -526,11 +522,7 @@ impl Error {
     }
 
     /// Builds an [`Error::InvalidField`].
-    pub(crate) fn invalid(
-        path: impl Into<PathBuf>,
-        field: &'static str,
-        value: impl ToString,
-    ) -> Self {
+    pub fn invalid(path: impl Into<PathBuf>, field: &'static str, value: impl ToString) -> Self {
         Error::InvalidField {
             path: path.into(),
             field,
@@ -542,6 +534,7 @@ impl Error {
     /// file ([`crate::structure::Layers`]); others are returned as they are.
     pub fn with_path(mut self, file: &std::path::Path) -> Self {
         if let Error::CannotChange { path, .. }
+        | Error::CategoryNeeded { path, .. }
         | Error::Full { path, .. }
         | Error::AmbiguousRemoval { path, .. } = &mut self
         {

@@ -4,8 +4,9 @@
 //! TSV columns: the item; `clean`, `listed` or `allowed`; then, unless clean, the entry that
 //! decided (the block entry, or for `allowed` the exception), its kind (`domain`, `url` or `key`)
 //! and the categories of the block entry, comma-separated, prefixed `possible:` when the list
-//! cannot tell exactly (no verification section). JSON fields: `key`, `verdict`, `listed`,
-//! `entry`, `entry_kind`, `categories`, `categories_exact`, `exception`, `exception_kind`.
+//! cannot tell exactly (no verification section); for `invalid` (an item a list of URL entries
+//! cannot read), the reason. JSON fields: `key`, `verdict`, `listed`, `entry`, `entry_kind`,
+//! `categories`, `categories_exact`, `exception`, `exception_kind`, `error`.
 
 use crate::resolve::{Status, Verdict};
 
@@ -31,6 +32,13 @@ fn write_tsv(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
     out.push(b'\t');
     out.extend_from_slice(verdict.status.name().as_bytes());
     let decided = match verdict.status {
+        Status::Invalid => {
+            out.push(b'\t');
+            // One line per item: a reason never spans lines.
+            let reason = verdict.error.as_deref().unwrap_or_default();
+            out.extend(reason.bytes().map(|b| if b == b'\n' { b' ' } else { b }));
+            None
+        }
         Status::Clean => None,
         Status::Listed => verdict.hit.as_ref(),
         Status::Allowed => verdict.exception.as_ref(),
@@ -72,6 +80,8 @@ fn write_json(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
         exception: Option<&'a str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         exception_kind: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
     }
     let hit = verdict.hit.as_ref();
     let line = Line {
@@ -84,6 +94,7 @@ fn write_json(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
         categories_exact: hit.map(|_| verdict.categories_exact),
         exception: verdict.exception.as_ref().map(|h| h.expression.as_str()),
         exception_kind: verdict.exception.as_ref().map(|h| h.kind),
+        error: verdict.error.as_deref(),
     };
     // Serializing strings and booleans into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, &line);
@@ -105,6 +116,7 @@ mod tests {
             exception: None,
             categories: vec!["phishing".into(), "malware".into()],
             categories_exact: true,
+            error: None,
         }
     }
 
@@ -133,6 +145,22 @@ mod tests {
              x\tclean\n\
              y\tlisted\tevil.com\tdomain\tpossible:phishing,malware\n\
              docs.evil.com/a\tallowed\tdocs.evil.com\tdomain\tphishing,malware\n"
+        );
+    }
+
+    #[test]
+    fn an_invalid_item_is_answered_with_its_reason() {
+        let mut out = Vec::new();
+        let verdict = Verdict::invalid("not a URL:\nbad host");
+        write_verdict(b"http://[x", &verdict, Output::Tsv, &mut out);
+        assert_eq!(out, b"http://[x\tinvalid\tnot a URL: bad host\n");
+        out.clear();
+        write_verdict(b"http://[x", &verdict, Output::Json, &mut out);
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"key": "http://[x", "verdict": "invalid", "listed": false,
+                               "error": "not a URL:\nbad host"})
         );
     }
 

@@ -21,9 +21,9 @@ use phishbloom_filter::prefix::PrefixSet;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, KeyHash, LayoutKind};
 
-use crate::blocklist::Kind;
 use crate::engine::fingerprint;
 use crate::error::{Error, Result};
+use crate::kind::Kind;
 
 /// The hash a cuckoo or counting layer uses for an entry fingerprint `v`: `v` itself and a
 /// SplitMix64 mix of it (two independent-looking halves, as the layers' hashing expects).

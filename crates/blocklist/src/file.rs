@@ -1,0 +1,117 @@
+//! Blocklist and delta files on disk: opened whole into memory with positioned reads (every
+//! checksum verified, so a file replaced or rewritten while in use cannot disturb a running
+//! check), and written atomically (a temporary file beside it, fsync, rename). The clock that
+//! stamps a written file is here too: the core has none.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use phishbloom_core::delta::Delta;
+use phishbloom_core::format::{Directory, Source};
+use phishbloom_core::sections::Meta;
+use phishbloom_core::{Blocklist, Error, Kind, Result};
+
+use crate::atomic::AtomicFile;
+
+/// Seconds since the Unix epoch: `SOURCE_DATE_EPOCH` when set (reproducible builds), else the
+/// clock.
+pub fn now() -> u64 {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        })
+}
+
+/// An open file as a [`Source`]: positioned reads, nothing mapped.
+#[derive(Debug)]
+pub struct FileSource(pub File);
+
+impl Source for FileSource {
+    fn source_len(&self) -> std::io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        FileExt::read_exact_at(&self.0, buf, offset)
+    }
+}
+
+/// Blocklist files: open, read the metadata of, and save a [`Blocklist`].
+pub trait BlocklistFile: Sized {
+    /// Opens the blocklist file at `path`, whichever kind it holds, reading it whole into
+    /// memory and checking every checksum and field. A regular file is read with positioned
+    /// reads (a keyword list's index stays on disk and is read on hits); anything else that can
+    /// be opened (a pipe such as `<(curl …)`, a character device) is read to its end first.
+    fn open(path: impl AsRef<Path>) -> Result<Self>;
+
+    /// Reads only the metadata of the blocklist file at `path` (header, table and metadata
+    /// section, checksums verified): cheap even for a large file. Only for regular files (a
+    /// FIFO would block the open).
+    fn read_meta(path: impl AsRef<Path>) -> Result<(Kind, Meta)>;
+
+    /// Writes the blocklist to `path` atomically (a temporary file beside it, fsync, rename),
+    /// refusing an output that is not a regular file or is one of `inputs`; a list built or
+    /// changed in memory is stamped with the time it is written. Returns the new file's
+    /// directory (its sections and checksum).
+    fn save(&self, path: &Path, inputs: &[PathBuf]) -> Result<Directory>;
+}
+
+impl BlocklistFile for Blocklist {
+    fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let mut file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let metadata = file.metadata().map_err(|e| Error::io(path, "open", e))?;
+        if metadata.is_dir() {
+            return Err(Error::IsADirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        if metadata.is_file() {
+            let source = FileSource(file);
+            let list = Blocklist::read_from(path, &source)?;
+            return Ok(list.attach_keyword_source(Arc::new(source)));
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes)
+            .map_err(|e| Error::io(path, "read", e))?;
+        Blocklist::from_bytes(path, &bytes)
+    }
+
+    fn read_meta(path: impl AsRef<Path>) -> Result<(Kind, Meta)> {
+        let path = path.as_ref();
+        let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, "open", e))?;
+        if !metadata.is_file() {
+            return Err(Error::invalid(path, "file type", "not a regular file"));
+        }
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        Blocklist::meta_from(path, &FileSource(file))
+    }
+
+    fn save(&self, path: &Path, inputs: &[PathBuf]) -> Result<Directory> {
+        let mut file = AtomicFile::create(path, inputs)?;
+        let created = self.directory().is_none().then(now);
+        let directory = self
+            .write_to(&mut file, created)
+            .map_err(|e| Error::io(path, "write", e))?;
+        file.commit()?;
+        Ok(directory)
+    }
+}
+
+/// Delta files: open a [`Delta`].
+pub trait DeltaFile: Sized {
+    /// Reads the delta file at `path`, every checksum verified.
+    fn open(path: &Path) -> Result<Self>;
+}
+
+impl DeltaFile for Delta {
+    fn open(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        Delta::from_bytes(path, &bytes)
+    }
+}

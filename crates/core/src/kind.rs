@@ -1,0 +1,84 @@
+//! [`Kind`]: which structure a blocklist file holds (the header's kind code).
+
+use phishbloom_filter::LayoutKind;
+
+/// What structure a blocklist file holds (the header's kind code).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// One textbook Bloom filter: k bits anywhere in the array.
+    Classic,
+    /// One cache-line blocked Bloom filter: k bits in one 512-bit block.
+    Blocked,
+    /// Seed 003's CaBF: parallel component filters and a check filter (URL entries only).
+    Cabf,
+    /// A cuckoo filter (Fan et al. 2014): deletes; never evicts a resident fingerprint.
+    Cuckoo,
+    /// A counting Bloom filter with 4-bit counters: deletes; four times a Bloom filter's memory.
+    Counting,
+    /// One split-block Bloom filter (Parquet's SBBF): one bit in each 32-bit word of a 256-bit
+    /// block, a branch-free probe; its 64-bit hash is the `h1` half of the key's [`KeyHash`].
+    Split,
+}
+
+impl Kind {
+    /// Every kind, in code order.
+    pub const ALL: [Kind; 6] = [
+        Kind::Classic,
+        Kind::Blocked,
+        Kind::Cabf,
+        Kind::Cuckoo,
+        Kind::Counting,
+        Kind::Split,
+    ];
+
+    /// The code stored in the file header.
+    pub fn code(self) -> u16 {
+        match self {
+            Kind::Classic => 1,
+            Kind::Blocked => 2,
+            Kind::Cabf => 3,
+            Kind::Cuckoo => 4,
+            Kind::Counting => 5,
+            Kind::Split => 6,
+        }
+    }
+
+    /// The kind of a header code, if it is one.
+    pub fn from_code(code: u16) -> Option<Self> {
+        Kind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// The name users see (`blocked`, `classic`, `cabf`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Classic => "classic",
+            Kind::Blocked => "blocked",
+            Kind::Cabf => "cabf",
+            Kind::Cuckoo => "cuckoo",
+            Kind::Counting => "counting",
+            Kind::Split => "split",
+        }
+    }
+
+    /// The Bloom layout of a Bloom kind.
+    pub fn layout(self) -> Option<LayoutKind> {
+        match self {
+            Kind::Classic => Some(LayoutKind::Classic),
+            Kind::Blocked => Some(LayoutKind::Blocked),
+            Kind::Split => Some(LayoutKind::Split),
+            _ => None,
+        }
+    }
+
+    /// Whether lists of this kind can delete entries.
+    pub fn deletes(self) -> bool {
+        matches!(self, Kind::Cuckoo | Kind::Counting)
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,263 @@
+//! Applying a [`Delta`] to a [`Blocklist`]: base checked, result checked before any change.
+
+use crate::delta::{Additions, Delta, ListState};
+use crate::error::{Error, Result};
+use crate::resolve::Exceptions;
+use crate::sections::SetFingerprint;
+
+use super::edit::Applied;
+use super::model::Blocklist;
+
+impl Blocklist {
+    /// Applies a delta made from this list's version (see [`crate::delta`]): checks the base,
+    /// works out — before changing anything — the set fingerprint and entry count the change
+    /// leads to and refuses the delta unless they are the ones it promises, then changes the
+    /// structure, verification section, categories and exceptions. Exact additions go into a
+    /// cuckoo or counting structure, or into a Bloom list's exact patch; compact ones (prefixes)
+    /// into a Bloom list's patch. Removals need a kind that deletes and a verification section.
+    ///
+    /// On an error after the checks (a full cuckoo filter that does not grow) the blocklist in
+    /// memory may be partly changed: save nothing and start again from the file.
+    pub fn apply(&mut self, delta: &Delta) -> Result<Applied> {
+        let path = self.origin();
+        let unsuitable = |problem: String| Error::DeltaUnsuitable {
+            path: path.clone(),
+            problem,
+        };
+        if self.layers().is_none() {
+            return Err(Error::CannotChange {
+                path: self.origin(),
+                kind: self.kind,
+                action: "apply a delta to",
+            });
+        }
+        let meta = &self.meta;
+        if delta.scheme != meta.scheme || delta.probes_per_item != meta.probes_per_item {
+            return Err(unsuitable(format!(
+                "the delta is for a list of {} sized for {} probes per item, the file holds {} \
+                 sized for {}",
+                delta.scheme.name(),
+                delta.probes_per_item,
+                meta.scheme.name(),
+                meta.probes_per_item
+            )));
+        }
+        let found = ListState {
+            version: meta.version,
+            entries: meta.entries,
+            fingerprint: meta.fingerprint,
+        };
+        let base = delta.base;
+        let categories_differ = delta.base_categories as usize != self.resolver.categories().len();
+        if !meta.exact_count
+            || base.fingerprint != found.fingerprint
+            || base.entries != found.entries
+            || (base.version != 0 && base.version != found.version)
+            || categories_differ
+        {
+            let describe = |state: ListState, categories: usize| {
+                format!(
+                    "{} ({} entries, {} {}, set fingerprint {})",
+                    if state.version == 0 {
+                        "a version".to_string()
+                    } else {
+                        format!("version {}", state.version)
+                    },
+                    crate::fmt::count(state.entries),
+                    categories,
+                    if categories == 1 {
+                        "category"
+                    } else {
+                        "categories"
+                    },
+                    state.fingerprint
+                )
+            };
+            let mut found_text = describe(found, self.resolver.categories().len());
+            if !meta.exact_count {
+                found_text.push_str(" (approximate: entries were added without verification)");
+            }
+            return Err(Error::DeltaBase {
+                path,
+                expected: describe(base, delta.base_categories as usize),
+                found: found_text,
+            });
+        }
+        let table = self.resolver.verification();
+        if matches!(delta.added, Additions::Prefixes { .. })
+            && (table.is_some() || self.kind.deletes())
+        {
+            return Err(unsuitable(format!(
+                "the delta is compact (fingerprint prefixes, for Bloom files without a \
+                 verification section), and this {} file{} needs whole fingerprints: make the \
+                 delta without --compact",
+                self.kind,
+                if table.is_some() {
+                    " with a verification section"
+                } else {
+                    ""
+                }
+            )));
+        }
+        // Removed entries: read from the file's own table, or — a Bloom file without one
+        // cannot forget them — left in place, answering as false positives until the next full
+        // file, while the version and fingerprint follow the list.
+        let removed: Vec<u64> = match table {
+            Some(table) => {
+                let fingerprints = table.fingerprints().as_slice();
+                let removed: Vec<u64> = delta
+                    .removed
+                    .iter()
+                    .map(|&p| fingerprints.get(p as usize).copied())
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| Error::DeltaCheck {
+                        path: path.clone(),
+                        detail: "a removal past the end of the verification section".into(),
+                    })?;
+                let terms = removed
+                    .iter()
+                    .fold(0u128, |sum, &v| sum.wrapping_add(SetFingerprint::term(v)));
+                if removed.len() as u64 != delta.removed_count || terms != delta.removed_terms {
+                    return Err(Error::DeltaCheck {
+                        path,
+                        detail: "the entries it removes are not the ones at those positions of \
+                                 the verification section"
+                            .into(),
+                    });
+                }
+                removed
+            }
+            None if delta.removed_count > 0 && self.kind.deletes() => {
+                return Err(unsuitable(format!(
+                    "the delta removes {} entries, and a {} file needs its verification section \
+                     to find them; fetch the full file (build lists that change with --verify)",
+                    delta.removed_count, self.kind
+                )))
+            }
+            None => Vec::new(),
+        };
+        let recategorized: Vec<(u64, Vec<u16>)> = match table {
+            Some(table) => delta
+                .recategorized
+                .iter()
+                .map(|(p, ids)| {
+                    Some((
+                        *table.fingerprints().as_slice().get(*p as usize)?,
+                        ids.clone(),
+                    ))
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| Error::DeltaCheck {
+                    path: path.clone(),
+                    detail: "a recategorized entry past the end of the verification section".into(),
+                })?,
+            // Without a table, categories are not kept per entry: the counts say it all.
+            None => Vec::new(),
+        };
+        // The set the change leads to, before anything changes.
+        let mut fingerprint = self.meta.fingerprint;
+        fingerprint.0 = fingerprint
+            .0
+            .wrapping_sub(delta.removed_terms)
+            .wrapping_add(delta.added_terms);
+        let entries = (self.meta.entries + delta.added.len() as u64)
+            .checked_sub(delta.removed_count)
+            .unwrap_or(u64::MAX);
+        if fingerprint != delta.target.fingerprint || entries != delta.target.entries {
+            return Err(Error::DeltaCheck {
+                path,
+                detail: format!(
+                    "{entries} entries with set fingerprint {fingerprint}, promised {} with {}",
+                    delta.target.entries, delta.target.fingerprint
+                ),
+            });
+        }
+        let category_count = delta.base_categories as usize + delta.new_categories.len();
+        let ids_ok = delta
+            .added_categories
+            .iter()
+            .chain(delta.recategorized.iter().map(|(_, ids)| ids))
+            .flatten()
+            .chain(delta.counts.iter().map(|(id, _)| id))
+            .all(|&id| (id as usize) < category_count);
+        if !ids_ok || category_count > crate::resolve::MAX_CATEGORIES {
+            return Err(Error::DeltaCheck {
+                path,
+                detail: "a category id beyond the list's categories".into(),
+            });
+        }
+        if let Some(layers) = self.layers().filter(|_| self.kind.deletes()) {
+            if let Some(&v) = removed.iter().find(|&&v| layers.holders(v) > 1) {
+                return Err(Error::AmbiguousRemoval {
+                    path: path.clone(),
+                    layers: layers.holders(v),
+                });
+            }
+        }
+        // Checked: change everything.
+        for name in &delta.new_categories {
+            self.resolver.category_id(name);
+        }
+        let with_sets = self.resolver.categories().len() > 1;
+        let layers = self
+            .layers_mut()
+            .ok_or_else(|| unsuitable("no structure".into()))?;
+        for &v in &removed {
+            if !layers.forget(v).map_err(|e| e.with_path(&path))? {
+                return Err(Error::DeltaCheck {
+                    path,
+                    detail: format!(
+                        "entry {v:016x} is in the verification section, not the filter"
+                    ),
+                });
+            }
+        }
+        let mut table_added: Vec<(u64, Vec<u16>)> = Vec::new();
+        match &delta.added {
+            Additions::Exact(values) => {
+                for (i, &v) in values.iter().enumerate() {
+                    layers
+                        .insert_fingerprint(v)
+                        .map_err(|e| e.with_path(&path))?;
+                    let ids = delta
+                        .added_categories
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| vec![0]);
+                    table_added.push((v, ids));
+                }
+            }
+            Additions::Prefixes { bits, prefixes } => layers.patch(*bits, prefixes.clone())?,
+        }
+        let mut table_removed = removed.clone();
+        for (v, ids) in &recategorized {
+            table_removed.push(*v);
+            table_added.push((*v, ids.clone()));
+        }
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &table_removed, with_sets);
+        }
+        for &(id, change) in &delta.counts {
+            self.resolver.count_entries(id, change);
+        }
+        if let Some(keys) = &delta.exceptions {
+            self.resolver
+                .set_exceptions(Exceptions::new(keys.iter().cloned()));
+        }
+        let version = match delta.target.version {
+            0 => self.meta.version + 1,
+            version => version,
+        };
+        self.meta.entries = entries;
+        self.meta.fingerprint = fingerprint;
+        self.touch();
+        self.meta.version = version;
+        Ok(Applied {
+            added: delta.added.len() as u64,
+            removed: removed.len() as u64,
+            kept: delta.removed_count - removed.len() as u64,
+            recategorized: recategorized.len() as u64,
+            version,
+        })
+    }
+}

@@ -1,0 +1,365 @@
+//! Building a [`Blocklist`] in memory: from whole keys, from key hashes, from URL entries.
+
+use std::path::PathBuf;
+
+use phishbloom_filter::{AnyFilter, HashStrategy, KeyHash};
+use phishbloom_url::Entry;
+
+use crate::contents::{EntrySet, KeyList};
+use crate::engine::cabf::CabfEngine;
+use crate::engine::urls::UrlFilter;
+use crate::error::{Error, Result};
+use crate::keys::{expression_hash, fingerprint, KeyScheme};
+use crate::kind::Kind;
+use crate::rates::per_probe_fpp;
+use crate::resolve::{Category, Exceptions, Resolver, Verification};
+use crate::sections::{Meta, SetFingerprint};
+use crate::structure::Layers;
+
+use super::model::{Blocklist, Engine};
+
+/// The distinct 128-bit hashes of a list's whole keys, visited in ascending order: what
+/// [`Blocklist::from_hashed_keys`] builds from without holding the keys.
+pub trait KeyHashes {
+    /// Distinct keys.
+    fn len(&self) -> u64;
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The set fingerprint of the distinct keys.
+    fn fingerprint(&self) -> SetFingerprint;
+    /// Calls `visit` with every distinct hash, ascending by `(h1, h2)`; stops at its first error.
+    fn try_for_each(&self, visit: &mut dyn FnMut(KeyHash) -> Result<()>) -> Result<()>;
+}
+
+/// How to build a blocklist.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The structure.
+    pub kind: Kind,
+    /// Target false-positive rate per checked item (per URL for URL entries, per key otherwise).
+    pub fpp: f64,
+    /// Probes per checked URL the filter is sized for (E); keys use 1.
+    pub expression_bound: u32,
+    /// Hash strategy (whole keys only; URL entries always use xxh3).
+    pub strategy: HashStrategy,
+    /// Whether to store the verification section.
+    pub verify: bool,
+    /// Threads for inserting.
+    pub threads: usize,
+    /// The list's name.
+    pub name: String,
+    /// The list version.
+    pub version: u64,
+    /// Creation time (seconds since the Unix epoch; 0 until the file writer stamps its clock).
+    pub created: u64,
+    /// Size the structure for this many entries when the list has fewer (room to add, or
+    /// shards built apart that can be merged); with `grow`, the first layer's size.
+    pub capacity: Option<u64>,
+    /// Grow when full: add layers of twice the capacity at half the rate (RedisBloom's
+    /// scalable scheme), so a list of unknown size keeps its rate.
+    pub grow: bool,
+}
+
+impl BuildOptions {
+    /// The entry count the structure (its first layer, for a list that grows) is sized for:
+    /// the list's, or the capacity if larger — or, for a list that grows, the capacity as
+    /// given (the layers added as it fills take the rest).
+    pub fn sized_for(&self, entries: usize) -> u64 {
+        match self.capacity {
+            Some(capacity) if self.grow => capacity.max(1),
+            capacity => (entries as u64).max(capacity.unwrap_or(0)).max(1),
+        }
+    }
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            kind: Kind::Blocked,
+            fpp: 0.01,
+            expression_bound: crate::engine::DEFAULT_EXPRESSION_BOUND,
+            strategy: HashStrategy::Xxh3,
+            verify: false,
+            threads: 1,
+            name: String::from("list"),
+            version: 1,
+            created: 0,
+            capacity: None,
+            grow: false,
+        }
+    }
+}
+
+/// The list's structure for `entries` entries at per-probe rate `fpp`, filled by `insert`. A
+/// cuckoo filter that cannot take every key at 95 % load is rebuilt with more buckets (a few
+/// times, 5 % more each) before the list is reported full.
+fn fill(
+    options: &BuildOptions,
+    entries: usize,
+    fpp: f64,
+    insert: impl Fn(&mut Layers) -> Result<()>,
+) -> Result<Layers> {
+    let capacity = options.sized_for(entries);
+    let mut headroom = 1.0;
+    loop {
+        let sized = (capacity as f64 * headroom).ceil() as u64;
+        let mut layers = Layers::new(options.kind, sized, fpp, options.strategy, options.grow)?;
+        match insert(&mut layers) {
+            Err(Error::Full { .. }) if options.kind == Kind::Cuckoo && headroom < 1.3 => {
+                headroom *= 1.05;
+            }
+            other => return other.map(|()| layers),
+        }
+    }
+}
+
+impl Blocklist {
+    /// Builds a blocklist of whole keys (passwords, tokens, e-mail addresses: `scheme` says how
+    /// they were normalized), one group of distinct keys per category (a key may be in several).
+    /// The filter is sized for the distinct keys' count at `options.fpp` per key.
+    pub fn from_keys(
+        groups: &[(String, KeyList)],
+        scheme: KeyScheme,
+        options: &BuildOptions,
+    ) -> Result<Self> {
+        if options.kind == Kind::Cabf {
+            return Err(Error::WrongScheme {
+                path: PathBuf::from(&options.name),
+                problem: "a CaBF blocklist holds URL entries, not whole keys; build it as a \
+                          blocked, classic, split, cuckoo or counting filter"
+                    .into(),
+            });
+        }
+        // Distinct keys across the groups, by entry fingerprint. One group is distinct already.
+        let v_of = |key: &[u8]| fingerprint(KeyHash::of(key));
+        let mut counts = vec![0u64; groups.len()];
+        let mut set_fingerprint = SetFingerprint::default();
+        let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        for (id, (_, keys)) in groups.iter().enumerate() {
+            counts[id] = keys.len() as u64;
+            if groups.len() == 1 {
+                set_fingerprint = SetFingerprint::of(keys.iter().map(v_of));
+            } else {
+                for key in keys.iter() {
+                    let v = v_of(key);
+                    if seen.insert(v) {
+                        set_fingerprint.add(v);
+                    }
+                }
+            }
+        }
+        let entries = match groups.len() {
+            1 => groups[0].1.len(),
+            _ => seen.len(),
+        };
+        let layers = fill(options, entries, options.fpp, |layers| {
+            let key_hashing = layers.key_hashing_bloom().is_some();
+            match layers.single_bloom_mut() {
+                // One Bloom filter of known size that hashes keys as the list does: every core
+                // inserts (a key twice sets its bits twice, which changes nothing).
+                Some(filter) if !options.grow && key_hashing => {
+                    for (_, keys) in groups {
+                        filter.insert_parallel(&keys.as_slices(), options.threads);
+                    }
+                    Ok(())
+                }
+                // Each distinct key once (a cuckoo filter would store a second copy).
+                _ => {
+                    let mut inserted = std::collections::HashSet::new();
+                    groups
+                        .iter()
+                        .flat_map(|(_, keys)| keys.iter())
+                        .filter(|key| groups.len() == 1 || inserted.insert(v_of(key)))
+                        .try_for_each(|key| layers.insert_key(key))
+                }
+            }
+        })?;
+        let verification = options.verify.then(|| {
+            let pairs = groups
+                .iter()
+                .enumerate()
+                .flat_map(|(id, (_, keys))| keys.iter().map(move |k| (v_of(k), vec![id as u16])))
+                .collect();
+            Verification::new(pairs, groups.len() > 1)
+        });
+        let categories = groups
+            .iter()
+            .zip(counts)
+            .map(|((name, _), entries)| Category {
+                name: name.clone(),
+                entries,
+            })
+            .collect();
+        let meta = Meta {
+            name: options.name.clone(),
+            version: options.version,
+            created: options.created,
+            scheme,
+            probes_per_item: 1,
+            entries: entries as u64,
+            fingerprint: set_fingerprint,
+            target_fpp: Some(options.fpp),
+            exact_count: true,
+        };
+        Ok(Blocklist {
+            kind: options.kind,
+            meta,
+            engine: Engine::Keys(layers),
+            resolver: Resolver::new(categories, verification, Exceptions::default()),
+            directory: None,
+            origin: PathBuf::from(&options.name),
+        })
+    }
+
+    /// Whether [`Blocklist::from_hashed_keys`] builds what `options` ask for: a blocked,
+    /// classic or counting filter that does not grow, hashed with xxh3. Those are filled the
+    /// same whatever the order of their keys; a cuckoo filter places its keys by insertion
+    /// order (list order, not hash order), the layers of a list that grows fill in list order,
+    /// and the sha256 strategy hashes the keys themselves.
+    pub fn builds_from_hashes(options: &BuildOptions) -> bool {
+        matches!(options.kind, Kind::Blocked | Kind::Classic | Kind::Counting)
+            && !options.grow
+            && options.strategy == HashStrategy::Xxh3
+    }
+
+    /// Builds a blocklist of whole keys from their distinct hashes ([`KeyHashes`], such as a
+    /// streamed read spilled to temporary files), one category named `category`: bit for bit the file [`Blocklist::from_keys`]
+    /// builds from the same keys in one group (same count, same bits, same fingerprint).
+    /// Refused unless [`Blocklist::builds_from_hashes`] accepts `options`.
+    pub fn from_hashed_keys(
+        keys: &impl KeyHashes,
+        category: &str,
+        scheme: KeyScheme,
+        options: &BuildOptions,
+    ) -> Result<Self> {
+        if !Self::builds_from_hashes(options) {
+            return Err(Error::Unsupported {
+                what: "building from key hashes",
+                why: "a cuckoo filter and a list that grows fill in list order, and the sha256 \
+                      strategy hashes the keys themselves: build these from a KeyList \
+                      (Blocklist::from_keys)",
+            });
+        }
+        let entries = keys.len() as usize;
+        let layers = fill(options, entries, options.fpp, |layers| {
+            match layers.single_bloom_mut() {
+                // Ascending hashes fill a blocked filter block range by block range.
+                Some(AnyFilter::Blocked(filter)) => keys.try_for_each(&mut |hash| {
+                    filter.insert_hash(hash);
+                    Ok(())
+                }),
+                Some(AnyFilter::Classic(filter)) => keys.try_for_each(&mut |hash| {
+                    filter.insert_hash(hash);
+                    Ok(())
+                }),
+                // Counting (and any other kind `builds_from_hashes` admits) through the
+                // layers' own insert.
+                Some(_) | None => keys.try_for_each(&mut |hash| layers.insert_hash(hash)),
+            }
+        })?;
+        let verification = options.verify.then(|| {
+            let mut pairs = Vec::with_capacity(entries);
+            keys.try_for_each(&mut |hash| {
+                // One category: the table keeps no category sets, so no ids are needed.
+                pairs.push((fingerprint(hash), Vec::new()));
+                Ok(())
+            })
+            .map(|()| Verification::new(pairs, false))
+        });
+        let verification = verification.transpose()?;
+        let meta = Meta {
+            name: options.name.clone(),
+            version: options.version,
+            created: options.created,
+            scheme,
+            probes_per_item: 1,
+            entries: keys.len(),
+            fingerprint: keys.fingerprint(),
+            target_fpp: Some(options.fpp),
+            exact_count: true,
+        };
+        let categories = vec![Category {
+            name: category.to_string(),
+            entries: keys.len(),
+        }];
+        Ok(Blocklist {
+            kind: options.kind,
+            meta,
+            engine: Engine::Keys(layers),
+            resolver: Resolver::new(categories, verification, Exceptions::default()),
+            directory: None,
+            origin: PathBuf::from(&options.name),
+        })
+    }
+
+    /// Builds a blocklist of URL entries (distinct, with their categories and the exceptions),
+    /// sized so that a URL with up to `options.expression_bound` expressions is a false
+    /// positive with probability at most `options.fpp`.
+    pub fn from_entries(set: &EntrySet, options: &BuildOptions) -> Result<Self> {
+        phishbloom_filter::math::validate_fpp(options.fpp)?;
+        let entries = &set.entries;
+        let (engine, fingerprints) = match options.kind {
+            Kind::Cabf => {
+                let (engine, fingerprints) =
+                    CabfEngine::build(entries, options.fpp, options.expression_bound)?;
+                (Engine::Cabf(engine), fingerprints)
+            }
+            _ => {
+                let probe = per_probe_fpp(options.fpp, options.expression_bound);
+                let hashes: Vec<KeyHash> =
+                    entries.iter().map(|e| expression_hash(e.key())).collect();
+                let layers = fill(options, entries.len(), probe, |layers| {
+                    hashes.iter().try_for_each(|&hash| layers.insert_hash(hash))
+                })?;
+                let fingerprints: Vec<u64> = hashes.into_iter().map(fingerprint).collect();
+                (Engine::Urls(UrlFilter::new(layers)), fingerprints)
+            }
+        };
+        // Of the entries' own fingerprints, whatever the kind (CaBF's verification section
+        // holds fingerprints of its component sequences instead).
+        let fingerprint_of_set = SetFingerprint::of(
+            entries
+                .iter()
+                .map(|e| fingerprint(expression_hash(e.key()))),
+        );
+        let verification = options.verify.then(|| {
+            let pairs = fingerprints
+                .into_iter()
+                .zip(&set.membership)
+                .map(|(f, ids)| (f, ids.clone()))
+                .collect();
+            Verification::new(pairs, set.categories.len() > 1)
+        });
+        let categories = set
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(id, name)| Category {
+                name: name.clone(),
+                entries: set.count_in(id as u16),
+            })
+            .collect();
+        let exceptions = Exceptions::new(set.exceptions.iter().map(Entry::to_key_string));
+        let meta = Meta {
+            name: options.name.clone(),
+            version: options.version,
+            created: options.created,
+            scheme: KeyScheme::Expressions,
+            probes_per_item: options.expression_bound.max(1),
+            entries: entries.len() as u64,
+            fingerprint: fingerprint_of_set,
+            target_fpp: Some(options.fpp),
+            exact_count: true,
+        };
+        Ok(Blocklist {
+            kind: options.kind,
+            meta,
+            engine,
+            resolver: Resolver::new(categories, verification, exceptions),
+            directory: None,
+            origin: PathBuf::from(&options.name),
+        })
+    }
+}

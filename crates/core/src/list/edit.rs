@@ -1,0 +1,329 @@
+//! Adding and removing entries of a [`Blocklist`] in memory.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::keys::KeyScheme;
+use crate::prepare::{self, EntryItem};
+use crate::sections::SetFingerprint;
+use crate::structure::Layers;
+
+use super::model::{Blocklist, Engine};
+
+/// What an [`Blocklist::add`] or [`Blocklist::remove`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// Items newly in the list (added) or no longer in it (removed).
+    pub changed: u64,
+    /// Items that were in the list already (add) — or, for a list without a verification
+    /// section, that its filter already answered for (they may or may not have been new).
+    pub unchanged: u64,
+}
+
+/// What [`Blocklist::apply`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Applied {
+    /// Entries added.
+    pub added: u64,
+    /// Entries removed.
+    pub removed: u64,
+    /// Entries the delta removes that a Bloom file without a verification section keeps (it
+    /// cannot forget them): they answer as false positives until the file is rebuilt.
+    pub kept: u64,
+    /// Entries whose categories changed.
+    pub recategorized: u64,
+    /// The list version now.
+    pub version: u64,
+}
+
+impl Blocklist {
+    /// Prepares items as this list's key scheme reads them ([`prepare::entries`]).
+    fn prepare(&self, items: &[&[u8]]) -> Result<Vec<EntryItem>> {
+        prepare::entries(self.meta.scheme, items)
+    }
+
+    /// Whether [`Blocklist::remove`] can work: a cuckoo or counting list with a verification
+    /// section, or a Bloom list with one.
+    pub fn supports_remove(&self) -> bool {
+        self.layers().is_some() && self.resolver.verification().is_some()
+    }
+
+    /// The structure of a list that is not CaBF.
+    pub fn layers(&self) -> Option<&Layers> {
+        match &self.engine {
+            Engine::Keys(layers) => Some(layers),
+            Engine::Urls(urls) => Some(urls.layers()),
+            Engine::Cabf(_) | Engine::Keywords(_) => None,
+        }
+    }
+
+    pub(super) fn layers_mut(&mut self) -> Option<&mut Layers> {
+        match &mut self.engine {
+            Engine::Keys(layers) => Some(layers),
+            Engine::Urls(urls) => Some(urls.layers_mut()),
+            Engine::Cabf(_) | Engine::Keywords(_) => None,
+        }
+    }
+
+    /// Whether the structure may hold a prepared item.
+    fn structure_holds(layers: &Layers, scheme: KeyScheme, item: &EntryItem) -> bool {
+        match scheme {
+            KeyScheme::Expressions => layers.contains_hash(item.hash),
+            _ => layers.contains_key(&item.key),
+        }
+    }
+
+    /// Adds items (URL entries, or keys for a list of keys) in category `category` (a new name
+    /// adds a category; `None` is the list's category when it has one, and an error naming
+    /// them when it has several), and moves the list version forward. With a verification section an item
+    /// already listed is counted `unchanged` and the set fingerprint stays exact; without one,
+    /// an item the filter already answers for is counted `unchanged` (RedisBloom's `BF.ADD`
+    /// rule) and the count and fingerprint are marked approximate.
+    ///
+    /// On an error (a full cuckoo filter that does not grow) the blocklist in memory may hold
+    /// some of the items: save nothing and start again from the file.
+    pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let origin = self.origin();
+        if self.layers().is_none() {
+            return Err(Error::CannotChange {
+                path: self.origin(),
+                kind: self.kind,
+                action: "add to",
+            });
+        }
+        let prepared = self.prepare(items)?;
+        let id = self.resolver.category_id(&self.category_for_add(category)?);
+        let with_sets = self.resolver.categories().len() > 1;
+        let scheme = self.meta.scheme;
+        let mut change = Change::default();
+        let mut table_added = Vec::new();
+        for item in &prepared {
+            // A table without category sets belongs to a one-category list: category 0.
+            let listed: Option<Option<Vec<u16>>> = self.resolver.verification().map(|table| {
+                table.lookup(item.fingerprint).map(|ids| {
+                    if ids.is_empty() {
+                        vec![0]
+                    } else {
+                        ids.to_vec()
+                    }
+                })
+            });
+            let known = match listed {
+                Some(Some(ids)) if ids.contains(&id) => Some(true),
+                // Listed in another category: it joins this one too, the set is unchanged.
+                Some(Some(ids)) => {
+                    table_added.push((item.fingerprint, ids.into_iter().chain([id]).collect()));
+                    self.resolver.count_entries(id, 1);
+                    change.unchanged += 1;
+                    continue;
+                }
+                Some(None) => Some(false),
+                None => None,
+            };
+            // `layers()` was checked above.
+            let Some(layers) = self.layers_mut() else {
+                break;
+            };
+            match known {
+                Some(true) => {
+                    change.unchanged += 1;
+                    continue;
+                }
+                None if Self::structure_holds(layers, scheme, item) => {
+                    self.meta.exact_count = false;
+                    change.unchanged += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let inserted = match scheme {
+                KeyScheme::Expressions => layers.insert_hash(item.hash),
+                _ => layers.insert_key(&item.key),
+            };
+            inserted.map_err(|e| e.with_path(&origin))?;
+            table_added.push((item.fingerprint, vec![id]));
+            self.meta.fingerprint.add(item.fingerprint);
+            self.meta.entries += 1;
+            self.resolver.count_entries(id, 1);
+            change.changed += 1;
+        }
+        let with_sets = with_sets || self.resolver.categories().len() > 1;
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &[], with_sets);
+        }
+        self.touch();
+        Ok(change)
+    }
+
+    /// The category items join ([`prepare::join_category`]).
+    fn category_for_add(&self, category: Option<&str>) -> Result<String> {
+        prepare::join_category(category, self.resolver.categories(), &self.meta.name)
+            .map_err(|e| e.with_path(&self.origin))
+    }
+
+    /// Removes items from a list with a verification section: from category `category` only if
+    /// given (an entry left in no category leaves the list), else from the list. Every item is
+    /// checked against the verification section first, and the call changes nothing unless all
+    /// of them are listed: removing a key that is not in a cuckoo or counting structure would
+    /// take another key's fingerprint or counters and turn it clean. A cuckoo or counting
+    /// structure forgets the entry; a Bloom filter cannot, so its bits stay and the section,
+    /// which no longer confirms them, makes the entry answer clean. A Bloom list without a
+    /// verification section cannot remove at all.
+    pub fn remove(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        let origin = self.origin();
+        let cannot = Error::CannotChange {
+            path: self.origin(),
+            kind: self.kind,
+            action: "remove from",
+        };
+        let Some(layers) = self.layers() else {
+            return Err(cannot);
+        };
+        let Some(table) = self.resolver.verification() else {
+            return Err(if self.kind.deletes() {
+                Error::RemoveNeedsVerification {
+                    path: self.origin(),
+                }
+            } else {
+                cannot
+            });
+        };
+        let prepared = self.prepare(items)?;
+        let category_id = match category {
+            Some(name) => Some(
+                self.resolver
+                    .category_ids(&[name.to_string()], &self.origin())?[0],
+            ),
+            None => None,
+        };
+        // Check everything before changing anything.
+        let mut missing = prepared
+            .iter()
+            .filter(|item| table.lookup(item.fingerprint).is_none());
+        if let Some(first) = missing.next() {
+            return Err(Error::NotListed {
+                path: self.origin(),
+                count: 1 + missing.count(),
+                first: String::from_utf8_lossy(&first.key).into_owned(),
+            });
+        }
+        // Per item: its categories, and whether it leaves the structure.
+        let mut plan: Vec<(&EntryItem, Vec<u16>, bool)> = Vec::with_capacity(prepared.len());
+        let mut unchanged = 0;
+        for item in &prepared {
+            let ids = match table.lookup(item.fingerprint) {
+                Some([]) | None => vec![0],
+                Some(ids) => ids.to_vec(),
+            };
+            let leaves = match category_id {
+                Some(id) if !ids.contains(&id) => {
+                    unchanged += 1;
+                    continue;
+                }
+                Some(_) => ids.len() == 1,
+                None => true,
+            };
+            if leaves && self.kind.deletes() {
+                let holders = layers.holders(item.fingerprint);
+                if holders > 1 {
+                    return Err(Error::AmbiguousRemoval {
+                        path: self.origin(),
+                        layers: holders,
+                    });
+                }
+            }
+            plan.push((item, ids, leaves));
+        }
+        let with_sets = self.resolver.categories().len() > 1;
+        let mut table_added = Vec::new();
+        let mut table_removed = Vec::new();
+        for (item, ids, leaves) in &plan {
+            let gone: Vec<u16> = match category_id {
+                Some(id) => vec![id],
+                None => ids.clone(),
+            };
+            for &id in &gone {
+                self.resolver.count_entries(id, -1);
+            }
+            table_removed.push(item.fingerprint);
+            if !leaves {
+                table_added.push((
+                    item.fingerprint,
+                    ids.iter().copied().filter(|i| !gone.contains(i)).collect(),
+                ));
+                continue;
+            }
+            // Checked above: a kind that deletes has the item in one layer; a Bloom filter
+            // keeps its bits, settled by the verification section from now on.
+            if let Some(layers) = self.layers_mut() {
+                if !layers
+                    .forget(item.fingerprint)
+                    .map_err(|e| e.with_path(&origin))?
+                {
+                    return Err(Error::invalid(
+                        self.origin(),
+                        "filter",
+                        format!(
+                            "`{}` is in the verification section but not in the filter",
+                            String::from_utf8_lossy(&item.key)
+                        ),
+                    ));
+                }
+            }
+            self.meta.fingerprint.remove(item.fingerprint);
+            self.meta.entries = self.meta.entries.saturating_sub(1);
+        }
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &table_removed, with_sets);
+        }
+        self.touch();
+        Ok(Change {
+            changed: plan.len() as u64,
+            unchanged,
+        })
+    }
+
+    /// Recomputes the entry count, set fingerprint and per-category counts from the
+    /// verification section.
+    pub(super) fn recount(&mut self) {
+        let Some(table) = self.resolver.verification() else {
+            return;
+        };
+        let fingerprints = table.fingerprints().as_slice();
+        let mut counts = vec![0i64; self.resolver.categories().len()];
+        for i in 0..fingerprints.len() {
+            match table.set_of().get(i) {
+                Some(&set) => {
+                    for &id in table.sets().get(set) {
+                        counts[id as usize] += 1;
+                    }
+                }
+                None => counts[0] += 1,
+            }
+        }
+        self.meta.entries = fingerprints.len() as u64;
+        self.meta.fingerprint = SetFingerprint::of(fingerprints.iter().copied());
+        self.meta.exact_count = true;
+        let current: Vec<u64> = self
+            .resolver
+            .categories()
+            .iter()
+            .map(|c| c.entries)
+            .collect();
+        for (id, (count, now)) in counts.into_iter().zip(current).enumerate() {
+            self.resolver.count_entries(id as u16, count - now as i64);
+        }
+    }
+
+    /// A new version: the version goes up by one and the old directory is gone (the file
+    /// writer records the time it is written).
+    pub(super) fn touch(&mut self) {
+        self.meta.version += 1;
+        self.directory = None;
+    }
+
+    /// The file the blocklist was read from, or its name if it was built in memory.
+    pub fn origin(&self) -> PathBuf {
+        self.origin.clone()
+    }
+}

@@ -1,0 +1,179 @@
+//! Merging two [`Blocklist`]s of the same kind and sizing.
+
+use crate::error::{Error, Result};
+use crate::resolve::Exceptions;
+
+use super::model::Blocklist;
+
+impl Blocklist {
+    /// Adds every entry of `other` — a list of the same kind, key scheme and sizing (shards
+    /// built apart with the same `--capacity`, or two versions) — and moves the version on.
+    ///
+    /// With verification sections in both, the result is the union of the two sets: entries
+    /// are matched by fingerprint (an entry in both is kept once, in the categories of both),
+    /// cuckoo and counting structures take only the other's new entries, Bloom bits are OR-ed,
+    /// and the set fingerprint and counts are exact. Without them, the structures are combined
+    /// as they are (Bloom bits OR-ed, cuckoo fingerprints inserted, counters added) and the entry
+    /// count and set fingerprint — sums, exact only if the lists are disjoint — are marked
+    /// approximate.
+    pub fn merge(&mut self, other: &Blocklist) -> Result<()> {
+        let origin = self.origin();
+        let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
+            parameter,
+            left,
+            right,
+        };
+        if self.kind != other.kind {
+            return Err(differs(
+                "kind",
+                self.kind.to_string(),
+                other.kind.to_string(),
+            ));
+        }
+        if self.meta.scheme != other.meta.scheme {
+            return Err(differs(
+                "key scheme",
+                self.meta.scheme.name().into(),
+                other.meta.scheme.name().into(),
+            ));
+        }
+        if self.meta.probes_per_item != other.meta.probes_per_item {
+            return Err(differs(
+                "probes per item (--expressions)",
+                self.meta.probes_per_item.to_string(),
+                other.meta.probes_per_item.to_string(),
+            ));
+        }
+        let (Some(mine), Some(theirs)) = (self.layers(), other.layers()) else {
+            return Err(Error::CannotChange {
+                path: self.origin(),
+                kind: self.kind,
+                action: "merge into",
+            });
+        };
+        if mine.grows() != theirs.grows() {
+            return Err(differs(
+                "growth (--grow)",
+                mine.grows().to_string(),
+                theirs.grows().to_string(),
+            ));
+        }
+        // Same parameters (layer by layer). Cuckoo and counting lists with verification take
+        // the other's new entries one by one; the others take the union, computed aside.
+        let verified = self.resolver.verification().is_some() && other.verification().is_some();
+        let union = if verified && self.kind.deletes() {
+            mine.check_compatible(theirs)?;
+            None
+        } else {
+            let mut union = mine.clone();
+            union.union(theirs).map_err(|e| e.with_path(&origin))?;
+            Some(union)
+        };
+        // The other's category ids, as this list numbers them (new names appended).
+        let ids: Vec<u16> = other
+            .categories()
+            .iter()
+            .map(|c| self.resolver.category_id(&c.name))
+            .collect();
+        let exceptions: Vec<String> = self
+            .resolver
+            .exceptions()
+            .sorted_keys()
+            .into_iter()
+            .chain(other.resolver.exceptions().sorted_keys())
+            .map(str::to_string)
+            .collect();
+        match (self.resolver.verification(), other.resolver.verification()) {
+            (Some(_), Some(table)) => {
+                let with_sets = self.resolver.categories().len() > 1;
+                let mut added: Vec<(u64, Vec<u16>)> = Vec::new();
+                let mut new_entries = Vec::new();
+                let fingerprints = table.fingerprints().as_slice();
+                for (i, &v) in fingerprints.iter().enumerate() {
+                    let theirs_ids: Vec<u16> = match table.set_of().get(i) {
+                        Some(&set) => table
+                            .sets()
+                            .get(set)
+                            .iter()
+                            .map(|&id| ids[id as usize])
+                            .collect(),
+                        None => vec![ids[0]],
+                    };
+                    match self.resolver.verification().and_then(|t| t.lookup(v)) {
+                        Some(existing) => {
+                            let mut all: Vec<u16> = if existing.is_empty() {
+                                vec![0]
+                            } else {
+                                existing.to_vec()
+                            };
+                            all.extend(theirs_ids);
+                            added.push((v, all));
+                        }
+                        None => {
+                            new_entries.push(v);
+                            added.push((v, theirs_ids));
+                        }
+                    }
+                }
+                let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    path: origin.clone(),
+                    kind: other.kind,
+                    action: "merge into",
+                })?;
+                match union {
+                    Some(union) => *layers = union,
+                    None => {
+                        for &v in &new_entries {
+                            layers
+                                .insert_fingerprint(v)
+                                .map_err(|e| e.with_path(&origin))?;
+                        }
+                    }
+                }
+                let with_sets = with_sets || self.resolver.categories().len() > 1;
+                if let Some(table) = self.resolver.verification_mut() {
+                    table.update(&added, &[], with_sets);
+                }
+                self.recount();
+            }
+            (None, None) => {
+                let layers = self.layers_mut().ok_or(Error::CannotChange {
+                    path: origin.clone(),
+                    kind: other.kind,
+                    action: "merge into",
+                })?;
+                if let Some(union) = union {
+                    *layers = union;
+                }
+                for (category, &id) in other.categories().iter().zip(&ids) {
+                    self.resolver.count_entries(id, category.entries as i64);
+                }
+                self.meta.entries += other.meta.entries;
+                self.meta.fingerprint.0 = self
+                    .meta
+                    .fingerprint
+                    .0
+                    .wrapping_add(other.meta.fingerprint.0);
+                self.meta.exact_count = false;
+            }
+            (mine, _) => {
+                let which = if mine.is_some() {
+                    "the second"
+                } else {
+                    "the first"
+                };
+                return Err(Error::DeltaUnsuitable {
+                    path: self.origin(),
+                    problem: format!(
+                        "{which} list has no verification section, so the entries of the two \
+                         cannot be matched; build both with --verify, or both without"
+                    ),
+                });
+            }
+        }
+        self.resolver.set_exceptions(Exceptions::new(exceptions));
+        self.meta.version = self.meta.version.max(other.meta.version);
+        self.touch();
+        Ok(())
+    }
+}

@@ -1,0 +1,19 @@
+//! [`Blocklist`]: a list in one self-describing file image — whichever kind it holds — built
+//! from keys or entries, read from bytes with every checksum verified, written back, asked about
+//! items, and changed (add, remove, apply a delta, merge). Each file here is one job; they share
+//! the type defined in [`model`].
+
+mod apply;
+mod build;
+mod describe;
+mod diff;
+mod edit;
+mod merge;
+mod model;
+mod read;
+mod write;
+
+pub use build::{BuildOptions, KeyHashes};
+pub use describe::{Description, FilterInfo, SectionInfo};
+pub use edit::{Applied, Change};
+pub use model::{Blocklist, Engine};

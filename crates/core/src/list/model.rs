@@ -1,0 +1,207 @@
+//! [`Blocklist`]: a list held in memory — metadata, engine, resolver — with its accessors and
+//! the check path (one item, or a batch).
+
+use std::path::{Path, PathBuf};
+
+use phishbloom_filter::{AnyFilter, KeyHash};
+use phishbloom_url::CanonicalUrl;
+
+use crate::engine::cabf::CabfEngine;
+use crate::engine::urls::UrlFilter;
+use crate::engine::{Matcher, Scratch};
+use crate::error::Result;
+use crate::format::Directory;
+use crate::hits::Hit;
+use crate::keys::fingerprint;
+use crate::keywords::KeywordEngine;
+use crate::kind::Kind;
+use crate::prepare::{Preparer, Query};
+use crate::resolve::{Category, Resolver, Verdict, Verification};
+use crate::sections::Meta;
+use crate::structure::Layers;
+
+/// The structure that answers queries.
+pub enum Engine {
+    /// Whole keys (exact or URL-normalized) in the list's structure.
+    Keys(Layers),
+    /// URL entries in the list's structure, probed with every lookup expression.
+    Urls(UrlFilter),
+    /// URL entries in CaBF.
+    Cabf(CabfEngine),
+    /// Keywords and phrases, found inside text by `scan`.
+    Keywords(KeywordEngine),
+}
+
+/// A blocklist: metadata, the engine, and what turns its hits into verdicts (verification
+/// table, categories, exceptions).
+pub struct Blocklist {
+    pub(super) kind: Kind,
+    pub(super) meta: Meta,
+    pub(super) engine: Engine,
+    pub(super) resolver: Resolver,
+    pub(super) directory: Option<Directory>,
+    /// The file it was read from (its name for a list built in memory), for messages.
+    pub(super) origin: PathBuf,
+}
+
+impl Blocklist {
+    /// The structure.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The metadata.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The verification table, if the blocklist has one.
+    pub fn verification(&self) -> Option<&Verification> {
+        self.resolver.verification()
+    }
+
+    /// What turns hits into verdicts: categories, verification, exceptions.
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// The list's categories.
+    pub fn categories(&self) -> &[Category] {
+        self.resolver.categories()
+    }
+
+    /// Answers only for entries of the named categories from now on; an unknown name is an
+    /// error listing the list's categories. `path` names the file in that error.
+    pub fn keep_categories(&mut self, names: &[String], path: &Path) -> Result<()> {
+        let ids = self.resolver.category_ids(names, path)?;
+        self.resolver.set_filter(ids);
+        Ok(())
+    }
+
+    /// The file's header and section table, for a blocklist read from a file.
+    pub fn directory(&self) -> Option<&Directory> {
+        self.directory.as_ref()
+    }
+
+    /// The per-checked-item false-positive rate implied by the filter's per-probe target at
+    /// the probes per item it was sized for.
+    pub fn per_item_target(&self) -> Option<f64> {
+        self.meta.target_fpp
+    }
+
+    /// The single Bloom filter of a classic, blocked or split blocklist that does not grow (`None`
+    /// for the other kinds).
+    pub fn filter(&self) -> Option<&AnyFilter> {
+        match &self.engine {
+            Engine::Keywords(engine) => Some(engine.filter()),
+            _ => self.layers().and_then(Layers::single_bloom),
+        }
+    }
+
+    /// The verdict for a canonical URL, for blocklists of URL entries (whole keys have no URL
+    /// semantics: clean). Hits are confirmed when the list has verification; categories,
+    /// exceptions and the most specific entry decide the rest (see [`crate::resolve`]).
+    pub fn check_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Verdict {
+        let matcher: &dyn Matcher = match &self.engine {
+            Engine::Keys(_) | Engine::Keywords(_) => return Verdict::default(),
+            Engine::Urls(urls) => urls,
+            Engine::Cabf(cabf) => cabf,
+        };
+        let mut candidates = std::mem::take(&mut scratch.found);
+        candidates.clear();
+        matcher.candidates(url, scratch, &mut candidates);
+        let verdict = self
+            .resolver
+            .url_verdict(url, &mut candidates, &mut scratch.key);
+        scratch.found = candidates;
+        verdict
+    }
+
+    /// The entry that lists a canonical URL (not allowed by an exception), if any.
+    pub fn find_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Option<Hit> {
+        let verdict = self.check_url(url, scratch);
+        if verdict.listed() {
+            verdict.hit
+        } else {
+            None
+        }
+    }
+
+    /// Answers one item (a line without its terminator).
+    pub fn check(&self, item: &[u8], scratch: &mut Scratch) -> Verdict {
+        let mut out = Vec::with_capacity(1);
+        self.check_batch(&[item], scratch, &mut out);
+        out.pop().unwrap_or_default()
+    }
+
+    /// Answers many items, appending one verdict each to `out`, in order. Whole keys are
+    /// probed as one prefetched batch; URLs are canonicalized (a line that is not a URL is never
+    /// listed: it is answered `invalid` with the reason) and matched through their expressions.
+    pub fn check_batch(&self, items: &[&[u8]], scratch: &mut Scratch, out: &mut Vec<Verdict>) {
+        out.reserve(items.len());
+        if let Engine::Keywords(engine) = &self.engine {
+            out.extend(items.iter().map(|item| {
+                let listed = engine.check_phrase(item);
+                self.resolver.key_verdict(item, listed, 0)
+            }));
+            return;
+        }
+        if let Engine::Keys(layers) = &self.engine {
+            self.check_keys(layers, items, scratch, out);
+            return;
+        }
+        // Taken out of `scratch` while it lends each URL, then put back: `check_url` needs the
+        // rest of `scratch` at the same time.
+        let mut preparer = std::mem::take(&mut scratch.preparer);
+        let scheme = self.meta.scheme;
+        out.extend(items.iter().map(|item| match preparer.query(scheme, item) {
+            Query::Url(url) => self.check_url(url, scratch),
+            Query::Invalid(error) => Verdict::invalid(error),
+            // A URL engine is asked only of lists of URL entries: nothing else is listed.
+            Query::Blank | Query::Key(_) | Query::Phrase(_) => Verdict::default(),
+        }));
+        scratch.preparer = preparer;
+    }
+
+    /// Whole-key verdicts: normalize every item into one arena, then one batched query.
+    fn check_keys(
+        &self,
+        layers: &Layers,
+        items: &[&[u8]],
+        scratch: &mut Scratch,
+        out: &mut Vec<Verdict>,
+    ) {
+        let scheme = self.meta.scheme;
+        scratch.key.clear();
+        let mut ends = Vec::with_capacity(items.len());
+        for item in items {
+            Preparer::append_key(scheme, item, &mut scratch.key);
+            ends.push(scratch.key.len());
+        }
+        let mut start = 0;
+        let keys: Vec<&[u8]> = ends
+            .iter()
+            .map(|&end| {
+                let key = &scratch.key[start..end];
+                start = end;
+                key
+            })
+            .collect();
+        scratch.answers.clear();
+        layers.contains_key_batch(&keys, &mut scratch.answers);
+        out.extend(keys.iter().zip(&scratch.answers).map(|(key, &hit)| {
+            // The fingerprint only matters for a hit; hashing is skipped for the rest.
+            let print = if hit {
+                fingerprint(KeyHash::of(key))
+            } else {
+                0
+            };
+            self.resolver.key_verdict(key, hit, print)
+        }));
+    }
+}
