@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod hints;
 
 use std::process::ExitCode;
 
@@ -42,6 +43,9 @@ fn main() -> ExitCode {
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("phishbloom: error: {error:#}");
+            if let Some(hint) = hints::for_error(&error) {
+                eprintln!("phishbloom: hint: {hint}");
+            }
             ExitCode::from(2)
         }
     }

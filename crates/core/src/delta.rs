@@ -291,7 +291,7 @@ impl Delta {
         }
         if old.probes_per_item != new.probes_per_item {
             return Err(incompatible(
-                "probes per item (--expressions)",
+                "probes per item",
                 old.probes_per_item.to_string(),
                 new.probes_per_item.to_string(),
             ));

@@ -362,8 +362,8 @@ pub enum Error {
     /// The list's structure cannot make this change.
     #[error(
         "{path}: cannot {action} a {kind} blocklist: its filter cannot forget an entry (and CaBF takes \
-         none without a rebuild); build a list that changes as --kind cuckoo or counting with \
-         --verify, or a blocked one with --verify (its verification section then settles \
+         none without a rebuild); a list that changes is a cuckoo or counting list with a \
+         verification section, or a blocked one with a verification section (which then settles \
          removed entries)"
     )]
     CannotChange {
@@ -386,8 +386,8 @@ pub enum Error {
 
     /// A list that does not grow has no room for another entry.
     #[error(
-        "{path}: the {kind} filter is full at {items} entries: rebuild it with a larger --capacity, or \
-         with --grow so that it adds room as it fills"
+        "{path}: the {kind} filter is full: it holds {items} entries, as many as it was sized for, \
+         and does not grow; nothing was added (rebuild it with more room, or as a list that grows)"
     )]
     Full {
         /// The file (empty until the blocklist names it).
@@ -414,7 +414,7 @@ pub enum Error {
     /// Two lists cannot be combined because a parameter differs.
     #[error(
         "the lists differ in {parameter} ({left} vs {right}); only lists built with the same \
-         kind and sizing (--kind, --fpp, --capacity) can be merged — rebuild one like the other"
+         kind and sizing (kind, rate, capacity) can be merged — rebuild one like the other"
     )]
     Incompatible {
         /// What differs.
@@ -426,7 +426,7 @@ pub enum Error {
     },
 
     /// Entries to add to a list of several categories, without saying which.
-    #[error("{path}: the list has several categories ({available}); name the one the entries join with --category")]
+    #[error("{path}: the list has several categories ({available}); name the category the entries join")]
     CategoryNeeded {
         /// The file.
         path: PathBuf,
@@ -438,7 +438,7 @@ pub enum Error {
     #[error(
         "{path}: cannot remove entries without the list's verification section (removing an \
          entry that is not in the list would make listed entries answer clean); build the list \
-         with --verify"
+         with its verification section"
     )]
     RemoveNeedsVerification {
         /// The file.

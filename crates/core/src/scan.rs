@@ -94,7 +94,7 @@ impl<'a> Scanner<'a> {
                 path: list.meta().name.clone().into(),
                 problem: format!(
                     "this blocklist holds {} keys, not keywords: scan needs a list built from \
-                     keywords (`phishbloom build --keywords LIST`)",
+                     keywords",
                     list.meta().scheme.name()
                 ),
             });

@@ -342,8 +342,9 @@ impl Layers {
     }
 
     /// Inserts a key hash into the newest layer; a full layer of a growing list gets a
-    /// successor. A list that does not grow: a Bloom filter takes the key (its rate rises past
-    /// the target, which `info` shows); a full cuckoo filter refuses it.
+    /// successor, and a list that does not grow refuses it ([`Error::Full`]): a Bloom or
+    /// counting layer is full when it holds as many keys as it was sized for (past that its
+    /// rate would exceed the target), a cuckoo layer when no bucket can take the key.
     pub fn insert_hash(&mut self, hash: KeyHash) -> Result<()> {
         let v = fingerprint(hash);
         self.insert_with(|layer| match layer {
@@ -390,10 +391,7 @@ impl Layers {
     fn insert_with(&mut self, insert: impl Fn(&mut Layer) -> Result<(), Full>) -> Result<()> {
         // `layers` is never empty: `new` makes one and readers refuse a file without any.
         let last = self.layers.len() - 1;
-        let full = {
-            let layer = &self.layers[last];
-            !matches!(layer, Layer::Cuckoo(_)) && self.grows && layer.items() >= layer.capacity()
-        };
+        let full = self.newest_is_full();
         if !full && insert(&mut self.layers[last]).is_ok() {
             return Ok(());
         }
@@ -411,6 +409,17 @@ impl Layers {
             path: Default::default(),
             kind: self.kind,
             items: self.items(),
+        })
+    }
+
+    /// Whether the newest layer holds as many keys as it was sized for (a Bloom or counting
+    /// layer; a cuckoo layer is full only when an insertion fails; a layer whose capacity is
+    /// not recorded never counts as full).
+    pub fn newest_is_full(&self) -> bool {
+        self.layers.last().is_some_and(|layer| {
+            !matches!(layer, Layer::Cuckoo(_))
+                && layer.capacity() > 0
+                && layer.items() >= layer.capacity()
         })
     }
 
@@ -536,7 +545,7 @@ impl Layers {
             };
             if left != right {
                 return differs(
-                    "sizing (build both with the same --capacity and --fpp)",
+                    "sizing (build both with the same capacity and rate)",
                     left,
                     right,
                 );

@@ -104,7 +104,7 @@ impl<'a> PushSource<'a> {
                 return Err(cannot(format!(
                     "{what} cannot be pushed to Redis: Redis lists are probed as one blocked \
                      Bloom filter, a key's bits in one 64-byte block (one GETRANGE per probe); \
-                     rebuild it with --kind blocked (the default), without --grow"
+                     rebuild it as a blocked list that does not grow"
                 )));
             }
         };

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use phishbloom_blocklist::engine::Scratch;
+use phishbloom_blocklist::prepare::{Preparer, Query};
 use phishbloom_blocklist::printer::{self, Output};
 use phishbloom_blocklist::{KeyScheme, Status, Verdict};
 
@@ -23,15 +24,6 @@ pub struct Answer {
     pub verdict: Verdict,
     /// Which of the checker's lists decided (`None`: clean in several lists).
     pub list: Option<usize>,
-}
-
-/// An item that is not a URL while a list of URL entries is asked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadItem {
-    /// Its position in the request.
-    pub index: usize,
-    /// Why it is not a URL.
-    pub reason: String,
 }
 
 /// The lists one request asks, at the versions current when it began.
@@ -72,20 +64,15 @@ impl Checker {
         self.lists.is_empty()
     }
 
-    /// Answers `items` in order, appending one answer each to `out`, and returns the items
-    /// refused: with a list of URL entries among those asked, an item that does not
-    /// canonicalize (its answer is a placeholder, clean).
-    pub fn check(
-        &self,
-        items: &[&[u8]],
-        scratch: &mut Scratch,
-        out: &mut Vec<Answer>,
-    ) -> Vec<BadItem> {
+    /// Answers `items` in order, appending one answer each to `out`. Each item is prepared
+    /// once ([`phishbloom_blocklist::prepare`], as `check` prepares it): lists of keys answer
+    /// the whole batch at once (one prefetched pass), lists of URL entries item by item from
+    /// the one canonical form. An item a list of URL entries cannot read is answered
+    /// `invalid`, with the reason, and the others as usual.
+    pub fn check(&self, items: &[&[u8]], scratch: &mut Scratch, out: &mut Vec<Answer>) {
         let guards: Vec<_> = self.lists.iter().map(|(_, served)| served.read()).collect();
         let is_url = |g: &crate::lists::State| g.list.meta().scheme == KeyScheme::Expressions;
         let url_lists = guards.iter().any(|g| is_url(g));
-        // Lists of keys answer the whole batch at once (one prefetched pass); lists of URL
-        // entries answer item by item below, from one canonical form per item.
         let mut key_verdicts: Vec<Option<Vec<Verdict>>> = guards
             .iter()
             .map(|g| {
@@ -97,50 +84,35 @@ impl Checker {
             })
             .collect();
         let single = guards.len() == 1;
-        let mut bad = Vec::new();
+        let mut preparer = Preparer::default();
         out.reserve(items.len());
         for (index, item) in items.iter().enumerate() {
-            let url = if url_lists {
-                match phishbloom_url::canonicalize(item) {
-                    Ok(url) => Some(url),
-                    Err(error) => {
-                        bad.push(BadItem {
-                            index,
-                            reason: error.to_string(),
-                        });
-                        None
-                    }
-                }
+            let query = if url_lists {
+                preparer.query(KeyScheme::Expressions, item)
             } else {
-                None
+                Query::Blank
             };
             let mut answer = Answer::default();
             for (at, guard) in guards.iter().enumerate() {
-                // The same verdict `check_batch` gives: it canonicalizes each item this way.
                 let verdict = match &mut key_verdicts[at] {
                     Some(verdicts) => std::mem::take(&mut verdicts[index]),
-                    None => match &url {
-                        Some(url) => guard.list.check_url(url, scratch),
-                        None => Verdict::default(),
+                    None => match &query {
+                        Query::Url(url) => guard.list.check_url(url, scratch),
+                        Query::Invalid(error) => Verdict::invalid(error),
+                        Query::Blank | Query::Key(_) | Query::Phrase(_) => Verdict::default(),
                     },
                 };
-                let better = at == 0
-                    || match (answer.verdict.status, verdict.status) {
-                        (Status::Listed, _) => false,
-                        (_, Status::Listed) => true,
-                        (Status::Clean, Status::Allowed) => true,
-                        _ => false,
-                    };
+                let better = at == 0 || rank(verdict.status) > rank(answer.verdict.status);
                 if better {
                     answer = Answer {
-                        list: (single || verdict.status != Status::Clean).then_some(at),
+                        list: (single || !matches!(verdict.status, Status::Clean | Status::Invalid))
+                            .then_some(at),
                         verdict,
                     };
                 }
             }
             out.push(answer);
         }
-        bad
     }
 
     /// Appends the answer line for `item` (with its `\n`).
@@ -161,6 +133,17 @@ impl Checker {
             }
             out.extend_from_slice(b"}\n");
         }
+    }
+}
+
+/// How decisive a verdict is among several lists' verdicts for one item: listed, then allowed,
+/// then clean, then invalid (a list of keys may still answer an item no URL list can read).
+fn rank(status: Status) -> u8 {
+    match status {
+        Status::Listed => 3,
+        Status::Allowed => 2,
+        Status::Clean => 1,
+        Status::Invalid => 0,
     }
 }
 
@@ -220,9 +203,7 @@ mod tests {
             b"fine.net",
         ];
         let mut answers = Vec::new();
-        assert!(checker
-            .check(&items, &mut Scratch::default(), &mut answers)
-            .is_empty());
+        checker.check(&items, &mut Scratch::default(), &mut answers);
         let lists_of: Vec<_> = answers.iter().map(|a| a.list).collect();
         assert_eq!(lists_of, [Some(0), Some(1), Some(1), None]);
         assert!(answers[1].verdict.listed());
@@ -239,22 +220,21 @@ mod tests {
 
         let only_a = Checker::new(&lists, Some("a")).unwrap();
         answers.clear();
-        assert!(only_a
-            .check(&items, &mut Scratch::default(), &mut answers)
-            .is_empty());
+        only_a.check(&items, &mut Scratch::default(), &mut answers);
         assert_eq!(answers[1].verdict.status, Status::Allowed);
         assert_eq!(answers[3].list, Some(0));
         assert_eq!(listed(&answers), 1);
 
         answers.clear();
-        let bad = checker.check(
+        checker.check(
             &[b"fine.net", b"http://[x"],
             &mut Scratch::default(),
             &mut answers,
         );
-        assert_eq!(bad.len(), 1);
-        assert_eq!(bad[0].index, 1);
         assert_eq!(answers.len(), 2);
+        assert_eq!(answers[0].verdict.status, Status::Clean);
+        assert_eq!(answers[1].verdict.status, Status::Invalid);
+        assert!(answers[1].verdict.error.is_some());
         assert!(Checker::new(&lists, Some("zzz")).is_err());
     }
 }

@@ -244,9 +244,10 @@ async fn check_one(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery)
     })?;
     let checker = Checker::new(&shared.lists, param("list"))?;
     let mut answers = Vec::with_capacity(1);
-    let bad = checker.check(&[url.as_bytes()], &mut Scratch::default(), &mut answers);
-    if let Some(bad) = bad.first() {
-        return Err(bad_url(url.as_bytes(), &bad.reason));
+    checker.check(&[url.as_bytes()], &mut Scratch::default(), &mut answers);
+    // One URL asked by itself: one that cannot be read is the request's mistake.
+    if let Some(reason) = answers.first().and_then(|a| a.verdict.error.as_deref()) {
+        return Err(bad_url(url.as_bytes(), reason));
     }
     shared.lists.metrics().count_checks(1, listed(&answers));
     let mut body = Vec::with_capacity(256);
@@ -383,8 +384,7 @@ async fn check_many(
         }
         let items: Vec<&[u8]> = batch.urls.iter().map(|u| u.as_bytes()).collect();
         // Answered and written a slice at a time, into pieces of the body: no buffer grows with
-        // the batch (large allocations are what the allocator is slowest at), and a URL that does
-        // not canonicalize anywhere in the batch still turns the whole answer into a 400.
+        // the batch (large allocations are what the allocator is slowest at).
         let mut scratch = Scratch::default();
         let mut answers = Vec::with_capacity(ANSWER_SLICE);
         let mut pieces: Vec<Bytes> = Vec::with_capacity(items.len() / ANSWER_SLICE + 2);
@@ -395,18 +395,8 @@ async fn check_many(
         }
         for (n, slice) in items.chunks(ANSWER_SLICE).enumerate() {
             answers.clear();
-            let bad = checker.check(slice, &mut scratch, &mut answers);
-            if let Some(bad) = bad.first() {
-                let index = n * ANSWER_SLICE + bad.index;
-                return Err(ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    format!(
-                        "urls[{index}]: {:?} is not a URL: {}",
-                        batch.urls[index].as_ref(),
-                        bad.reason
-                    ),
-                ));
-            }
+            // An item that is not a URL is answered `invalid` with its reason, in place.
+            checker.check(slice, &mut scratch, &mut answers);
             listed_count += listed(&answers);
             for (i, (item, answer)) in slice.iter().zip(&answers).enumerate() {
                 // A JSON array holds the lines without their newlines, a comma between them.
@@ -584,8 +574,7 @@ fn answer_block(
         })
         .collect();
     let mut answers: Vec<Answer> = Vec::with_capacity(items.len());
-    let bad = checker.check(&items, scratch, &mut answers);
-    let mut bad = bad.into_iter().peekable();
+    checker.check(&items, scratch, &mut answers);
     metrics.count_checks(items.len() as u64, listed(&answers));
     let mut out = Vec::with_capacity(items.len() * 96);
     let mut next = 0;
@@ -593,15 +582,8 @@ fn answer_block(
         match entry {
             Parsed::Bad(message) => out.extend_from_slice(&error_line(*line, message)),
             Parsed::Item(url) => {
-                let index = next;
+                checker.write_line(url.as_bytes(), &answers[next], &mut out);
                 next += 1;
-                if bad.peek().is_some_and(|b| b.index == index) {
-                    let reason = bad.next().map(|b| b.reason).unwrap_or_default();
-                    let message = format!("{:?} is not a URL: {reason}", url.as_ref());
-                    out.extend_from_slice(&error_line(*line, &message));
-                } else {
-                    checker.write_line(url.as_bytes(), &answers[index], &mut out);
-                }
             }
         }
     }

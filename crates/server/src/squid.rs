@@ -77,9 +77,9 @@ pub fn run(lists: &Lists, mut input: impl BufRead, mut output: impl Write) -> Re
         }
         let checker = Checker::new(lists, None)?;
         answers.clear();
-        let bad = checker.check(&[request.url], &mut scratch, &mut answers);
+        checker.check(&[request.url], &mut scratch, &mut answers);
         match answers.first() {
-            Some(answer) if bad.is_empty() && answer.verdict.listed() => {
+            Some(answer) if answer.verdict.listed() => {
                 out.extend_from_slice(b"OK message=");
                 let categories = answer.verdict.categories.join(",");
                 let label = match answer.list {

@@ -28,7 +28,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         return Err(Error::NoVerification {
             path: filter.clone(),
         })
-        .map_err(|e| anyhow::anyhow!("{e} (`phishbloom build --verify`)"));
+        .map_err(anyhow::Error::from);
     }
     if !args.category.is_empty() {
         blocklist.keep_categories(&args.category, filter)?;

@@ -89,8 +89,8 @@ impl Blocklist {
         {
             return Err(unsuitable(format!(
                 "the delta is compact (fingerprint prefixes, for Bloom files without a \
-                 verification section), and this {} file{} needs whole fingerprints: make the \
-                 delta without --compact",
+                 verification section), and this {} file{} needs whole fingerprints: make an exact \
+                 delta, not a compact one",
                 self.kind,
                 if table.is_some() {
                     " with a verification section"
@@ -130,7 +130,7 @@ impl Blocklist {
             None if delta.removed_count > 0 && self.kind.deletes() => {
                 return Err(unsuitable(format!(
                     "the delta removes {} entries, and a {} file needs its verification section \
-                     to find them; fetch the full file (build lists that change with --verify)",
+                     to find them; fetch the full file (lists that change need their verification section)",
                     delta.removed_count, self.kind
                 )))
             }

@@ -14,14 +14,14 @@ impl ListView {
             return Err(Error::DeltaUnsuitable {
                 path: path.to_path_buf(),
                 problem: "a CaBF blocklist cannot be compared or patched; build the list as \
-                          blocked, cuckoo or counting with --verify"
+                          blocked, cuckoo or counting with a verification section"
                     .into(),
             });
         }
         let table = list.verification().ok_or_else(|| Error::DeltaUnsuitable {
             path: path.to_path_buf(),
             problem: "the blocklist has no verification section, so its entries are not known; \
-                      diff the list files, or build both versions with --verify"
+                      diff the list files, or build both versions with their verification section"
                 .into(),
         })?;
         let entries = table

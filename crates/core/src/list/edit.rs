@@ -65,6 +65,15 @@ impl Blocklist {
         }
     }
 
+    /// Whether the list already answers for a prepared item: its verification section holds it
+    /// (in any category), or, without one, its structure does.
+    fn holds(&self, layers: &Layers, item: &EntryItem) -> bool {
+        match self.resolver.verification() {
+            Some(table) => table.lookup(item.fingerprint).is_some(),
+            None => Self::structure_holds(layers, self.meta.scheme, item),
+        }
+    }
+
     /// Whether the structure may hold a prepared item.
     fn structure_holds(layers: &Layers, scheme: KeyScheme, item: &EntryItem) -> bool {
         match scheme {
@@ -92,6 +101,17 @@ impl Blocklist {
             });
         }
         let prepared = self.prepare(items)?;
+        // A full list that does not grow refuses before anything else is asked of the items
+        // (their category included): every front end gets the same answer.
+        if let Some(layers) = self.layers().filter(|l| !l.grows() && l.newest_is_full()) {
+            if prepared.iter().any(|item| !self.holds(layers, item)) {
+                return Err(Error::Full {
+                    path: origin,
+                    kind: self.kind,
+                    items: layers.items(),
+                });
+            }
+        }
         let id = self.resolver.category_id(&self.category_for_add(category)?);
         let with_sets = self.resolver.categories().len() > 1;
         let scheme = self.meta.scheme;

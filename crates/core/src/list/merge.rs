@@ -39,7 +39,7 @@ impl Blocklist {
         }
         if self.meta.probes_per_item != other.meta.probes_per_item {
             return Err(differs(
-                "probes per item (--expressions)",
+                "probes per item",
                 self.meta.probes_per_item.to_string(),
                 other.meta.probes_per_item.to_string(),
             ));
@@ -53,7 +53,7 @@ impl Blocklist {
         };
         if mine.grows() != theirs.grows() {
             return Err(differs(
-                "growth (--grow)",
+                "growth",
                 mine.grows().to_string(),
                 theirs.grows().to_string(),
             ));
@@ -166,7 +166,7 @@ impl Blocklist {
                     path: self.origin(),
                     problem: format!(
                         "{which} list has no verification section, so the entries of the two \
-                         cannot be matched; build both with --verify, or both without"
+                         cannot be matched; build both with their verification section, or both without"
                     ),
                 });
             }
