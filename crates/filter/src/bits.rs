@@ -41,8 +41,9 @@ impl Storage {
         const ANONYMOUS_MIN_BYTES: usize = 1 << 20;
         let bytes = blocks * BLOCK_BYTES;
         if bytes >= ANONYMOUS_MIN_BYTES {
-            // A failed mapping (address space exhausted) falls back to the allocator below,
-            // which reports the failure the usual way.
+            // A failed mapping (address space exhausted; or no mappings at all, as on wasm32,
+            // where memmap2 compiles to a stub that always fails) falls back to the allocator
+            // below, which reports the failure the usual way.
             if let Ok(map) = MmapMut::map_anon(bytes) {
                 // Ask for transparent huge pages (Linux; where THP is `madvise`, as here): a
                 // probe of a filter larger than the cache is a random access, and with 4 KiB

@@ -41,6 +41,7 @@ use crate::error::{snippet, Error};
 use crate::escape::{push_escaped, unescape_fully};
 use crate::fast::{canonicalize_fast, FastParts};
 use crate::host::canonicalize_host;
+use crate::scheme::{is_scheme_byte, split_scheme};
 
 /// Schemes whose URLs always have an authority, so that `http:evil.com` and `http:/evil.com` are
 /// `http://evil.com/` (WHATWG URL standard, "special schemes": the slashes are optional).
@@ -105,21 +106,6 @@ pub(crate) struct Parsed {
 /// ```
 pub fn canonicalize(input: &[u8]) -> Result<CanonicalUrl, Error> {
     parse(input).map(|p| p.url)
-}
-
-/// Whether `b` may appear in a scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
-fn is_scheme_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.'
-}
-
-/// Splits `scheme://rest`; `None` for the scheme if the input has none.
-pub(crate) fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
-    let n = s.iter().take_while(|&&b| is_scheme_byte(b)).count();
-    if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
-        (Some(&s[..n]), &s[n + 3..])
-    } else {
-        (None, s)
-    }
 }
 
 /// Where the authority of an (unescaped) URL starts, and its scheme if it names one:

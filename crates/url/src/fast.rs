@@ -17,9 +17,9 @@
 //! Everything else (`None`) goes to the full rules, which stay the reference: the tests check
 //! that wherever this path answers, it answers exactly as they do, on arbitrary bytes.
 
-use crate::canonical::split_scheme;
 use crate::escape::unescape_fully_into;
 use crate::host::parse_ipv4;
+use crate::scheme::split_scheme;
 
 /// Bytes compared per step of [`first_special`]: one SSE2 register (the compiler turns the
 /// per-block fold into vector compares; 16 keeps the scalar tail short for ~50-byte URLs).

@@ -55,6 +55,7 @@ mod escape;
 mod expression;
 mod fast;
 mod host;
+mod scheme;
 
 pub use canonical::{canonicalize, CanonicalUrl, Canonicalizer};
 pub use components::{components_by_slash, components_reversed_host};
