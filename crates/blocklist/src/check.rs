@@ -1,8 +1,12 @@
-//! The check pipeline: millions of lines from a pipe answered at close to the filter's speed.
+//! The one stream checker: millions of lines from a pipe answered at close to the filter's
+//! speed, whatever answers them — a blocklist in memory (`check FILE`) or a list in Redis
+//! (`check --redis`), each an [`Answerer`].
 //!
-//! A reader thread cuts the input into chunks at line boundaries; worker threads normalize,
-//! batch-query (with prefetching) and format each chunk; the calling thread writes the results
-//! in input order. Memory stays bounded by a few chunks in flight.
+//! A reader thread cuts the input into chunks at line boundaries; worker threads (one answerer
+//! each) prepare, batch-query (with prefetching) and format each chunk; the calling thread writes
+//! the results in input order. Memory stays bounded by a few chunks in flight. A chunk that ends
+//! where the reader may have to wait (a pipe with nothing more ready) is flushed as soon as it is
+//! answered, so a co-process that writes one line gets its answer before it writes the next.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -62,6 +66,41 @@ impl std::ops::AddAssign for CheckStats {
     }
 }
 
+/// What answers the items of a stream, one per worker thread: a blocklist in memory with its
+/// scratch ([`LocalAnswerer`]), or a connection to a list in Redis.
+pub trait Answerer: Send {
+    /// What answering can fail with (a list in memory cannot fail; a Redis list can).
+    type Error: From<Error> + Send;
+
+    /// Appends one verdict per item (a line without its `\n` or `\r`) to `out`, in order.
+    fn answer(&mut self, items: &[&[u8]], out: &mut Vec<Verdict>) -> Result<(), Self::Error>;
+}
+
+/// A blocklist in memory answering on one thread.
+pub struct LocalAnswerer<'a> {
+    list: &'a Blocklist,
+    scratch: Scratch,
+}
+
+impl<'a> LocalAnswerer<'a> {
+    /// An answerer for `list`.
+    pub fn new(list: &'a Blocklist) -> Self {
+        LocalAnswerer {
+            list,
+            scratch: Scratch::default(),
+        }
+    }
+}
+
+impl Answerer for LocalAnswerer<'_> {
+    type Error = Error;
+
+    fn answer(&mut self, items: &[&[u8]], out: &mut Vec<Verdict>) -> Result<()> {
+        self.list.check_batch(items, &mut self.scratch, out);
+        Ok(())
+    }
+}
+
 /// Answers `lines` (each without its `\n`) against `blocklist`, appending one verdict line
 /// each to `out`.
 pub fn answer_lines<'a>(
@@ -70,32 +109,59 @@ pub fn answer_lines<'a>(
     output: Output,
     out: &mut Vec<u8>,
 ) -> CheckStats {
+    // A list in memory answers every item: `LocalAnswerer::answer` returns `Ok` always.
+    answer_with(&mut LocalAnswerer::new(blocklist), lines, output, out).unwrap_or_default()
+}
+
+/// Answers `lines` (each without its `\n`; a trailing `\r` is dropped) with `answerer`,
+/// appending one verdict line each to `out`.
+pub fn answer_with<'a, A: Answerer>(
+    answerer: &mut A,
+    lines: impl Iterator<Item = &'a [u8]>,
+    output: Output,
+    out: &mut Vec<u8>,
+) -> Result<CheckStats, A::Error> {
     let lines: Vec<&[u8]> = lines.map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(lines.len());
-    blocklist.check_batch(&lines, &mut Scratch::default(), &mut verdicts);
+    answerer.answer(&lines, &mut verdicts)?;
     let mut stats = CheckStats::default();
     for (line, verdict) in lines.iter().zip(&verdicts) {
         write_verdict(line, verdict, output, out);
         stats.lines += 1;
         stats.listed += u64::from(verdict.listed());
     }
-    stats
+    Ok(stats)
 }
 
 /// Reads lines from `input` until it ends and writes a verdict per line to `output`, using
-/// `threads` worker threads. `input_name` labels errors.
+/// `options.threads` worker threads over `blocklist`. `input_name` labels errors.
 pub fn check_stream(
     blocklist: &Blocklist,
     input: impl Read + Send,
     input_name: &Path,
-    mut output: impl Write,
+    output: impl Write,
     options: &StreamOptions,
 ) -> Result<CheckStats> {
-    let threads = options.threads.max(1);
+    let workers = (0..options.threads.max(1))
+        .map(|_| LocalAnswerer::new(blocklist))
+        .collect();
+    check_stream_with(workers, input, input_name, output, options)
+}
+
+/// [`check_stream`] with any answerers, one worker thread each (`options.threads` is not used:
+/// the workers are as many as the answerers given, at least one).
+pub fn check_stream_with<A: Answerer>(
+    workers: Vec<A>,
+    input: impl Read + Send,
+    input_name: &Path,
+    mut output: impl Write,
+    options: &StreamOptions,
+) -> Result<CheckStats, A::Error> {
+    let threads = workers.len().max(1);
     let (format, chunk_bytes) = (options.output, options.chunk_bytes.max(1));
     // Chunks in flight: two per worker keeps workers busy while bounding memory.
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(threads * 2);
-    let (result_tx, result_rx) = sync_channel::<Answers>(threads * 2);
+    let (result_tx, result_rx) = sync_channel::<Answers<A::Error>>(threads * 2);
     let chunk_rx = Mutex::new(chunk_rx);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
@@ -103,10 +169,10 @@ pub fn check_stream(
                 chunk_tx.send(chunk).is_ok()
             })
         });
-        for _ in 0..threads {
+        for answerer in workers {
             let result_tx = result_tx.clone();
             let chunk_rx = &chunk_rx;
-            scope.spawn(move || work(blocklist, format, chunk_rx, |r| result_tx.send(r).is_ok()));
+            scope.spawn(move || work(answerer, format, chunk_rx, |r| result_tx.send(r).is_ok()));
         }
         drop(result_tx);
         let written = write_in_order(&result_rx, &mut output, input_name);
@@ -136,20 +202,21 @@ struct Chunk {
     flush: bool,
 }
 
-/// A chunk's verdict lines: sequence number, text, counts, and whether to flush after it.
-struct Answers {
+/// A chunk's verdict lines: sequence number, text and counts (or the error that stopped its
+/// answerer), and whether to flush after it.
+struct Answers<E> {
     seq: u64,
-    text: Vec<u8>,
-    stats: CheckStats,
+    answered: Result<(Vec<u8>, CheckStats), E>,
     flush: bool,
 }
 
-/// Receives chunks and sends their formatted verdicts, until the chunks run out or `send` fails.
-fn work(
-    blocklist: &Blocklist,
+/// Receives chunks and sends their formatted verdicts, until the chunks run out, `send` fails
+/// or the answerer fails (its error is sent, and the writer stops at it).
+fn work<A: Answerer>(
+    mut answerer: A,
     format: Output,
     chunks: &Mutex<Receiver<Chunk>>,
-    mut send: impl FnMut(Answers) -> bool,
+    mut send: impl FnMut(Answers<A::Error>) -> bool,
 ) {
     loop {
         // A poisoned lock means another worker panicked; stop quietly, the writer will notice
@@ -161,18 +228,18 @@ fn work(
         let Ok(chunk) = next else { return };
         let body = chunk.bytes.strip_suffix(b"\n").unwrap_or(&chunk.bytes);
         let mut text = Vec::with_capacity(chunk.bytes.len() + chunk.bytes.len() / 2);
-        let stats = if chunk.bytes.is_empty() {
-            CheckStats::default()
+        let answered = if chunk.bytes.is_empty() {
+            Ok(CheckStats::default())
         } else {
-            answer_lines(blocklist, split_lines(body), format, &mut text)
+            answer_with(&mut answerer, split_lines(body), format, &mut text)
         };
+        let failed = answered.is_err();
         let answers = Answers {
             seq: chunk.seq,
-            text,
-            stats,
+            answered: answered.map(|stats| (text, stats)),
             flush: chunk.flush,
         };
-        if !send(answers) {
+        if !send(answers) || failed {
             return;
         }
     }
@@ -192,11 +259,11 @@ fn split_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// Writes results in sequence order as they arrive, flushing after a chunk the reader may have
 /// to wait after (so a co-process gets its answers before it writes more).
-fn write_in_order(
-    results: &Receiver<Answers>,
+fn write_in_order<E: From<Error>>(
+    results: &Receiver<Answers<E>>,
     output: &mut impl Write,
     input_name: &Path,
-) -> Result<CheckStats> {
+) -> Result<CheckStats, E> {
     let stdout = Path::new("<stdout>");
     let mut pending = BTreeMap::new();
     let mut next = 0u64;
@@ -204,18 +271,19 @@ fn write_in_order(
     for answers in results {
         pending.insert(answers.seq, answers);
         while let Some(answers) = pending.remove(&next) {
+            let (text, answered) = answers.answered?;
             output
-                .write_all(&answers.text)
+                .write_all(&text)
                 .map_err(|e| Error::io(stdout, "write", e))?;
             if answers.flush {
                 output.flush().map_err(|e| Error::io(stdout, "write", e))?;
             }
-            stats += answers.stats;
+            stats += answered;
             next += 1;
         }
     }
     if !pending.is_empty() {
-        return Err(panicked(input_name));
+        return Err(panicked(input_name).into());
     }
     output.flush().map_err(|e| Error::io(stdout, "write", e))?;
     Ok(stats)

@@ -426,7 +426,9 @@ pub enum Error {
     },
 
     /// Entries to add to a list of several categories, without saying which.
-    #[error("{path}: the list has several categories ({available}); name the category the entries join")]
+    #[error(
+        "{path}: the list has several categories ({available}); name the category the entries join"
+    )]
     CategoryNeeded {
         /// The file.
         path: PathBuf,

@@ -482,10 +482,10 @@ impl Resolver {
 
     /// Whether a confirmed candidate with category ids `ids` passes the filter, and the
     /// categories the verdict names: `(passes, names, exact)`.
-    fn categorize(&self, ids: Option<&[u16]>) -> (bool, Vec<String>, bool) {
+    fn categorize(&self, ids: &[u16]) -> (bool, Vec<String>, bool) {
         let single = self.categories.len() == 1;
         let exact_ids: Option<Vec<u16>> = match ids {
-            Some(ids) if !ids.is_empty() => Some(ids.to_vec()),
+            ids if !ids.is_empty() => Some(ids.to_vec()),
             // One category: every entry is in it.
             _ if single => Some(vec![0]),
             _ => None,
@@ -523,18 +523,19 @@ impl Resolver {
         candidates: &mut [Candidate],
         key: &mut Vec<u8>,
     ) -> Verdict {
-        self.url_verdict_with(url, candidates, key, &|_| false)
+        self.url_verdict_with(url, candidates, key, &|_| None)
     }
 
     /// [`Resolver::url_verdict`], where a candidate missing from the verification table still
     /// counts if `extra` vouches for its fingerprint (entries added to a copy of the list
-    /// elsewhere, such as keys added in Redis); its categories are then the possible ones.
+    /// elsewhere, such as keys added in Redis) with the ids of its categories — none when they
+    /// are not known, and its categories are then the possible ones.
     pub fn url_verdict_with(
         &self,
         url: &CanonicalUrl,
         candidates: &mut [Candidate],
         key: &mut Vec<u8>,
-        extra: &dyn Fn(u64) -> bool,
+        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
     ) -> Verdict {
         if candidates.is_empty() {
             return Verdict::default();
@@ -542,7 +543,7 @@ impl Resolver {
         candidates.sort_by_key(|c| std::cmp::Reverse(specificity(c.expression())));
         let block = candidates.iter().find_map(|candidate| {
             let ids = self.confirm(candidate.fingerprint, extra)?;
-            let (passes, names, exact) = self.categorize(ids);
+            let (passes, names, exact) = self.categorize(&ids);
             passes.then_some((candidate, names, exact))
         });
         let Some((candidate, categories, categories_exact)) = block else {
@@ -568,23 +569,26 @@ impl Resolver {
         }
     }
 
-    /// Whether a candidate is confirmed: `None` if not; `Some(None)` if confirmed without
-    /// knowing its categories (no table, or vouched for by `extra`); `Some(Some(ids))` from the
-    /// table.
-    fn confirm(&self, fingerprint: u64, extra: &dyn Fn(u64) -> bool) -> Option<Option<&[u16]>> {
+    /// Whether a candidate is confirmed, and the ids of its categories: `None` if not
+    /// confirmed; no ids if confirmed without knowing them (no table, a one-category table, or
+    /// vouched for by `extra` without them).
+    fn confirm<'s>(
+        &'s self,
+        fingerprint: u64,
+        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
+    ) -> Option<std::borrow::Cow<'s, [u16]>> {
         match &self.verification {
-            None => Some(None),
+            None => Some(std::borrow::Cow::Borrowed(&[])),
             Some(table) => match table.lookup(fingerprint) {
-                Some(ids) => Some(Some(ids)),
-                None if extra(fingerprint) => Some(None),
-                None => None,
+                Some(ids) => Some(std::borrow::Cow::Borrowed(ids)),
+                None => extra(fingerprint).map(std::borrow::Cow::Owned),
             },
         }
     }
 
     /// The verdict for a whole key the filter answered `hit` for, with its fingerprint.
     pub fn key_verdict(&self, key: &[u8], hit: bool, fingerprint: u64) -> Verdict {
-        self.key_verdict_with(key, hit, fingerprint, &|_| false)
+        self.key_verdict_with(key, hit, fingerprint, &|_| None)
     }
 
     /// [`Resolver::key_verdict`] with an extra confirmation (see
@@ -594,7 +598,7 @@ impl Resolver {
         key: &[u8],
         hit: bool,
         fingerprint: u64,
-        extra: &dyn Fn(u64) -> bool,
+        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
     ) -> Verdict {
         if !hit || key.is_empty() {
             // An empty key (a blank line) is never listed: no list entry is empty.
@@ -603,7 +607,7 @@ impl Resolver {
         let Some(ids) = self.confirm(fingerprint, extra) else {
             return Verdict::default();
         };
-        let (passes, categories, categories_exact) = self.categorize(ids);
+        let (passes, categories, categories_exact) = self.categorize(&ids);
         if !passes {
             return Verdict::default();
         }

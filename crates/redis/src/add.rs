@@ -20,13 +20,14 @@ use phishbloom_blocklist::engine::fingerprint;
 use phishbloom_blocklist::prepare;
 use phishbloom_blocklist::KeyScheme;
 use phishbloom_filter::{Blocked, KeyHash};
-use redis::{cmd, Cmd};
+use redis::{cmd, Cmd, Value};
 
 use crate::blocklist::{load_meta, load_version_meta, read_pointer};
 use crate::error::{Error, Result};
 use crate::layout::{redis_bit_offset, BitSum, Keys};
 use crate::meta::RemoteMeta;
 use crate::store::Store;
+use crate::stored::load_resolver;
 
 /// What an add did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -54,8 +55,10 @@ pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<Option<KeyHash>> {
     }
 }
 
-/// Inserts `keys` into list `name`'s live version (see the module documentation).
-pub fn add(store: &mut Store, name: &str, keys: &[&[u8]]) -> Result<Added> {
+/// Inserts `keys` into list `name`'s live version (see the module documentation), in
+/// `category` — the list's only category when `None` ([`prepare::join_category`], the rule of
+/// every add path); a list of several categories needs one of its categories named.
+pub fn add(store: &mut Store, name: &str, keys: &[&[u8]], category: Option<&str>) -> Result<Added> {
     crate::validate_name(name)?;
     let names = Keys::new(name);
     let mut meta = load_meta(store, &names)?;
@@ -64,7 +67,8 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]]) -> Result<Added> {
         hashes.extend(key_hash(meta.list.scheme, key)?);
     }
     for retry in [false, true] {
-        let added = add_hashes(store, &names, &meta, &hashes)?;
+        let category = category_id(store, &names, &meta, category)?;
+        let added = add_hashes(store, &names, &meta, &hashes, category)?;
         let live = read_pointer(store, &names)?;
         if live == meta.version || retry {
             return Ok(added);
@@ -72,6 +76,49 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]]) -> Result<Added> {
         meta = load_version_meta(store, &names, live)?;
     }
     unreachable!("the retry loop returns")
+}
+
+/// The id of the category added keys join, when the list has several (with one, every key is in
+/// it and no id is stored).
+fn category_id(
+    store: &mut Store,
+    names: &Keys,
+    meta: &RemoteMeta,
+    given: Option<&str>,
+) -> Result<Option<u16>> {
+    let resolver = load_resolver(store, names, meta)?;
+    let categories = resolver.categories();
+    let available = || {
+        categories
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let joined = match prepare::join_category(given, categories, &meta.list.name) {
+        Ok(joined) => joined,
+        Err(phishbloom_blocklist::Error::CategoryNeeded { .. }) => {
+            return Err(Error::CategoryNeeded {
+                url: store.shown().to_string(),
+                name: names.name().to_string(),
+                available: available(),
+            })
+        }
+        Err(other) => return Err(other.into()),
+    };
+    match categories.iter().position(|c| c.name == joined) {
+        _ if categories.len() <= 1 && given.is_none() => Ok(None),
+        Some(id) if categories.len() > 1 => Ok(Some(id as u16)),
+        Some(_) => Ok(None),
+        // A new category would need the pushed metadata changed: add it to the list file.
+        None => Err(Error::UnknownCategory {
+            url: store.shown().to_string(),
+            name: names.name().to_string(),
+            version: meta.version,
+            category: joined,
+            available: available(),
+        }),
+    }
 }
 
 /// Where one bit of a key goes: its Redis bit offset in the chunk, and the byte of the chunk
@@ -84,6 +131,7 @@ fn add_hashes(
     names: &Keys,
     meta: &RemoteMeta,
     hashes: &[KeyHash],
+    category: Option<u16>,
 ) -> Result<Added> {
     let version = meta.version;
     let sums = BitSum::default();
@@ -106,6 +154,9 @@ fn add_hashes(
         .iter()
         .map(|&h| cmd("SADD").arg(&added_key).arg(fingerprint(h)).clone())
         .collect();
+    if let Some(id) = category {
+        record_categories(store, names, version, hashes, id)?;
+    }
     let chunks: Vec<u64> = {
         let mut chunks: Vec<u64> = targets.iter().map(|t| t.0).collect();
         chunks.sort_unstable();
@@ -181,4 +232,38 @@ fn add_hashes(
         .collect();
     store.run(increments, "update the chunk checksums (HINCRBY)")?;
     Ok(added)
+}
+
+/// Records that the keys of `hashes` are in category `id`: each fingerprint's field of
+/// `NAME:vV:added-categories` gains the id (read, merged, written: two round trips; two adds of
+/// one key racing in different categories may keep only one of them, never a wrong one). Written
+/// before the key's bits, so a reader that sees the bits also finds the category.
+fn record_categories(
+    store: &mut Store,
+    names: &Keys,
+    version: u64,
+    hashes: &[KeyHash],
+    id: u16,
+) -> Result<()> {
+    let key = names.added_categories(version);
+    let prints: Vec<u64> = hashes.iter().map(|&h| fingerprint(h)).collect();
+    let reads: Vec<Cmd> = prints
+        .iter()
+        .map(|print| cmd("HGET").arg(&key).arg(print).clone())
+        .collect();
+    let answers = store.run(reads, "read the added keys' categories (HGET)")?;
+    let mut writes = Vec::with_capacity(prints.len());
+    for (print, answer) in prints.iter().zip(answers) {
+        let old: Option<String> = store.convert(answer, &key, "HGET")?;
+        let mut ids = crate::blocklist::parse_ids(old.as_deref().unwrap_or(""));
+        if !ids.contains(&id) {
+            ids.push(id);
+            ids.sort_unstable();
+        }
+        let value = ids.iter().map(u16::to_string).collect::<Vec<_>>().join(",");
+        writes.push(cmd("HSET").arg(&key).arg(print).arg(value).clone());
+    }
+    store
+        .run(writes, "record the added keys' categories (HSET)")
+        .map(|_: Vec<Value>| ())
 }

@@ -17,8 +17,9 @@
 //! damaged chunk is an error, never a clean verdict.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
+use phishbloom_blocklist::check::Answerer;
 use phishbloom_blocklist::engine::fingerprint;
 use phishbloom_blocklist::engine::probes::UrlProbes;
 use phishbloom_blocklist::hits::Candidate;
@@ -90,12 +91,13 @@ impl Item {
     }
 
     /// The verdict for what the filter found, confirming a candidate the verification table
-    /// does not hold when `extra` vouches for its fingerprint. `key` is scratch space.
+    /// does not hold when `extra` vouches for its fingerprint (with its categories' ids, or
+    /// none when unknown). `key` is scratch space.
     fn verdict(
         &self,
         resolver: &Resolver,
         found: &mut Found,
-        extra: &dyn Fn(u64) -> bool,
+        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
         key: &mut Vec<u8>,
     ) -> Verdict {
         match (self, found) {
@@ -391,7 +393,7 @@ impl RedisBlocklist {
         let asked: RefCell<Vec<u64>> = RefCell::new(Vec::new());
         let note = |print: u64| {
             asked.borrow_mut().push(print);
-            false
+            None
         };
         let mut again: Vec<usize> = Vec::new();
         let mut verdicts: Vec<Verdict> = Vec::with_capacity(items.len());
@@ -409,29 +411,33 @@ impl RedisBlocklist {
         prints.sort_unstable();
         prints.dedup();
         let added = self.keys.added(self.meta.version);
+        let added_categories = self.keys.added_categories(self.meta.version);
         let mut commands = vec![cmd("GET").arg(self.keys.current()).clone()];
-        commands.extend(
-            prints
-                .iter()
-                .map(|&print| cmd("SISMEMBER").arg(&added).arg(print).clone()),
-        );
+        for &print in &prints {
+            commands.push(cmd("SISMEMBER").arg(&added).arg(print).clone());
+            commands.push(cmd("HGET").arg(&added_categories).arg(print).clone());
+        }
         let mut answers = self
             .store
-            .run(commands, "look up added keys (SISMEMBER)")?
+            .run(commands, "look up added keys (SISMEMBER, HGET)")?
             .into_iter();
         if let Some(live) = self.pointer(answers.next())? {
             return Ok(Err(live));
         }
-        let mut members: HashSet<u64> = HashSet::new();
-        for (&print, answer) in prints.iter().zip(answers) {
-            if self.store.convert(answer, &added, "SISMEMBER")? {
-                members.insert(print);
+        let mut members: HashMap<u64, Vec<u16>> = HashMap::new();
+        for &print in &prints {
+            let (Some(member), Some(ids)) = (answers.next(), answers.next()) else {
+                break;
+            };
+            let ids: Option<String> = self.store.convert(ids, &added_categories, "HGET")?;
+            if self.store.convert(member, &added, "SISMEMBER")? {
+                members.insert(print, parse_ids(ids.as_deref().unwrap_or("")));
             }
         }
         if members.is_empty() {
             return Ok(Ok(verdicts));
         }
-        let member = |print: u64| members.contains(&print);
+        let member = |print: u64| members.get(&print).cloned();
         for i in again {
             verdicts[i] = items[i].verdict(&self.resolver, &mut found[i], &member, &mut key);
         }
@@ -477,6 +483,23 @@ fn chunk_keys(keys: &Keys, meta: &RemoteMeta) -> Vec<String> {
         .collect()
 }
 
+/// Items per pipeline (one round trip): large enough to amortize the round trip, small enough
+/// that a batch's pipeline (up to E `GETRANGE`s per URL) stays a few hundred KiB.
+pub const BATCH_ITEMS: usize = 1000;
+
+/// A list in Redis as one worker of the stream checker (`check --redis`): the stream's chunks
+/// go out [`BATCH_ITEMS`] at a time.
+impl Answerer for RedisBlocklist {
+    type Error = Error;
+
+    fn answer(&mut self, items: &[&[u8]], out: &mut Vec<Verdict>) -> Result<()> {
+        for batch in items.chunks(BATCH_ITEMS) {
+            self.check_batch(batch, out)?;
+        }
+        Ok(())
+    }
+}
+
 /// One item as the local blocklist prepares it ([`phishbloom_blocklist::prepare`]), with its
 /// probes computed.
 fn prepare(preparer: &mut Preparer, scheme: KeyScheme, item: &[u8]) -> Item {
@@ -500,6 +523,14 @@ fn prepare(preparer: &mut Preparer, scheme: KeyScheme, item: &[u8]) -> Item {
             }
         }
     }
+}
+
+/// The category ids of an added key, as `add` records them (`"0,3"`); unreadable parts are
+/// skipped, so a damaged field answers with fewer (or, empty, the possible) categories.
+pub(crate) fn parse_ids(text: &str) -> Vec<u16> {
+    text.split(',')
+        .filter_map(|id| id.trim().parse().ok())
+        .collect()
 }
 
 /// A fetched 64-byte block as the filter's words (little-endian).

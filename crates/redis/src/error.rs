@@ -204,6 +204,20 @@ pub enum Error {
         available: String,
     },
 
+    /// Keys added to a list of several categories, without saying which.
+    #[error(
+        "Redis at {url}: list `{name}` has several categories ({available}); name the category \
+         the keys join"
+    )]
+    CategoryNeeded {
+        /// The server (password hidden).
+        url: String,
+        /// The list name.
+        name: String,
+        /// The list's categories, comma-separated.
+        available: String,
+    },
+
     /// The version pointer moved during a batch, and again during its one retry.
     #[error(
         "Redis at {url}: list `{name}` switched version during a check ({from} → {to}) and again \

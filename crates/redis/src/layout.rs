@@ -14,6 +14,10 @@
 //!   file's categories, category sets (with a verification table of several categories) and
 //!   exceptions (when it has any): each the bytes of the file's own section ([`Section`]).
 //! - `NAME:vV:added` — the set of verification fingerprints of keys `add` inserted.
+//! - `NAME:vV:added-categories` — for keys `add` inserted in a named category of a list of
+//!   several: fingerprint (decimal) → the category ids (decimal, comma-separated, ids of the
+//!   pushed file's categories section). A key without a field answers with the possible
+//!   categories.
 //!
 //! No key holds a hash tag (`{…}`), so the chunks hash to slots all over a cluster.
 
@@ -78,6 +82,11 @@ impl Keys {
     /// `NAME:vV:added`.
     pub fn added(&self, version: u64) -> String {
         format!("{}:v{version}:added", self.name)
+    }
+
+    /// `NAME:vV:added-categories`.
+    pub fn added_categories(&self, version: u64) -> String {
+        format!("{}:v{version}:added-categories", self.name)
     }
 }
 

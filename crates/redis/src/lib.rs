@@ -36,7 +36,7 @@
 //! let mut remote = RedisBlocklist::open(&target, "phishing")?;
 //! let verdict = remote.check(b"HTTP://WWW.Metamascks.com:80/a/../login#x")?;
 //! assert_eq!(verdict, list.check(b"HTTP://WWW.Metamascks.com:80/a/../login#x", &mut Default::default()));
-//! phishbloom_redis::add::add(&mut target.connect()?, "phishing", &[b"new-evil.example"])?;
+//! phishbloom_redis::add::add(&mut target.connect()?, "phishing", &[b"new-evil.example"], None)?;
 //! assert!(remote.contains(b"http://www.new-evil.example/x")?);
 //! # Ok(())
 //! # }

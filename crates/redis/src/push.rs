@@ -395,7 +395,11 @@ fn expire_version(store: &mut Store, keys: &Keys, version: u64, grace_secs: u64)
     let counts: Vec<Option<u64>> =
         store.query(hmget, &meta_key, "read the replaced version's chunk counts")?;
     let count = |at: usize| counts.get(at).copied().flatten().unwrap_or(0);
-    let mut all = vec![meta_key, keys.added(version)];
+    let mut all = vec![
+        meta_key,
+        keys.added(version),
+        keys.added_categories(version),
+    ];
     all.extend((0..count(0)).map(|i| keys.chunk(version, i)));
     for (at, section) in Section::ALL.into_iter().enumerate() {
         all.extend((0..count(at + 1)).map(|j| keys.section(version, section, j)));

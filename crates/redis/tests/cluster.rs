@@ -66,6 +66,7 @@ fn a_list_spreads_over_three_masters_and_answers_like_the_file() {
         &mut target.connect().unwrap(),
         "shared",
         &[b"cluster-added.example"],
+        None,
     )
     .unwrap();
     assert!(remote.contains(query).unwrap());

@@ -129,6 +129,7 @@ fn add_makes_a_new_key_listed_and_the_bits_come_back_to_the_local_filter() {
         &mut target.connect().unwrap(),
         "live",
         &[b"brand-new-phish.example/login"],
+        None,
     )
     .unwrap();
     assert_eq!((added.keys, added.version), (1, remote.version()));
@@ -176,6 +177,7 @@ fn add_makes_a_new_key_listed_and_the_bits_come_back_to_the_local_filter() {
         &mut target.connect().unwrap(),
         "live",
         &[b"brand-new-phish.example/login"],
+        None,
     )
     .unwrap();
     assert_eq!((again.new_bits, again.already_set), (0, 1));
@@ -216,7 +218,13 @@ fn whole_keys_exact_and_added_through_redis() {
         local_verdicts(&list, &items)
     );
     assert!(!remote.contains(b"hunter2").unwrap());
-    add(&mut target.connect().unwrap(), "passwords", &[b"hunter2"]).unwrap();
+    add(
+        &mut target.connect().unwrap(),
+        "passwords",
+        &[b"hunter2"],
+        None,
+    )
+    .unwrap();
     assert!(remote.contains(b"hunter2").unwrap());
     // Another key is listed exactly when the pulled bits hold it (a false positive at
     // p = 0.001 is possible, and then the local filter has it too).
@@ -540,13 +548,38 @@ fn categories_exceptions_and_added_keys_decide_as_the_file_does() {
         &mut target.connect().unwrap(),
         "verified",
         &[b"deep.evil4.example/path", b"evil4.example/docs"],
+        Some("malware"),
     )
     .unwrap();
     let after = remote.check(deep).unwrap();
     assert_eq!(after.status, Status::Listed);
     assert_eq!(after.hit.unwrap().expression, "deep.evil4.example/path");
-    assert_eq!(after.categories, ["gambling", "malware", "phishing"]);
-    assert!(!after.categories_exact);
+    // Added in a named category: the verdict names it exactly, as the local file would.
+    assert_eq!(after.categories, ["malware"]);
+    assert!(after.categories_exact);
+    // A list of several categories needs the category named, as `add` does locally.
+    let error = add(
+        &mut target.connect().unwrap(),
+        "verified",
+        &[b"unnamed.evil4.example"],
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, phishbloom_redis::Error::CategoryNeeded { .. }),
+        "{error}"
+    );
+    let error = add(
+        &mut target.connect().unwrap(),
+        "verified",
+        &[b"unnamed.evil4.example"],
+        Some("no-such-category"),
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("gambling, malware, phishing"),
+        "{error}"
+    );
     // docs.evil4.example is an exception, and more specific than evil4.example/docs.
     let allowed = remote.check(b"http://docs.evil4.example/docs").unwrap();
     assert_eq!(allowed.status, Status::Allowed);

@@ -105,8 +105,9 @@ impl Checker {
                 let better = at == 0 || rank(verdict.status) > rank(answer.verdict.status);
                 if better {
                     answer = Answer {
-                        list: (single || !matches!(verdict.status, Status::Clean | Status::Invalid))
-                            .then_some(at),
+                        list: (single
+                            || !matches!(verdict.status, Status::Clean | Status::Invalid))
+                        .then_some(at),
                         verdict,
                     };
                 }

@@ -91,6 +91,42 @@ impl IntoResponse for ApiError {
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
         use phishbloom_blocklist::Error as B;
+        // A client's mistakes, worded for the HTTP client: JSON field names, no server paths.
+        match &error {
+            Error::Blocklist(B::CategoryNeeded { available, .. }) => {
+                return ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "the list has several categories ({available}): name the one the entries \
+                         join in the request's \"category\" field"
+                    ),
+                )
+            }
+            Error::Blocklist(B::Full { kind, items, .. }) => {
+                return ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "the {kind} filter is full: it holds {items} entries, as many as it was \
+                         sized for, and does not grow; nothing was added"
+                    ),
+                )
+            }
+            Error::Blocklist(B::InvalidItem { item, error }) => {
+                return ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("entries: {item:?} is not a blocklist entry: {error}"),
+                )
+            }
+            Error::Blocklist(B::UnknownCategory {
+                name, available, ..
+            }) => {
+                return ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("category: the list has no category {name:?} (it has: {available})"),
+                )
+            }
+            _ => {}
+        }
         let status = match &error {
             Error::UnknownList { .. } | Error::NoDelta { .. } => StatusCode::NOT_FOUND,
             Error::WritesOff => StatusCode::FORBIDDEN,

@@ -98,11 +98,6 @@ impl State {
             }
         }
     }
-
-    /// Whether a list that does not grow holds as many entries as it was sized for.
-    pub fn is_full(&self) -> bool {
-        !self.grows() && self.list.meta().entries >= self.capacity()
-    }
 }
 
 /// A served blocklist file image: the bytes `GET /v1/lists/{name}/file` sends and its `ETag`.
@@ -568,17 +563,13 @@ impl Lists {
 
 /// Adds one item the way RedisBloom's `BF.ADD` does: `Ok(true)` if it was new, `Ok(false)` if
 /// the list already answered for it, [`Error::Full`] if it is new and a list that does not grow
-/// holds as many entries as it was sized for.
+/// holds as many entries as it was sized for (the list's own rule, as every add path has it).
 pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
-    if state.is_full() {
-        let mut scratch = phishbloom_blocklist::engine::Scratch::default();
-        if state.list.check(item, &mut scratch).listed() {
-            return Ok(false);
-        }
-        return Err(Error::Full);
+    match state.list.add(&[item], None) {
+        Ok(change) => Ok(change.changed > 0),
+        Err(phishbloom_blocklist::Error::Full { .. }) => Err(Error::Full),
+        Err(error) => Err(error.into()),
     }
-    let change = state.list.add(&[item], None)?;
-    Ok(change.changed > 0)
 }
 
 /// An empty list of exact keys, sized for `capacity` at `fpp` per key, growing when full if

@@ -5,26 +5,22 @@ use phishbloom_blocklist::BlocklistFile;
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use phishbloom_blocklist::check::MAX_LINE_BYTES;
-use phishbloom_blocklist::printer::{write_verdict, Output};
+use phishbloom_blocklist::check::{answer_with, check_stream_with, StreamOptions};
+use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::resolve::Category;
-use phishbloom_blocklist::source::read_bounded_line;
-use phishbloom_blocklist::{fmt, Blocklist, KeyScheme, Verdict};
+use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
 use phishbloom_redis::info::Info;
 use phishbloom_redis::layout::MAX_CHUNK_BYTES;
 use phishbloom_redis::push::{PushOptions, PushSource, DEFAULT_GRACE_SECS};
 use phishbloom_redis::{Error, RedisBlocklist, Target};
 
 use crate::args::CheckArgs;
-
-/// Lines checked per round trip to Redis: large enough to amortize the round trip, small
-/// enough that a batch's pipeline (up to E `GETRANGE`s per URL) stays a few hundred KiB.
-const BATCH_LINES: usize = 1000;
+use crate::commands::default_threads;
 
 /// The `redis` subcommands.
 #[derive(Debug, Subcommand)]
@@ -65,6 +61,10 @@ pub struct AddArgs {
     /// The list's name.
     #[arg(long)]
     pub name: String,
+    /// The category the keys join: one of the list's categories (needed when it has several;
+    /// with one, the keys join it).
+    #[arg(long, value_name = "NAME")]
+    pub category: Option<String>,
     /// Keys (whole-key lists) or entries (`evil.com`, `evil.com/login`) to insert.
     pub keys: Vec<OsString>,
 }
@@ -150,7 +150,12 @@ fn add(args: &AddArgs) -> anyhow::Result<ExitCode> {
         "no keys to add: give them as arguments or on standard input"
     );
     let keys: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-    let added = phishbloom_redis::add::add(&mut target.connect()?, &args.name, &keys)?;
+    let added = phishbloom_redis::add::add(
+        &mut target.connect()?,
+        &args.name,
+        &keys,
+        args.category.as_deref(),
+    )?;
     println!(
         "added {} to list {:?} version {} on {}: {} newly set; keys whose bits were all set already: {}",
         plural(added.keys, "key"),
@@ -280,69 +285,33 @@ pub fn check(args: &CheckArgs, url: &str, name: &str, output: Output) -> anyhow:
         .map(|f| f.as_os_str().as_bytes())
         .chain(args.keys.iter().map(|k| k.as_bytes()))
         .collect();
-    let mut stdout = std::io::stdout().lock();
-    let mut listed = 0u64;
-    if keys.is_empty() {
-        let mut input = std::io::stdin().lock();
-        let mut lines: Vec<Vec<u8>> = Vec::with_capacity(BATCH_LINES);
-        let mut number = 0u64;
-        loop {
-            let mut line = Vec::new();
-            let (read, fits) = read_bounded_line(&mut input, &mut line, MAX_LINE_BYTES)
-                .context("<stdin>: cannot read")?;
-            if read == 0 || lines.len() == BATCH_LINES {
-                let batch: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-                listed += answer(&mut remote, &batch, output, &mut stdout)?;
-                lines.clear();
+    let options = StreamOptions::new(output, default_threads(args.threads));
+    let stats = if keys.is_empty() {
+        // One connection per worker of the one stream checker, as `check FILE` runs.
+        let mut workers = vec![remote];
+        for _ in 1..options.threads {
+            let mut another = RedisBlocklist::open(&target, name)?;
+            if !args.category.is_empty() {
+                another.keep_categories(&args.category)?;
             }
-            if read == 0 {
-                break;
-            }
-            number += 1;
-            if !fits {
-                return Err(phishbloom_blocklist::Error::LineTooLong {
-                    path: PathBuf::from("<stdin>"),
-                    line: number,
-                    limit: MAX_LINE_BYTES,
-                }
-                .into());
-            }
-            lines.push(line);
+            workers.push(another);
         }
+        check_stream_with(
+            workers,
+            std::io::stdin(),
+            Path::new("<stdin>"),
+            std::io::stdout().lock(),
+            &options,
+        )?
     } else {
-        for batch in keys.chunks(BATCH_LINES) {
-            listed += answer(&mut remote, batch, output, &mut stdout)?;
-        }
-    }
-    stdout.flush()?;
-    Ok(if listed > 0 {
+        let mut out = Vec::new();
+        let stats = answer_with(&mut remote, keys.into_iter(), output, &mut out)?;
+        std::io::stdout().lock().write_all(&out)?;
+        stats
+    };
+    Ok(if stats.listed > 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Checks one batch and writes its verdict lines; returns how many were listed.
-fn answer(
-    remote: &mut RedisBlocklist,
-    lines: &[&[u8]],
-    output: Output,
-    out: &mut impl Write,
-) -> anyhow::Result<u64> {
-    if lines.is_empty() {
-        return Ok(0);
-    }
-    // As `check FILE` does: a line's `\r` is neither checked nor printed.
-    let lines: Vec<&[u8]> = lines
-        .iter()
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .collect();
-    let mut verdicts: Vec<Verdict> = Vec::with_capacity(lines.len());
-    remote.check_batch(&lines, &mut verdicts)?;
-    let mut text = Vec::new();
-    for (line, verdict) in lines.iter().zip(&verdicts) {
-        write_verdict(line, verdict, output, &mut text);
-    }
-    out.write_all(&text)?;
-    Ok(verdicts.iter().filter(|v| v.listed()).count() as u64)
 }
