@@ -69,6 +69,7 @@ pub mod delta;
 pub mod engine;
 pub mod entries;
 mod error;
+pub mod eval;
 pub mod fmt;
 pub mod format;
 pub mod keys;
