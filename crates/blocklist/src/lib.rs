@@ -12,6 +12,8 @@
 //! - [`keywords`] — building keyword lists through temporary bucket files.
 //! - [`file`] — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
+//! - [`eval`] — the dataset evaluation `eval` and `demo` run (a labelled CSV, a held-out split,
+//!   measured false-positive rates with Wilson intervals).
 //! - [`atomic`] — the one atomic file writer.
 //! - [`check`] — the one stream checker: lines from a pipe answered in order, on threads, each
 //!   batch flushed before the reader waits (a co-process gets one answer per line).
@@ -50,6 +52,7 @@
 pub mod atomic;
 pub mod check;
 pub mod entries;
+pub mod eval;
 pub mod file;
 pub mod keywords;
 pub mod source;

@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use phishbloom_filter::{HashStrategy, LayoutKind};
 
 /// The default dataset, relative to the repository root (where `cargo run` runs).
-pub const DEFAULT_DATA: &str = "../shared/data/dataset.csv";
+pub use phishbloom_blocklist::eval::DEFAULT_DATASET as DEFAULT_DATA;
 
 /// Is this URL (or key) on a blocklist? Build compact blocklist files from lists (phishing URLs,
 /// UT1 categories, e-mail addresses, passwords) and check URLs or keys against them — one at a
@@ -17,11 +17,11 @@ pub const DEFAULT_DATA: &str = "../shared/data/dataset.csv";
     version,
     about,
     long_about = None,
-    after_help = "Measurement and development commands (see `phishbloom help COMMAND`):\n  \
-        demo        Build from the default dataset, measure it and show verdicts (the main job)\n  \
-        eval        Measure a filter on a labelled dataset: misses and false alarms\n  \
-        report      Regenerate the measured report under docs/report\n  \
-        experiment  Run an experiment (CaBF against the baselines) and write its results"
+    after_help = "Measurement commands (see `phishbloom help COMMAND`):\n  \
+        demo  Build from the default dataset, measure it and show verdicts (the main job)\n  \
+        eval  Measure a filter on a labelled dataset: misses and false alarms\n\n\
+        The report and the experiments are the lab's: \
+        cargo run --release -p phishbloom-lab-cli -- report"
 )]
 pub struct Cli {
     /// What to do.
@@ -74,12 +74,6 @@ pub enum Command {
     /// alarms on its clean URLs and on random ones.
     #[command(hide = true)]
     Eval(EvalArgs),
-    /// Run an experiment and write its results (CSV, plots, summary) under docs/.
-    #[command(subcommand, hide = true)]
-    Experiment(ExperimentCommand),
-    /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
-    #[command(hide = true)]
-    Report(ReportArgs),
 }
 
 /// Filter layout on the command line.
@@ -506,50 +500,6 @@ pub struct DemoArgs {
     /// Random URLs to query.
     #[arg(long, value_parser = parse_count, default_value = "1000000")]
     pub random: u64,
-}
-
-/// The experiments.
-#[derive(Debug, Subcommand)]
-pub enum ExperimentCommand {
-    /// CaBF against the BBF baselines: false-positive rates vs memory, set size and k.
-    Cabf(CabfArgs),
-}
-
-/// Options of `experiment cabf`.
-#[derive(Debug, Args)]
-pub struct CabfArgs {
-    /// Directory for results.csv, the plots and README.md.
-    #[arg(long, default_value = "docs/cabf")]
-    pub out: PathBuf,
-    /// The UT1 folder (every category's urls and domains are used).
-    #[arg(long, default_value = "../shared/data/ut1")]
-    pub ut1: PathBuf,
-    /// The labelled dataset (phishing rows as a list; benign rows as foreign queries).
-    #[arg(long, default_value = DEFAULT_DATA)]
-    pub data: PathBuf,
-    /// Random subsets averaged per point.
-    #[arg(long, default_value_t = 10)]
-    pub repetitions: usize,
-    /// Seed of the subsets.
-    #[arg(long, default_value_t = 2026)]
-    pub seed: u64,
-    /// Small sets and few points (seconds, for CI).
-    #[arg(long)]
-    pub quick: bool,
-}
-
-/// Options of `report`.
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// Directory to write the report into (README.md, plots, CSV files).
-    #[arg(long, default_value = "docs/report")]
-    pub out: PathBuf,
-    /// Shrink every experiment so the whole report runs in under a minute (for CI).
-    #[arg(long)]
-    pub quick: bool,
-    /// The labelled dataset used by the dataset sections.
-    #[arg(long, default_value = DEFAULT_DATA)]
-    pub data: PathBuf,
 }
 
 /// Options of `canon`.

@@ -9,13 +9,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command, ExperimentCommand};
+use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
-    // The report measures each keyword configuration in a child process: this executable.
-    if let Some(code) = phishbloom_lab::measure::keywords::serve_child() {
-        return ExitCode::from(code as u8);
-    }
     restore_default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
@@ -32,8 +28,6 @@ fn main() -> ExitCode {
         Command::Diff(args) => commands::edit::diff(&args),
         Command::Apply(args) => commands::edit::apply(&args),
         Command::Canon(args) => commands::canon::run(&args),
-        Command::Report(args) => commands::report::run(&args),
-        Command::Experiment(ExperimentCommand::Cabf(args)) => commands::experiment::run_cabf(&args),
         Command::Redis(command) => commands::redis::run(&command),
         Command::Serve(args) => commands::serve::run(&args),
         Command::SquidHelper(args) => commands::squid_helper::run(&args),

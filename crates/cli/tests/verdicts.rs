@@ -368,16 +368,19 @@ fn messages_and_help_are_written_for_users() {
 
     let help = phishbloom().arg("--help").output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    let (commands, developer) = help
-        .split_once("Measurement and development commands")
-        .unwrap();
-    for command in ["demo", "report", "experiment"] {
+    let (commands, measurement) = help.split_once("Measurement commands").unwrap();
+    for command in ["demo", "eval"] {
         assert!(
             !commands.contains(&format!("  {command} ")),
             "{command} among user commands"
         );
-        assert!(developer.contains(command), "{command} missing");
+        assert!(measurement.contains(command), "{command} missing");
     }
+    // The report and the experiments are the lab binary's, not the product's.
+    for command in ["report", "experiment"] {
+        phishbloom().arg(command).assert().code(2);
+    }
+    assert!(measurement.contains("-p phishbloom-lab-cli -- report"));
     for subcommand in ["build", "check", "info", "plan", "canon", "redis"] {
         let text = phishbloom().args([subcommand, "--help"]).output().unwrap();
         let text = String::from_utf8(text.stdout).unwrap().to_lowercase();

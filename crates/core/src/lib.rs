@@ -88,7 +88,7 @@ pub use resolve::{Status, Verdict};
 
 /// Serializes a value through its `Display` form (for types of other crates, such as
 /// `LayoutKind`, that do not implement `serde::Serialize`).
-fn serialize_display<T: std::fmt::Display, S: serde::Serializer>(
+pub fn serialize_display<T: std::fmt::Display, S: serde::Serializer>(
     value: &T,
     serializer: S,
 ) -> std::result::Result<S::Ok, S::Error> {

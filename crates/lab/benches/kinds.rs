@@ -29,9 +29,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 use phishbloom_blocklist::KeyList;
 use phishbloom_lab::keys::{MEMBERS, NON_MEMBERS};
-use phishbloom_lab::measure::changes::Structure;
 use phishbloom_lab::measure::contenders::{
-    cuckoo_load, key_list, visit_contenders, Contender, Visitor,
+    cuckoo_load, key_list, visit_contenders, Contender, Structure, Visitor,
 };
 
 /// The rate every structure is sized for: the p = 1 %.

@@ -19,7 +19,7 @@ use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, PrefixTable, Structu
 use phishbloom_filter::rng::SplitMix64;
 
 use crate::error::Result;
-use crate::eval::BENIGN_LABEL;
+use phishbloom_blocklist::eval::BENIGN_LABEL;
 
 /// Parallel filters per structure, as in the paper ("99.8 % of URLs have at most 8 components").
 pub const FILTERS: usize = 8;

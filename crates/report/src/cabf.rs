@@ -18,6 +18,9 @@ const STRUCTURES: [(&str, usize, Style); 5] = [
     ("CaBF (no check)", 2, Style::Dashed),
 ];
 
+/// The command that runs the experiment (its options follow).
+pub const COMMAND: &str = lab_command!("experiment cabf");
+
 /// Rates below this are drawn at it (a log axis cannot show 0; such points had no false
 /// positive among ~10⁶ probes).
 const FLOOR: f64 = 1e-7;

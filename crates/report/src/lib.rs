@@ -8,7 +8,9 @@
 //! - [`context`] — the output directory, the files written, the Markdown helpers.
 //! - [`output`] — CSV tables and the atomic text writer.
 //! - [`plot`] — SVG panels with error bars on linear and log axes.
-//! - [`cabf`] — the write-up of the CaBF experiment (`phishbloom experiment cabf`).
+//! - [`cabf`] — the write-up of the CaBF experiment (`phishbloom-lab experiment cabf`).
+//!
+//! The `phishbloom-lab` binary (crate `phishbloom-lab-cli`) runs both.
 //!
 //! # Sections
 //! 1. Sizing — the formulas and the dataset's n, m, k, bytes; seed 000's and 002's figures.
@@ -37,6 +39,14 @@
 //! ```
 
 #![warn(missing_docs)]
+
+/// The command line of the lab binary from the repository root followed by `$rest` (a literal):
+/// the one spelling that every command a written file names starts with.
+macro_rules! lab_command {
+    ($rest:literal) => {
+        concat!("cargo run --release -p phishbloom-lab-cli -- ", $rest)
+    };
+}
 
 pub mod cabf;
 pub mod context;
@@ -97,9 +107,9 @@ pub struct ReportSummary {
 /// The command line that produces the report in the given mode.
 pub fn command_line(quick: bool) -> &'static str {
     if quick {
-        "cargo run --release -p phishbloom-cli -- report --quick"
+        lab_command!("report --quick")
     } else {
-        "cargo run --release -p phishbloom-cli -- report"
+        lab_command!("report")
     }
 }
 

@@ -4,11 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
-use phishbloom_lab::eval::{self, EvalConfig, EvalReport, UrlEvalReport};
-use phishbloom_lab::stats::Measurement;
+use phishbloom_blocklist::eval::{self, EvalConfig, EvalReport, Measurement, UrlEvalReport};
+use phishbloom_blocklist::fmt;
 
 use crate::args::EvalArgs;
-use phishbloom_blocklist::fmt;
 
 /// Both experiments, for `--json`.
 #[derive(serde::Serialize)]

@@ -3,6 +3,7 @@
 //! `cargo bench -p phishbloom-lab --bench kinds` times, so that both build, fill and probe the
 //! same structures the same way.
 //!
+//! - [`Structure`] — the names of the structures and peers, and which peer each is judged by.
 //! - [`Contender`] — one structure, one key at a time: insert, query, delete, bytes, load.
 //! - [`visit_contenders`] — every structure and peer at n keys and rate p, in the report's order,
 //!   handed to a [`Visitor`] as a constructor (each visit is monomorphic: no dynamic call per
@@ -17,9 +18,8 @@
 //! # Example
 //! ```
 //! use phishbloom_lab::keys::MEMBERS;
-//! use phishbloom_lab::measure::changes::Structure;
 //! use phishbloom_lab::measure::contenders::{
-//!     cuckoo_load, key_list, visit_contenders, Contender, Visitor,
+//!     cuckoo_load, key_list, visit_contenders, Contender, Structure, Visitor,
 //! };
 //!
 //! /// Counts the members each structure finds after inserting them.
@@ -60,8 +60,73 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::Result;
 use crate::keys::{InlineKey, KeySpace};
-use crate::measure::changes::Structure;
 use crate::measure::sizing_error;
+
+/// A structure whose space, rate or speed is measured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Structure {
+    /// phishbloom's classic Bloom filter.
+    Classic,
+    /// phishbloom's cache-line blocked Bloom filter.
+    Blocked,
+    /// phishbloom's cuckoo filter (buckets of 4, f = ⌈log₂(8/p)⌉, 95 % load).
+    Cuckoo,
+    /// phishbloom's counting Bloom filter (4-bit counters).
+    Counting,
+    /// `xorf::BinaryFuse8`, static: the reference for 8-bit fingerprints.
+    BinaryFuse8,
+    /// `xorf::BinaryFuse16`, static: the reference for 16-bit fingerprints.
+    BinaryFuse16,
+    /// The `fastbloom` crate fed xxh3-64: the Bloom peer.
+    Fastbloom,
+    /// The `cuckoofilter` crate (8-bit fingerprints, SipHash): the cuckoo peer.
+    CuckoofilterCrate,
+}
+
+impl Structure {
+    /// The name the report prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Structure::Classic => "classic",
+            Structure::Blocked => "blocked",
+            Structure::Cuckoo => "cuckoo",
+            Structure::Counting => "counting",
+            Structure::BinaryFuse8 => "xorf BinaryFuse8",
+            Structure::BinaryFuse16 => "xorf BinaryFuse16",
+            Structure::Fastbloom => "fastbloom",
+            Structure::CuckoofilterCrate => "cuckoofilter crate",
+        }
+    }
+
+    /// Whether it is one of phishbloom's own structures (not a peer or a reference).
+    pub fn is_ours(self) -> bool {
+        matches!(
+            self,
+            Structure::Classic | Structure::Blocked | Structure::Cuckoo | Structure::Counting
+        )
+    }
+
+    /// The peer an own structure is compared with: `fastbloom` for the Bloom kinds, the
+    /// `cuckoofilter` crate for the cuckoo filter. Deletes of the counting filter are compared
+    /// with the `cuckoofilter` crate's (no Bloom peer deletes).
+    pub fn peer(self, delete: bool) -> Option<Structure> {
+        match (self, delete) {
+            (Structure::Cuckoo, _) | (Structure::Counting, true) => {
+                Some(Structure::CuckoofilterCrate)
+            }
+            (Structure::Classic | Structure::Blocked | Structure::Counting, false) => {
+                Some(Structure::Fastbloom)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Structure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Cuckoo builds retry this many times at a lower load before giving up (as the blocklist's
 /// growing lists do).

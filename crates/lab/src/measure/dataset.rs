@@ -1,5 +1,5 @@
 //! Section 2's measurements: the dataset's keys as `phishbloom build` normalizes them, and seeds
-//! 000/001's experiment on them ([`crate::eval`]) for both layouts, with the exact rate each
+//! 000/001's experiment on them ([`phishbloom_blocklist::eval`]) for both layouts, with the exact rate each
 //! built filter's bits imply.
 
 use std::collections::HashSet;
@@ -10,9 +10,9 @@ use phishbloom_blocklist::{KeyList, KeyScheme};
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 
 use crate::error::Result;
-use crate::eval::{self, EvalConfig, EvalReport, BENIGN_LABEL};
 use crate::measure::sizing::TARGET;
 use crate::measure::{sizing_error, Settings};
+use phishbloom_blocklist::eval::{self, EvalConfig, EvalReport, BENIGN_LABEL};
 
 /// Seed of the random URLs (any fixed value; 2026 is the CLI's default for `eval`).
 pub const RANDOM_SEED: u64 = 2026;
@@ -115,7 +115,7 @@ pub fn run(settings: &Settings, phishing: &KeyList) -> Result<DatasetResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::random_url;
+    use phishbloom_blocklist::eval::random_url;
     use phishbloom_filter::rng::SplitMix64;
 
     #[test]

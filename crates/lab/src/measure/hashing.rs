@@ -13,8 +13,8 @@ use crate::error::Result;
 use crate::measure::dataset::{read_keys, DatasetKeys};
 use crate::measure::sizing::TARGET;
 use crate::measure::{sizing_error, Settings};
-use crate::random_url;
 use crate::stats::Measurement;
+use phishbloom_blocklist::eval::random_url;
 
 /// Seed of the random URLs of this section (different from section 2's, so the sets differ).
 pub const RANDOM_SEED: u64 = 5;

@@ -11,7 +11,8 @@
 //!   in five with a Chinese paragraph) and, when the Debian `fortunes` and `fortunes-zh`
 //!   packages are installed, every fortune read in place as a real document.
 //! - **Per process**: every build and every scan runs in its own child process (this
-//!   executable again, with [`CHILD_ENV`] set; see [`serve_child`]), which reports its own peak
+//!   executable again — the `phishbloom-lab` binary, or the `keywords` bench —, with
+//!   [`CHILD_ENV`] set; see [`serve_child`]), which reports its own peak
 //!   resident memory (`VmHWM`), so configurations never share a heap. A process that cannot
 //!   spawn children (a test binary) measures in process and reports no peak.
 //! - **Measured**: build time and peak RSS; the list's bytes; scan throughput on one core

@@ -9,9 +9,10 @@
 use phishbloom_blocklist::fmt;
 use phishbloom_lab::measure::changes::{
     ApplyTimes, BitsPoint, ChangeKind, Changes, DeltaRow, Deltas, Encoding, Eviction, SpeedRow,
-    Structure, ANCHOR_PATCH_FPP, DELTA_RATE, RATES, TARGET_ADDITIONS, TARGET_ADDITION_BYTES,
-    TARGET_APPLY_MS, TARGET_BYTES_PER_REMOVAL,
+    ANCHOR_PATCH_FPP, DELTA_RATE, RATES, TARGET_ADDITIONS, TARGET_ADDITION_BYTES, TARGET_APPLY_MS,
+    TARGET_BYTES_PER_REMOVAL,
 };
+use phishbloom_lab::measure::contenders::Structure;
 use phishbloom_lab::stats::median;
 use phishbloom_lab::theory;
 

@@ -5,7 +5,7 @@
 //! Rendered here from [`phishbloom_lab::measure::dataset`]'s results, which this module only
 //! formats (CSV, Markdown, SVG).
 
-use phishbloom_lab::eval::EvalReport;
+use phishbloom_blocklist::eval::EvalReport;
 use phishbloom_lab::measure::dataset::DatasetResult;
 use phishbloom_lab::stats::Measurement;
 

@@ -1,23 +1,39 @@
-//! The experiment of seeds 000/001 on the real dataset: build from the phishing rows, then query
-//! every phishing URL (false negatives), every benign URL and N random URLs (false positives).
+//! Measuring a list on a labelled dataset — the product's `phishbloom eval` and `demo`, seeds
+//! 000/001's experiment: build from the phishing rows, then query every phishing URL (false
+//! negatives), every benign URL and N random URLs (false positives), with whole keys
+//! ([`run`]) and with URL semantics ([`run_urls`]); each measured rate comes with its 95 %
+//! Wilson interval and the theory beside it ([`Measurement`]).
+//!
+//! The lab's report runs the same experiment (its dataset section); it depends on this module,
+//! never the reverse.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use phishbloom_blocklist::engine::exact::ExactMatcher;
-use phishbloom_blocklist::engine::{per_item_fpp, per_probe_fpp, Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySource};
-use phishbloom_blocklist::source::{
-    read_list, Input, KeyList, LabelFilter, ListOptions, DEFAULT_LABEL,
-};
-use phishbloom_blocklist::{Blocklist, BuildOptions, KeyScheme, Kind};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 
-use crate::error::Result;
-use crate::random_url;
-use crate::stats::Measurement;
+use crate::engine::exact::ExactMatcher;
+use crate::engine::{per_item_fpp, per_probe_fpp, Matcher, Scratch};
+use crate::entries::{read_entries, EntrySource};
+use crate::source::{read_list, Input, KeyList, LabelFilter, ListOptions, DEFAULT_LABEL};
+use crate::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_core::Result;
+
+/// The labelled dataset's default path, relative to the repository root (where `cargo run` runs).
+pub const DEFAULT_DATASET: &str = "../shared/data/dataset.csv";
+
+/// Seed 000's test URL: `http://` + 10 random lowercase letters + `.com`.
+pub fn random_url(rng: &mut SplitMix64) -> String {
+    let mut url = String::with_capacity(21);
+    url.push_str("http://");
+    for _ in 0..10 {
+        url.push(char::from(b'a' + rng.below(26) as u8));
+    }
+    url.push_str(".com");
+    url
+}
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -45,7 +61,7 @@ pub struct EvalReport {
     /// The dataset read.
     pub data: PathBuf,
     /// Filter layout.
-    #[serde(serialize_with = "crate::serialize_display")]
+    #[serde(serialize_with = "phishbloom_core::serialize_display")]
     pub layout: LayoutKind,
     /// Hash strategy.
     pub hash: &'static str,
@@ -147,45 +163,6 @@ fn count_listed(filter: &AnyFilter, keys: &[&[u8]], listed: bool) -> u64 {
     let mut answers = Vec::new();
     filter.contains_batch(keys, &mut answers);
     answers.iter().filter(|&&a| a == listed).count() as u64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    #[test]
-    fn eval_on_a_generated_dataset_has_no_false_negatives() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("dataset.csv");
-        let mut file = std::fs::File::create(&path).unwrap();
-        writeln!(file, "url,isMalicious").unwrap();
-        let mut rng = SplitMix64::new(1);
-        for i in 0..2000 {
-            let label = if i % 4 == 0 { -1 } else { 1 };
-            writeln!(file, "{}/{i},{label}", &random_url(&mut rng)[7..]).unwrap();
-        }
-        writeln!(file, "overlap.com,-1\nOVERLAP.com/,1").unwrap();
-        drop(file);
-        for layout in [LayoutKind::Classic, LayoutKind::Blocked] {
-            let report = run(&EvalConfig {
-                data: path.clone(),
-                fpp: 0.01,
-                layout,
-                strategy: HashStrategy::Xxh3,
-                random_queries: 20_000,
-                seed: 3,
-            })
-            .unwrap();
-            assert_eq!(report.n, 501);
-            assert_eq!(report.false_negatives, 0);
-            assert_eq!(report.benign_overlapping_phishing, 1);
-            assert_eq!(report.benign.queries, 1500);
-            assert_eq!(report.random.queries, 20_000);
-            // 20,000 queries at ≤ 1 %: the 95 % interval must not lie wholly above the target.
-            assert!(report.random.ci_low <= 0.01, "{:?}", report.random);
-        }
-    }
 }
 
 /// The same experiment through URL semantics: phishing rows as list entries, queries
@@ -333,4 +310,155 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
         random,
         expressions_p50_p90_p99_max: percentiles,
     })
+}
+
+/// z for a two-sided 95 % interval: the 0.975 quantile of the standard normal distribution.
+pub const Z_95: f64 = 1.959_963_984_540_054;
+
+/// The Wilson score interval for `hits` successes in `trials` Bernoulli trials at quantile `z`:
+/// `(p̂ + z²/2n ± z·sqrt(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n)`.
+///
+/// Source: E. B. Wilson, "Probable inference, the law of succession, and statistical inference"
+/// (JASA 1927). Unlike the normal approximation it stays inside [0, 1] and is sensible at zero
+/// hits, which is common for false-positive counts. Returns (0, 1) for zero trials.
+pub fn wilson_interval(hits: u64, trials: u64, z: f64) -> (f64, f64) {
+    if trials == 0 {
+        return (0.0, 1.0);
+    }
+    let n = trials as f64;
+    let p = hits as f64 / n;
+    let z2 = z * z;
+    let denominator = 1.0 + z2 / n;
+    let center = (p + z2 / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
+    // At zero hits (all hits) the exact bound is 0 (1); rounding would leave a speck.
+    let low = if hits == 0 {
+        0.0
+    } else {
+        (center - half).max(0.0)
+    };
+    let high = if hits == trials {
+        1.0
+    } else {
+        (center + half).min(1.0)
+    };
+    (low, high)
+}
+
+/// A measured false-positive rate with its 95 % Wilson interval and the theory beside it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Measurement {
+    /// Queries made (non-members).
+    pub queries: u64,
+    /// Queries the filter answered "listed".
+    pub false_positives: u64,
+    /// `false_positives / queries`.
+    pub rate: f64,
+    /// Lower end of the 95 % Wilson interval.
+    pub ci_low: f64,
+    /// Upper end of the 95 % Wilson interval.
+    pub ci_high: f64,
+    /// The rate theory predicts for the filter's m, k and n.
+    pub theoretical: f64,
+}
+
+impl Measurement {
+    /// The measurement for `false_positives` out of `queries`, against `theoretical`.
+    pub fn new(false_positives: u64, queries: u64, theoretical: f64) -> Self {
+        let (ci_low, ci_high) = wilson_interval(false_positives, queries, Z_95);
+        Measurement {
+            queries,
+            false_positives,
+            rate: if queries == 0 {
+                0.0
+            } else {
+                false_positives as f64 / queries as f64
+            },
+            ci_low,
+            ci_high,
+            theoretical,
+        }
+    }
+
+    /// Whether the theoretical rate lies inside the 95 % interval.
+    pub fn agrees_with_theory(&self) -> bool {
+        (self.ci_low..=self.ci_high).contains(&self.theoretical)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn eval_on_a_generated_dataset_has_no_false_negatives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dataset.csv");
+        let mut file = std::fs::File::create(&path).unwrap();
+        writeln!(file, "url,isMalicious").unwrap();
+        let mut rng = SplitMix64::new(1);
+        for i in 0..2000 {
+            let label = if i % 4 == 0 { -1 } else { 1 };
+            writeln!(file, "{}/{i},{label}", &random_url(&mut rng)[7..]).unwrap();
+        }
+        writeln!(file, "overlap.com,-1\nOVERLAP.com/,1").unwrap();
+        drop(file);
+        for layout in [LayoutKind::Classic, LayoutKind::Blocked] {
+            let report = run(&EvalConfig {
+                data: path.clone(),
+                fpp: 0.01,
+                layout,
+                strategy: HashStrategy::Xxh3,
+                random_queries: 20_000,
+                seed: 3,
+            })
+            .unwrap();
+            assert_eq!(report.n, 501);
+            assert_eq!(report.false_negatives, 0);
+            assert_eq!(report.benign_overlapping_phishing, 1);
+            assert_eq!(report.benign.queries, 1500);
+            assert_eq!(report.random.queries, 20_000);
+            // 20,000 queries at ≤ 1 %: the 95 % interval must not lie wholly above the target.
+            assert!(report.random.ci_low <= 0.01, "{:?}", report.random);
+        }
+    }
+
+    #[test]
+    fn random_urls_have_seed_000s_shape_and_repeat_per_seed() {
+        let mut a = SplitMix64::new(7);
+        let url = random_url(&mut a);
+        assert_eq!(url.len(), 21);
+        assert!(url.starts_with("http://") && url.ends_with(".com"));
+        assert!(url[7..17].bytes().all(|b| b.is_ascii_lowercase()));
+        assert_eq!(random_url(&mut SplitMix64::new(7)), url);
+        assert_ne!(random_url(&mut a), url);
+    }
+
+    #[test]
+    fn wilson_matches_a_worked_example() {
+        // 81 hits in 263 trials (Wikipedia "Binomial proportion confidence interval" example):
+        // Wilson 95 % interval ≈ (0.2553, 0.3662).
+        let (low, high) = wilson_interval(81, 263, Z_95);
+        assert!((low - 0.2553).abs() < 5e-4, "{low}");
+        assert!((high - 0.3662).abs() < 5e-4, "{high}");
+    }
+
+    #[test]
+    fn wilson_is_sane_at_the_edges() {
+        let (low, high) = wilson_interval(0, 1000, Z_95);
+        assert_eq!(low, 0.0);
+        assert!(high > 0.0 && high < 0.004, "{high}");
+        assert_eq!(wilson_interval(0, 0, Z_95), (0.0, 1.0));
+        let (low, high) = wilson_interval(1000, 1000, Z_95);
+        assert!(low > 0.99 && high == 1.0);
+    }
+
+    #[test]
+    fn measurement_reports_agreement() {
+        let m = Measurement::new(100, 10_000, 0.0101);
+        assert_eq!(m.rate, 0.01);
+        assert!(m.agrees_with_theory());
+        assert!(!Measurement::new(300, 10_000, 0.01).agrees_with_theory());
+    }
 }
