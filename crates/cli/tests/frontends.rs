@@ -63,17 +63,29 @@ fn items() -> Vec<Item> {
 
     // The special ones, a few of each.
     for (unicode, puny) in UT1_IDN {
-        items.push(item(format!("http://{unicode}.example/x"), Expect::Listed(PHISHING)));
-        items.push(item(format!("http://www.{puny}.example/x"), Expect::Listed(PHISHING)));
+        items.push(item(
+            format!("http://{unicode}.example/x"),
+            Expect::Listed(PHISHING),
+        ));
+        items.push(item(
+            format!("http://www.{puny}.example/x"),
+            Expect::Listed(PHISHING),
+        ));
         items.push(item(
             format!("{}.example", unicode.to_uppercase()),
             Expect::Any,
         ));
-        items.push(item(format!("http://{unicode}.example.org/"), Expect::Clean));
+        items.push(item(
+            format!("http://{unicode}.example.org/"),
+            Expect::Clean,
+        ));
     }
     for j in [1u32, 7, 20] {
         let ip = (192u32 << 24) | (168 << 16) | (7 << 8) | j;
-        items.push(item(format!("http://192.168.7.{j}/"), Expect::Listed(PHISHING)));
+        items.push(item(
+            format!("http://192.168.7.{j}/"),
+            Expect::Listed(PHISHING),
+        ));
         items.push(item(format!("http://{ip}/a"), Expect::Listed(PHISHING)));
         items.push(item(format!("http://0x{ip:X}/b"), Expect::Listed(PHISHING)));
         items.push(item(
@@ -93,7 +105,10 @@ fn items() -> Vec<Item> {
             Expect::Any,
         ));
     }
-    items.push(item(format!("http://{}.com/", "x".repeat(70_000)), Expect::Any));
+    items.push(item(
+        format!("http://{}.com/", "x".repeat(70_000)),
+        Expect::Any,
+    ));
     // Not URLs.
     for text in [
         "http://warn.com[.]br/x",
@@ -123,8 +138,14 @@ fn items() -> Vec<Item> {
         let gambling_too = i < 30;
         let host_cats = if gambling_too { BOTH } else { PHISHING };
         let next = match rng.below(24) {
-            0 => item(format!("HTTP://WWW.EVIL{i}.EXAMPLE/"), Expect::Listed(PHISHING)),
-            1 => item(format!("http://evil{i}.example:80/x"), Expect::Listed(PHISHING)),
+            0 => item(
+                format!("HTTP://WWW.EVIL{i}.EXAMPLE/"),
+                Expect::Listed(PHISHING),
+            ),
+            1 => item(
+                format!("http://evil{i}.example:80/x"),
+                Expect::Listed(PHISHING),
+            ),
             2 => item(
                 format!("http://user:pw@evil{i}.example/"),
                 Expect::Listed(PHISHING),
@@ -141,7 +162,10 @@ fn items() -> Vec<Item> {
                 format!("http://host{i}.example/login%2Fx"),
                 Expect::Listed(host_cats),
             ),
-            6 => item(format!("http://evil{i}.example/%41"), Expect::Listed(PHISHING)),
+            6 => item(
+                format!("http://evil{i}.example/%41"),
+                Expect::Listed(PHISHING),
+            ),
             7 => item(
                 format!("http://evil{i}.example./page"),
                 Expect::Listed(PHISHING),
@@ -156,7 +180,7 @@ fn items() -> Vec<Item> {
             ),
             10 => item(
                 format!("www.bet{i}.example/slots?x=1"),
-                if i % 5 == 0 {
+                if i.is_multiple_of(5) {
                     Expect::Allowed
                 } else {
                     Expect::Listed(GAMBLING)
@@ -164,7 +188,10 @@ fn items() -> Vec<Item> {
             ),
             11 => {
                 let j = i % 60;
-                item(format!("http://www.both{j}.example/?q=1"), Expect::Listed(BOTH))
+                item(
+                    format!("http://www.both{j}.example/?q=1"),
+                    Expect::Listed(BOTH),
+                )
             }
             12 => item(
                 format!("casino{i}.example/poker/table?id=3"),
@@ -218,7 +245,11 @@ fn stdin_of(items: &[Item]) -> Vec<u8> {
 fn show(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     if text.chars().count() > 80 {
-        format!("{}… ({} bytes)", text.chars().take(80).collect::<String>(), bytes.len())
+        format!(
+            "{}… ({} bytes)",
+            text.chars().take(80).collect::<String>(),
+            bytes.len()
+        )
     } else {
         format!("{text:?}")
     }
@@ -252,7 +283,11 @@ fn reference(list: &Path, items: &[Item]) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(answers.len(), items.len(), "check --json: one answer per item");
+    assert_eq!(
+        answers.len(),
+        items.len(),
+        "check --json: one answer per item"
+    );
     answers
 }
 
@@ -302,7 +337,8 @@ fn check_json_answers_each_item_as_the_interface_says() {
     let mut wrong = Vec::new();
     let mut seen = BTreeSet::new();
     for (index, (item, answer)) in f.items.iter().zip(&answers).enumerate() {
-        let problem = |what: String| format!("  item {index} {}: {what}: {answer}", show(&item.bytes));
+        let problem =
+            |what: String| format!("  item {index} {}: {what}: {answer}", show(&item.bytes));
         if answer["key"] != json!(String::from_utf8_lossy(&item.bytes)) {
             wrong.push(problem("key is not the item".into()));
         }
@@ -352,7 +388,12 @@ fn check_json_answers_each_item_as_the_interface_says() {
         wrong.is_empty(),
         "check --json: {} of the {ITEMS} answers are not what the interface says; first ones:\n{}",
         wrong.len(),
-        wrong.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+        wrong
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     for verdict in ["listed", "allowed", "clean", "invalid"] {
         assert!(seen.contains(verdict), "no {verdict} answer among {seen:?}");
@@ -381,7 +422,10 @@ fn check_tsv_answers_an_item_that_is_no_url_on_its_line() {
         let fields: Vec<&str> = line.split('\t').collect();
         let text = String::from_utf8_lossy(&item.bytes);
         assert!(
-            fields.len() == 3 && fields[0] == text && fields[1] == "invalid" && !fields[2].is_empty(),
+            fields.len() == 3
+                && fields[0] == text
+                && fields[1] == "invalid"
+                && !fields[2].is_empty(),
             "check (TSV) for {text:?}: expected `ITEM<TAB>invalid<TAB><reason>`, got {line:?}"
         );
     }
@@ -424,7 +468,12 @@ fn http_batch_answers_what_check_answers() {
         if got["list"] != "ut1" {
             mismatches.push(format!("  item {index}: list is {} here", got["list"]));
         }
-        mismatches.extend(field_mismatches(index, &f.items[index].bytes, got, &want[index]));
+        mismatches.extend(field_mismatches(
+            index,
+            &f.items[index].bytes,
+            got,
+            &want[index],
+        ));
     }
     assert_agree("HTTP POST /v1/check", mismatches);
 }
@@ -531,7 +580,14 @@ fn check_redis_answers_what_check_file_answers() {
     let want = reference(&f.list, &f.items);
     let url = redis.url();
     serve_common::phishbloom(
-        &["redis", "push", f.list.to_str().unwrap(), &url, "--name", "ut1"],
+        &[
+            "redis",
+            "push",
+            f.list.to_str().unwrap(),
+            &url,
+            "--name",
+            "ut1",
+        ],
         b"",
     );
     let out = serve_common::phishbloom(
@@ -543,7 +599,11 @@ fn check_redis_answers_what_check_file_answers() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(got.len(), f.items.len(), "check --redis --json: one answer per item");
+    assert_eq!(
+        got.len(),
+        f.items.len(),
+        "check --redis --json: one answer per item"
+    );
     let mismatches = got
         .iter()
         .zip(&want)
@@ -638,7 +698,10 @@ fn assert_co_process(what: &str, args: &[&str]) {
         Some(0),
         "{what}: exits 0 once standard input ends"
     );
-    assert!(process.answer(Duration::ZERO).is_err(), "{what}: nothing more printed");
+    assert!(
+        process.answer(Duration::ZERO).is_err(),
+        "{what}: nothing more printed"
+    );
 }
 
 #[test]
@@ -657,7 +720,14 @@ fn check_redis_is_a_co_process() {
     let list = build_ut1_list(dir.path(), "ut1", &[]);
     let url = redis.url();
     serve_common::phishbloom(
-        &["redis", "push", list.to_str().unwrap(), &url, "--name", "ut1"],
+        &[
+            "redis",
+            "push",
+            list.to_str().unwrap(),
+            &url,
+            "--name",
+            "ut1",
+        ],
         b"",
     );
     assert_co_process(

@@ -146,7 +146,7 @@ pub fn write_ut1_tree(dir: &Path) -> Vec<PathBuf> {
     gambling_urls += &lines(&|i| (i < 30).then(|| format!("host{i}.example/login")));
     files.push(("gambling", "urls", gambling_urls));
     let mut allow_domains = lines(&|i| Some(format!("docs.evil{i}.example")));
-    allow_domains += &lines(&|i| (i % 5 == 0).then(|| format!("bet{i}.example")));
+    allow_domains += &lines(&|i| i.is_multiple_of(5).then(|| format!("bet{i}.example")));
     files.push(("liste_blanche", "domains", allow_domains));
     let allow_urls = lines(&|i| Some(format!("host{i}.example/login/help")));
     files.push(("liste_blanche", "urls", allow_urls));
