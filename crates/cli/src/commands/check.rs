@@ -27,8 +27,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     if args.verify && blocklist.verification().is_none() {
         return Err(Error::NoVerification {
             path: filter.clone(),
-        })
-        .map_err(anyhow::Error::from);
+        }
+        .into());
     }
     if !args.category.is_empty() {
         blocklist.keep_categories(&args.category, filter)?;
