@@ -55,6 +55,7 @@ pub mod entries;
 pub mod eval;
 pub mod file;
 pub mod keywords;
+mod partition;
 pub mod source;
 pub mod stream;
 

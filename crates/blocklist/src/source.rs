@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use phishbloom_filter::KeyHash;
 
 use crate::keys::KeyScheme;
-use crate::stream::Partitioner;
+use crate::partition::Partitioner;
 use phishbloom_core::{Error, Result};
 
 pub use phishbloom_core::contents::KeyList;
