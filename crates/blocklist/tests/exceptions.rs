@@ -129,6 +129,8 @@ fn added_entries_are_listed_with_their_category_and_survive_a_save() {
         let options = BuildOptions {
             verify,
             name: "phishing".into(),
+            // Room to add: a list sized for exactly its entries is full.
+            capacity: Some(16),
             ..BuildOptions::default()
         };
         let mut list = Blocklist::from_entries(&set, &options).unwrap();

@@ -11,6 +11,12 @@ pub fn for_error(error: &anyhow::Error) -> Option<&'static str> {
         }
         match cause.downcast_ref::<phishbloom_redis::Error>() {
             Some(phishbloom_redis::Error::Blocklist(error)) => for_list_error(error),
+            Some(phishbloom_redis::Error::WrongKind { .. }) => {
+                Some("`phishbloom build --kind blocked` (the default), without `--grow`")
+            }
+            Some(phishbloom_redis::Error::CategoryNeeded { .. }) => {
+                Some("name the category with `--category NAME`")
+            }
             _ => None,
         }
     })

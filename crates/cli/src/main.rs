@@ -36,9 +36,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("phishbloom: error: {error:#}");
-            if let Some(hint) = hints::for_error(&error) {
-                eprintln!("phishbloom: hint: {hint}");
+            // One line per error (scripts read it); the flags that fix it close the line.
+            match hints::for_error(&error) {
+                Some(hint) => eprintln!("phishbloom: error: {error:#} ({hint})"),
+                None => eprintln!("phishbloom: error: {error:#}"),
             }
             ExitCode::from(2)
         }

@@ -158,7 +158,8 @@ fn resp_and_http_adds_agree_on_a_list_built_the_readme_way() {
 #[test]
 fn http_add_without_a_category_to_a_multi_category_list_is_a_400_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
-    let list = build_ut1_list(dir.path(), "ut1", &[]);
+    // Room to add (a list sized for exactly its entries is full, and says so first).
+    let list = build_ut1_list(dir.path(), "ut1", &["--capacity", "5000"]);
     let server = start_writable(dir.path(), &list);
     let (status, body) = http_add(
         &server,

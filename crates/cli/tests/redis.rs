@@ -329,12 +329,26 @@ fn categories_and_exceptions_through_redis_are_the_files() {
         &["no category `games`", "phishing, gambling"],
     );
 
-    // A key added in Redis: listed with the list's possible categories, and allowed under an
-    // exception like any entry.
+    // A key added to a list of several categories names its category, as `add` does for a
+    // file; without one it is refused with the list's categories.
+    assert_error(
+        phishbloom().args(["redis", "add", &url, "--name", "ut1", "added.example"]),
+        &["several categories (phishing, gambling)", "--category"],
+    );
     phishbloom()
-        .args(["redis", "add", &url, "--name", "ut1", "added.example"])
+        .args([
+            "redis",
+            "add",
+            &url,
+            "--name",
+            "ut1",
+            "--category",
+            "phishing",
+        ])
+        .arg("added.example")
         .assert()
         .success();
+    // Listed in its category exactly, and allowed under an exception like any entry.
     let added = run(
         phishbloom().args(redis),
         "http://www.added.example/\nhttp://docs.added.example/a\n",
@@ -342,8 +356,8 @@ fn categories_and_exceptions_through_redis_are_the_files() {
     assert_eq!(
         added,
         (
-            "http://www.added.example/\tlisted\tadded.example\tdomain\tpossible:gambling,phishing\n\
-             http://docs.added.example/a\tallowed\tdocs.added.example\tdomain\tpossible:gambling,phishing\n"
+            "http://www.added.example/\tlisted\tadded.example\tdomain\tphishing\n\
+             http://docs.added.example/a\tallowed\tdocs.added.example\tdomain\tphishing\n"
                 .to_string(),
             Some(0)
         )

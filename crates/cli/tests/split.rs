@@ -100,6 +100,17 @@ fn keys_added_and_grown_are_listed() {
     build(&list, &file, &["--exact", "--kind", "split"]);
     assert!(verdicts(&file, &keys).iter().all(|v| v == "listed"));
     let added: Vec<String> = (0..20).map(|i| format!("added-{i}")).collect();
+    // Sized for exactly its keys, the list is full and does not grow: refused, as every add
+    // path refuses it.
+    assert_error(
+        phishbloom().arg("add").arg(&file).args(&added),
+        &["is full", "--capacity", "--grow"],
+    );
+    build(
+        &list,
+        &file,
+        &["--exact", "--kind", "split", "--capacity", "6000"],
+    );
     phishbloom()
         .arg("add")
         .arg(&file)

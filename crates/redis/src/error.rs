@@ -250,6 +250,20 @@ pub enum Error {
         newer: u64,
     },
 
+    /// A file of a kind Redis cannot hold: only a blocked list that does not grow is probed
+    /// there (a key's bits in one 64-byte block, one `GETRANGE` per probe).
+    #[error(
+        "{path}: {what} cannot be pushed to Redis: Redis lists are probed as one blocked Bloom \
+         filter, a key's bits in one 64-byte block (one GETRANGE per probe); rebuild it as a \
+         blocked list that does not grow"
+    )]
+    WrongKind {
+        /// The file.
+        path: PathBuf,
+        /// What it is (`a classic blocklist`, `a growing blocked blocklist`).
+        what: String,
+    },
+
     /// A file that Redis cannot hold in phishbloom's scheme.
     #[error("{path}: {problem}")]
     CannotPush {

@@ -23,7 +23,7 @@
 //!
 //! # Example
 //! ```no_run
-//! use phishbloom_blocklist::Blocklist;
+//! use phishbloom_blocklist::{Blocklist, BlocklistFile};
 //! use phishbloom_redis::push::{push, PushOptions, PushSource};
 //! use phishbloom_redis::{RedisBlocklist, Target};
 //!

@@ -101,11 +101,10 @@ impl<'a> PushSource<'a> {
                 } else {
                     format!("a {kind} blocklist")
                 };
-                return Err(cannot(format!(
-                    "{what} cannot be pushed to Redis: Redis lists are probed as one blocked \
-                     Bloom filter, a key's bits in one 64-byte block (one GETRANGE per probe); \
-                     rebuild it as a blocked list that does not grow"
-                )));
+                return Err(Error::WrongKind {
+                    path: path.to_path_buf(),
+                    what,
+                });
             }
         };
         if filter.layout() != LayoutKind::Blocked || filter.hash_strategy() != HashStrategy::Xxh3 {

@@ -138,13 +138,14 @@ impl Checker {
 }
 
 /// How decisive a verdict is among several lists' verdicts for one item: listed, then allowed,
-/// then clean, then invalid (a list of keys may still answer an item no URL list can read).
+/// then invalid (a list of URL entries could not read it: worth saying even when a list of keys
+/// found it clean), then clean.
 fn rank(status: Status) -> u8 {
     match status {
         Status::Listed => 3,
         Status::Allowed => 2,
-        Status::Clean => 1,
-        Status::Invalid => 0,
+        Status::Invalid => 1,
+        Status::Clean => 0,
     }
 }
 

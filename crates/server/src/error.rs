@@ -63,9 +63,15 @@ pub enum Error {
     #[error("writes are off: start phishbloom serve with --token-file FILE to allow them")]
     WritesOff,
 
-    /// The list is full (RedisBloom's non-scaling filter error).
-    #[error("non scaling filter is full")]
-    Full,
+    /// The list is full and does not grow: RedisBloom's words, over RESP and HTTP alike (HTTP
+    /// adds what the list holds as `detail`).
+    #[error("{}", full_reason(*kind))]
+    Full {
+        /// The list's kind.
+        kind: phishbloom_blocklist::Kind,
+        /// Entries it holds.
+        items: u64,
+    },
 
     /// A list of this name exists already.
     #[error("item exists")]
@@ -85,10 +91,36 @@ pub enum Error {
     },
 }
 
+/// The one message for a list that is full and does not grow, over every protocol: RedisBloom's
+/// words, `non scaling filter is full` for a Bloom filter, `Filter is full` for a cuckoo filter
+/// (clients of RedisBloom match them).
+pub fn full_reason(kind: phishbloom_blocklist::Kind) -> &'static str {
+    match kind {
+        phishbloom_blocklist::Kind::Cuckoo => "Filter is full",
+        _ => "non scaling filter is full",
+    }
+}
+
+/// What a full list holds and how to go on, for protocols with room to say it (HTTP's `detail`).
+pub fn full_detail(kind: phishbloom_blocklist::Kind, items: u64) -> String {
+    format!(
+        "the {kind} list holds {items} entries, has no room for another and does not grow; \
+         nothing was added (rebuild it with more room, or as a list that grows)"
+    )
+}
+
 /// The server's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The server's error for a library error, with a full list in the server's words.
+    pub fn from_list(error: phishbloom_blocklist::Error) -> Self {
+        match error {
+            phishbloom_blocklist::Error::Full { kind, items, .. } => Error::Full { kind, items },
+            other => Error::Blocklist(other),
+        }
+    }
+
     /// An I/O error while `context`.
     pub fn io(context: impl Into<String>, cause: std::io::Error) -> Self {
         Error::Io {

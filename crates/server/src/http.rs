@@ -52,6 +52,8 @@ const ANSWER_SLICE: usize = 256;
 pub struct ApiError {
     status: StatusCode,
     message: String,
+    /// More than the message, where a protocol's fixed words say too little.
+    detail: Option<String>,
 }
 
 impl ApiError {
@@ -60,13 +62,23 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            detail: None,
         }
+    }
+
+    /// The error with `detail` sent beside its message.
+    pub fn with_detail(mut self, detail: String) -> Self {
+        self.detail = Some(detail);
+        self
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.message });
+        let body = match &self.detail {
+            Some(detail) => serde_json::json!({ "error": self.message, "detail": detail }),
+            None => serde_json::json!({ "error": self.message }),
+        };
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response
@@ -102,14 +114,9 @@ impl From<Error> for ApiError {
                     ),
                 )
             }
-            Error::Blocklist(B::Full { kind, items, .. }) => {
-                return ApiError::new(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "the {kind} filter is full: it holds {items} entries, as many as it was \
-                         sized for, and does not grow; nothing was added"
-                    ),
-                )
+            Error::Blocklist(B::Full { kind, items, .. }) | Error::Full { kind, items } => {
+                return ApiError::new(StatusCode::CONFLICT, crate::error::full_reason(*kind))
+                    .with_detail(crate::error::full_detail(*kind, *items));
             }
             Error::Blocklist(B::InvalidItem { item, error }) => {
                 return ApiError::new(
@@ -131,7 +138,7 @@ impl From<Error> for ApiError {
             Error::UnknownList { .. } | Error::NoDelta { .. } => StatusCode::NOT_FOUND,
             Error::WritesOff => StatusCode::FORBIDDEN,
             Error::Exists => StatusCode::CONFLICT,
-            Error::Full | Error::Unsupported(_) => StatusCode::CONFLICT,
+            Error::Full { .. } | Error::Unsupported(_) => StatusCode::CONFLICT,
             Error::Blocklist(
                 B::CannotChange { .. }
                 | B::Full { .. }

@@ -567,8 +567,7 @@ impl Lists {
 pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
     match state.list.add(&[item], None) {
         Ok(change) => Ok(change.changed > 0),
-        Err(phishbloom_blocklist::Error::Full { .. }) => Err(Error::Full),
-        Err(error) => Err(error.into()),
+        Err(error) => Err(Error::from_list(error)),
     }
 }
 
@@ -610,6 +609,8 @@ mod tests {
         let options = BuildOptions {
             name: name.into(),
             verify: true,
+            // Room to add: a list sized for exactly its keys is full.
+            capacity: Some(16),
             ..BuildOptions::default()
         };
         let blocklist =
@@ -725,7 +726,10 @@ mod tests {
         assert!(add_item(&mut state, b"a").unwrap());
         assert!(!add_item(&mut state, b"a").unwrap());
         assert!(add_item(&mut state, b"b").unwrap());
-        assert!(matches!(add_item(&mut state, b"c"), Err(Error::Full)));
+        assert!(matches!(
+            add_item(&mut state, b"c"),
+            Err(Error::Full { .. })
+        ));
         assert!(!add_item(&mut state, b"b").unwrap());
 
         let growing = lists.reserve(b"g", 0.01, 2, true).unwrap();

@@ -796,8 +796,8 @@ impl Session {
             // answers 0 for it.
             Ok(change) => reply::int(out, i64::from(!nx || change.changed > 0)),
             // RedisBloom's words for a cuckoo filter without room.
-            Err(Error::Blocklist(phishbloom_blocklist::Error::Full { .. })) => {
-                reply::error(out, "Filter is full")
+            Err(Error::Blocklist(phishbloom_blocklist::Error::Full { kind, .. })) => {
+                reply::error(out, crate::error::full_reason(kind))
             }
             Err(error) => reply::error(out, &error_message(&error)),
         }
@@ -828,6 +828,13 @@ impl Session {
 
 /// A library error as a RESP error line (`ERR …` unless it carries its own code).
 fn error_message(error: &Error) -> String {
+    if let Error::Blocklist(phishbloom_blocklist::Error::CategoryNeeded { available, .. }) = error {
+        // The Redis protocol has no category argument: say where one can be given.
+        return format!(
+            "ERR the list has several categories ({available}): add entries to it over HTTP \
+             (POST /v1/lists/NAME/entries) with a \"category\""
+        );
+    }
     let text = error.to_string();
     let coded = text
         .split_once(' ')
@@ -980,10 +987,11 @@ mod tests {
 
     #[test]
     fn errors_keep_their_code() {
-        assert_eq!(
-            error_message(&Error::Full),
-            "ERR non scaling filter is full"
-        );
+        let full = error_message(&Error::Full {
+            kind: phishbloom_blocklist::Kind::Blocked,
+            items: 3,
+        });
+        assert_eq!(full, "ERR non scaling filter is full");
         assert_eq!(
             error_message(&Error::Unsupported("ERR x y".into())),
             "ERR x y"
