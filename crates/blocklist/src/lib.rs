@@ -10,6 +10,8 @@
 //!   counted exactly, spilled to temporary files ([`stream::HashedKeys`]), for large builds.
 //! - [`entries`] — domain and URL entries from lists and UT1 category folders.
 //! - [`keywords`] — building keyword lists through temporary bucket files.
+//! - [`documents`] — documents to scan from a file or standard input: a text, an e-mail
+//!   message, an mbox's messages, or one per line, within a size limit.
 //! - [`file`] — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
 //! - [`eval`] — the dataset evaluation `eval` and `demo` run (a labelled CSV, a held-out split,
@@ -51,6 +53,7 @@
 
 pub mod atomic;
 pub mod check;
+pub mod documents;
 pub mod entries;
 pub mod eval;
 pub mod file;

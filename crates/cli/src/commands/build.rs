@@ -1,5 +1,5 @@
-//! `phishbloom build`: a list (or UT1 categories) in, a filter file out, and a summary of what
-//! was read.
+//! `phishbloom build`: a list (or UT1 categories, or a keyword list for `scan`) in, a filter
+//! file out, and a summary of what was read.
 
 use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
@@ -13,6 +13,7 @@ use phishbloom_blocklist::engine::per_probe_fpp;
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
 use phishbloom_blocklist::fmt;
+use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
 use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::stream::read_hashed;
 use phishbloom_blocklist::{now, Engine};
@@ -44,7 +45,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         grow: args.grow,
     };
     if let Some(list) = &args.keywords {
-        return crate::commands::scan::build(args, list, &options, started);
+        return build_keywords_list(args, list, &options, started);
     }
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
@@ -116,6 +117,53 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     print_summary(args, &blocklist, started);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `build --keywords LIST`: reads, normalizes and builds, saves, prints the summary.
+fn build_keywords_list(
+    args: &BuildArgs,
+    list: &str,
+    options: &BuildOptions,
+    started: Instant,
+) -> anyhow::Result<ExitCode> {
+    let input = Input::from_arg(list);
+    let spill_dir = match args.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (blocklist, summary) = build_keywords(
+        &input,
+        options,
+        &KeywordOptions {
+            probes_per_doc: args.probes_per_doc,
+            spill_dir,
+        },
+        &mut |_| {},
+    )?;
+    print_list_summary(&input.display_path().display().to_string(), &summary.list);
+    let inputs: Vec<PathBuf> = input.file().map(Path::to_path_buf).into_iter().collect();
+    blocklist.save(&args.output, &inputs).with_context(|| {
+        format!(
+            "cannot write the blocklist; {} was left as it was",
+            args.output.display()
+        )
+    })?;
+    print_summary(args, &blocklist, started);
+    let lengths: Vec<String> = summary
+        .lengths
+        .0
+        .iter()
+        .map(|(len, _)| len.to_string())
+        .collect();
+    println!(
+        "  phrase lengths {} tokens; per scanned document: target {} at up to {} probes, so {} \
+         per probe",
+        lengths.join(", "),
+        fmt::percent(args.filter.fpp),
+        fmt::count(u64::from(summary.probes_per_doc)),
+        fmt::percent(per_probe_fpp(args.filter.fpp, summary.probes_per_doc)),
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -325,7 +373,7 @@ fn progress_bar(input: &Input) -> ProgressBar {
     bar
 }
 
-pub(crate) fn print_list_summary(source: &str, summary: &ListSummary) {
+fn print_list_summary(source: &str, summary: &ListSummary) {
     let label = summary
         .label
         .as_deref()
@@ -371,7 +419,7 @@ fn print_entry_summary(summary: &EntrySummary, set: &EntrySet) {
     }
 }
 
-pub(crate) fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
+fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
     let meta = blocklist.meta();
     let what = match meta.scheme {
         KeyScheme::Expressions => "URL entries",
