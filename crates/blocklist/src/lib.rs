@@ -16,6 +16,8 @@
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
 //! - [`eval`] — the dataset evaluation `eval` and `demo` run (a labelled CSV, a held-out split,
 //!   measured false-positive rates with Wilson intervals).
+//! - [`plan_check`] — which build options go together ([`plan_check::BuildPlan::check`]),
+//!   each refusal naming the option by its field.
 //! - [`atomic`] — the one atomic file writer.
 //! - [`check`] — the one stream checker: lines from a pipe answered in order, on threads, each
 //!   batch flushed before the reader waits (a co-process gets one answer per line).
@@ -59,6 +61,7 @@ pub mod eval;
 pub mod file;
 pub mod keywords;
 mod partition;
+pub mod plan_check;
 pub mod source;
 pub mod stream;
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use phishbloom_blocklist::documents::DocumentFormat;
+use phishbloom_blocklist::source::Format;
 use phishbloom_filter::{HashStrategy, LayoutKind};
 use phishbloom_redis::layout::MAX_CHUNK_BYTES;
 use phishbloom_redis::push::DEFAULT_GRACE_SECS;
@@ -163,6 +164,16 @@ pub enum FormatArg {
     Csv,
     /// One key per line.
     Lines,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Self {
+        match arg {
+            FormatArg::Auto => Format::Auto,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Lines => Format::Lines,
+        }
+    }
 }
 
 /// Parses a target false-positive rate: a number strictly between 0 and 1.
