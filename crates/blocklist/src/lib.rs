@@ -10,10 +10,14 @@
 //!   counted exactly, spilled to temporary files ([`stream::HashedKeys`]), for large builds.
 //! - [`entries`] — domain and URL entries from lists and UT1 category folders.
 //! - [`keywords`] — building keyword lists through temporary bucket files.
+//! - [`documents`] — documents to scan from a file or standard input: a text, an e-mail
+//!   message, an mbox's messages, or one per line, within a size limit.
 //! - [`file`] — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
 //! - [`eval`] — the dataset evaluation `eval` and `demo` run (a labelled CSV, a held-out split,
 //!   measured false-positive rates with Wilson intervals).
+//! - [`plan_check`] — which build options go together ([`plan_check::BuildPlan::check`]),
+//!   each refusal naming the option by its field.
 //! - [`atomic`] — the one atomic file writer.
 //! - [`check`] — the one stream checker: lines from a pipe answered in order, on threads, each
 //!   batch flushed before the reader waits (a co-process gets one answer per line).
@@ -51,11 +55,13 @@
 
 pub mod atomic;
 pub mod check;
+pub mod documents;
 pub mod entries;
 pub mod eval;
 pub mod file;
 pub mod keywords;
 mod partition;
+pub mod plan_check;
 pub mod source;
 pub mod stream;
 

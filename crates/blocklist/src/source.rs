@@ -92,6 +92,21 @@ pub enum Format {
     Lines,
 }
 
+impl Format {
+    /// Whether `input` is read as CSV: always with [`Format::Csv`], never with
+    /// [`Format::Lines`], by a `.csv` file name (any case) with [`Format::Auto`] — so never
+    /// standard input unless the format says CSV.
+    pub fn reads_as_csv(self, input: &Input) -> bool {
+        match self {
+            Format::Csv => true,
+            Format::Lines => false,
+            Format::Auto => {
+                matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
+            }
+        }
+    }
+}
+
 /// Which CSV rows to take.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum LabelFilter {
@@ -301,20 +316,8 @@ pub fn read_list_groups(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
     let path = input.display_path();
-    let csv = reads_as_csv(input, options.format);
+    let csv = options.format.reads_as_csv(input);
     read_groups_from(input.open()?, &path, csv, options, category, progress)
-}
-
-/// Whether `input` is read as CSV: always with [`Format::Csv`], never with [`Format::Lines`],
-/// by a `.csv` file name with [`Format::Auto`].
-pub(crate) fn reads_as_csv(input: &Input, format: Format) -> bool {
-    match format {
-        Format::Csv => true,
-        Format::Lines => false,
-        Format::Auto => {
-            matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
-        }
-    }
 }
 
 /// [`read_list`] from any reader (`csv` chooses the format; `path` names it in messages).

@@ -33,8 +33,8 @@ use crate::engine::fingerprint;
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 use crate::source::{
-    looks_like_csv_header, read_csv, reads_as_csv, Collector, Format, Input, ListOptions,
-    ListSummary, MALFORMED_EXAMPLES, MAX_KEY_BYTES,
+    looks_like_csv_header, read_csv, Collector, Format, Input, ListOptions, ListSummary,
+    MALFORMED_EXAMPLES, MAX_KEY_BYTES,
 };
 use phishbloom_core::{Error, Result};
 
@@ -159,7 +159,7 @@ pub fn read_hashed(
     let dir = std::env::temp_dir();
     let mut summary = ListSummary::default();
     let mut reader = input.open()?;
-    let partitioners = if reads_as_csv(input, options.format) {
+    let partitioners = if options.format.reads_as_csv(input) {
         let mut collector = Collector::hashing(options.scheme, Partitioner::new(&dir));
         read_csv(
             reader,

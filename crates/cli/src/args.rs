@@ -1,9 +1,15 @@
 //! Command-line arguments of `phishbloom`, declared with clap's derive API.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use phishbloom_blocklist::documents::DocumentFormat;
+use phishbloom_blocklist::source::Format;
 use phishbloom_filter::{HashStrategy, LayoutKind};
+use phishbloom_redis::layout::MAX_CHUNK_BYTES;
+use phishbloom_redis::push::DEFAULT_GRACE_SECS;
+use phishbloom_server::Limits;
 
 /// The default dataset, relative to the repository root (where `cargo run` runs).
 pub use phishbloom_blocklist::eval::DEFAULT_DATASET as DEFAULT_DATA;
@@ -38,7 +44,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Find a keyword list's keywords and phrases inside e-mails and text: spam or clean per
     /// document (exit 0 if any document matched, 1 if none, 2 on error).
-    Scan(crate::commands::scan::ScanArgs),
+    Scan(ScanArgs),
     /// Show what a blocklist file holds (kind, list version, categories, sections), after
     /// verifying every checksum.
     Info(InfoArgs),
@@ -60,13 +66,13 @@ pub enum Command {
     /// Share a blocklist through Redis or Redis Cluster: push a file, add keys, inspect it
     /// (check it with `check --redis URL --name NAME`).
     #[command(subcommand)]
-    Redis(crate::commands::redis::RedisCommand),
+    Redis(RedisCommand),
     /// Answer checks over HTTP/JSON and the Redis protocol (RedisBloom's BF.* and CF.*
     /// commands) from blocklist files, reloading them without a failed request.
-    Serve(crate::commands::serve::ServeArgs),
+    Serve(ServeArgs),
     /// squid's external ACL helper: answers OK for listed URLs, ERR for the rest
     /// (`external_acl_type … %URI`).
-    SquidHelper(crate::commands::squid_helper::SquidHelperArgs),
+    SquidHelper(SquidHelperArgs),
     /// Build from the default dataset, measure the filter, and show a few verdicts.
     #[command(hide = true)]
     Demo(DemoArgs),
@@ -158,6 +164,16 @@ pub enum FormatArg {
     Csv,
     /// One key per line.
     Lines,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Self {
+        match arg {
+            FormatArg::Auto => Format::Auto,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Lines => Format::Lines,
+        }
+    }
 }
 
 /// Parses a target false-positive rate: a number strictly between 0 and 1.
@@ -435,7 +451,7 @@ pub struct CheckArgs {
     #[arg(required_unless_present = "redis")]
     pub filter: Option<PathBuf>,
     /// URLs or keys to check; without any, lines are read from standard input.
-    pub keys: Vec<std::ffi::OsString>,
+    pub keys: Vec<OsString>,
     /// Check against a list in Redis instead of a file: redis://[:PASSWORD@]HOST:PORT,
     /// rediss://… (TLS) or redis+cluster://HOST:PORT,… (see `phishbloom redis push`).
     #[arg(long, value_name = "REDIS_URL", requires = "name")]
@@ -506,10 +522,184 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct CanonArgs {
     /// URLs to canonicalize (any bytes); without any, lines are read from standard input.
-    pub urls: Vec<std::ffi::OsString>,
+    pub urls: Vec<OsString>,
     /// Also print each URL's lookup expressions, indented, with their kind.
     #[arg(long)]
     pub expressions: bool,
+}
+
+/// How `scan` reads its inputs (`build` has its own [`FormatArg`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScanFormatArg {
+    /// An mbox (`.mbox`, or a `From ` line then a message), an e-mail message (`.eml`, or
+    /// header fields then a blank line), or else text.
+    Auto,
+    /// Text, scanned as it is (invalid UTF-8 becomes U+FFFD).
+    Text,
+    /// One RFC 5322 message per file.
+    Eml,
+    /// An mbox file: one document per message.
+    Mbox,
+    /// Text with one document per line (named FILE:LINE).
+    Lines,
+}
+
+impl From<ScanFormatArg> for DocumentFormat {
+    fn from(arg: ScanFormatArg) -> Self {
+        match arg {
+            ScanFormatArg::Auto => DocumentFormat::Auto,
+            ScanFormatArg::Text => DocumentFormat::Text,
+            ScanFormatArg::Eml => DocumentFormat::Eml,
+            ScanFormatArg::Mbox => DocumentFormat::Mbox,
+            ScanFormatArg::Lines => DocumentFormat::Lines,
+        }
+    }
+}
+
+/// Options of `scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// The keyword list (`phishbloom build --keywords LIST -o kw.bloom`).
+    pub list: PathBuf,
+    /// Files to scan; standard input when none is given (or for `-`).
+    pub files: Vec<PathBuf>,
+    /// How to read the inputs.
+    #[arg(long, value_enum, default_value_t = ScanFormatArg::Auto)]
+    pub format: ScanFormatArg,
+    /// Hits (keyword occurrences) a document needs to be reported as spam.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub min_hits: u64,
+    /// Write one JSON object per document instead of `NAME<TAB>spam|clean<TAB>HITS<TAB>…`.
+    #[arg(long)]
+    pub json: bool,
+    /// Require the list's keyword index (written by `build --keywords … --verify`) and fail if
+    /// it has none. Hits are always confirmed when the index is present.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+/// The `redis` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RedisCommand {
+    /// Write a blocked-layout blocklist file into Redis as a new version and make it live.
+    Push(PushArgs),
+    /// Insert keys into the live version (one BITFIELD per key); without keys, one per line
+    /// on standard input.
+    Add(AddArgs),
+    /// Show a list's version, size and chunks, after verifying every chunk's checksum.
+    Info(RedisInfoArgs),
+}
+
+/// Options of `redis push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The blocklist file (blocked layout, xxh3 hash: `phishbloom build`'s default).
+    pub file: PathBuf,
+    /// redis://[:PASSWORD@]HOST:PORT, rediss://… (TLS) or redis+cluster://HOST:PORT,HOST:PORT,…
+    /// (the password may come from PHISHBLOOM_REDIS_PASSWORD instead).
+    pub url: String,
+    /// The list's name: its keys are NAME:current, NAME:vVERSION:meta, NAME:vVERSION:CHUNK, …
+    #[arg(long)]
+    pub name: String,
+    /// Seconds the replaced version stays readable (0 deletes it at once).
+    #[arg(long, default_value_t = DEFAULT_GRACE_SECS)]
+    pub grace: u64,
+    /// Bytes per chunk key: a multiple of 64 up to 1 MiB.
+    #[arg(long, default_value_t = MAX_CHUNK_BYTES)]
+    pub chunk_bytes: u64,
+}
+
+/// Options of `redis add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The Redis URL (as for push).
+    pub url: String,
+    /// The list's name.
+    #[arg(long)]
+    pub name: String,
+    /// The category the keys join: one of the list's categories (needed when it has several;
+    /// with one, the keys join it).
+    #[arg(long, value_name = "NAME")]
+    pub category: Option<String>,
+    /// Keys (whole-key lists) or entries (`evil.com`, `evil.com/login`) to insert.
+    pub keys: Vec<OsString>,
+}
+
+/// Options of `redis info`.
+#[derive(Debug, Args)]
+pub struct RedisInfoArgs {
+    /// The Redis URL (as for push).
+    pub url: String,
+    /// The list's name.
+    #[arg(long)]
+    pub name: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Blocklist files, each served under its file stem (`lists/phish.bloom` as `phish`) or as
+    /// NAME=FILE.
+    #[arg(required = true, value_name = "FILE")]
+    pub lists: Vec<String>,
+    /// Answer HTTP/JSON on this address (default 127.0.0.1:8080 when --resp is not given
+    /// either; port 0 picks a free port, printed on standard output).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Answer the Redis protocol (RedisBloom's BF.* and CF.* commands) on this address.
+    #[arg(long, value_name = "ADDR")]
+    pub resp: Option<String>,
+    /// A file holding the bearer token that allows writes (HTTP `Authorization: Bearer`,
+    /// Redis `AUTH`); without it, writes are off.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Largest request body read whole, in bytes (larger: 413).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body)]
+    pub max_body: usize,
+    /// Most URLs in one JSON batch (more: 413; stream NDJSON instead).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_batch)]
+    pub max_batch: usize,
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().header_timeout.as_secs_f64())]
+    pub header_timeout: f64,
+    /// Seconds a connection may move no byte before it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().idle_timeout.as_secs_f64())]
+    pub idle_timeout: f64,
+    /// Seconds to receive a whole request body (slower: 408).
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().body_timeout.as_secs_f64())]
+    pub body_timeout: f64,
+    /// Most pipelined Redis commands answered per connection before their replies are sent.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pipeline)]
+    pub max_pipeline: usize,
+    /// Longest Redis bulk string (one key or URL), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_bulk)]
+    pub max_bulk: usize,
+    /// Seconds requests in flight get to finish after SIGTERM.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().drain_timeout.as_secs_f64())]
+    pub drain_timeout: f64,
+    /// Seconds between checks of the served files for replacement.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().reload_interval.as_secs_f64())]
+    pub reload_interval: f64,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Options of `squid-helper`.
+#[derive(Debug, Args)]
+pub struct SquidHelperArgs {
+    /// Blocklist files (FILE or NAME=FILE); a URL listed by any of them is answered OK.
+    #[arg(required = true, value_name = "FILE")]
+    pub lists: Vec<String>,
+    /// Seconds between checks of the files for replacement.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub reload_interval: f64,
+    /// Unused; accepted so a squid line can name a log file the way other helpers take one.
+    #[arg(long, hide = true)]
+    pub log: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! `phishbloom build`: a list (or UT1 categories) in, a filter file out, and a summary of what
-//! was read.
+//! `phishbloom build`: a list (or UT1 categories, or a keyword list for `scan`) in, a filter
+//! file out, and a summary of what was read.
 
 use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
@@ -13,13 +13,15 @@ use phishbloom_blocklist::engine::per_probe_fpp;
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
 use phishbloom_blocklist::fmt;
+use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
+use phishbloom_blocklist::plan_check::{BuildPlan, PlanError, PlanField, PlanRule};
 use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::stream::read_hashed;
 use phishbloom_blocklist::{now, Engine};
 use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
-use phishbloom_filter::{Filter, HashStrategy};
+use phishbloom_filter::Filter;
 
-use crate::args::{BuildArgs, FormatArg, KindArg};
+use crate::args::BuildArgs;
 use crate::commands::default_threads;
 
 /// Reads the lists, builds and saves the blocklist, prints the summary.
@@ -44,15 +46,11 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         grow: args.grow,
     };
     if let Some(list) = &args.keywords {
-        return crate::commands::scan::build(args, list, &options, started);
+        return build_keywords_list(args, list, &options, started);
     }
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
-        let scheme = if args.fold_case {
-            KeyScheme::Folded
-        } else {
-            KeyScheme::Exact
-        };
+        let scheme = scheme(args);
         let files: Vec<PathBuf> = inputs
             .iter()
             .filter_map(Input::file)
@@ -79,12 +77,6 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
             (in_memory(args, &inputs, scheme, &options)?, files)
         }
     } else {
-        if HashStrategy::from(args.filter.hash) != HashStrategy::Xxh3 {
-            anyhow::bail!(
-                "--hash sha256 is only available with --exact (whole keys); URL entries are \
-                 hashed with xxh3, one hash per host suffix and per path prefix"
-            );
-        }
         let mut sources: Vec<EntrySource> = inputs
             .iter()
             .map(|input| EntrySource::List {
@@ -116,6 +108,53 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     print_summary(args, &blocklist, started);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `build --keywords LIST`: reads, normalizes and builds, saves, prints the summary.
+fn build_keywords_list(
+    args: &BuildArgs,
+    list: &str,
+    options: &BuildOptions,
+    started: Instant,
+) -> anyhow::Result<ExitCode> {
+    let input = Input::from_arg(list);
+    let spill_dir = match args.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (blocklist, summary) = build_keywords(
+        &input,
+        options,
+        &KeywordOptions {
+            probes_per_doc: args.probes_per_doc,
+            spill_dir,
+        },
+        &mut |_| {},
+    )?;
+    print_list_summary(&input.display_path().display().to_string(), &summary.list);
+    let inputs: Vec<PathBuf> = input.file().map(Path::to_path_buf).into_iter().collect();
+    blocklist.save(&args.output, &inputs).with_context(|| {
+        format!(
+            "cannot write the blocklist; {} was left as it was",
+            args.output.display()
+        )
+    })?;
+    print_summary(args, &blocklist, started);
+    let lengths: Vec<String> = summary
+        .lengths
+        .0
+        .iter()
+        .map(|(len, _)| len.to_string())
+        .collect();
+    println!(
+        "  phrase lengths {} tokens; per scanned document: target {} at up to {} probes, so {} \
+         per probe",
+        lengths.join(", "),
+        fmt::percent(args.filter.fpp),
+        fmt::count(u64::from(summary.probes_per_doc)),
+        fmt::percent(per_probe_fpp(args.filter.fpp, summary.probes_per_doc)),
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -164,52 +203,26 @@ fn in_memory(
     Ok(Blocklist::from_keys(&groups, scheme, options)?)
 }
 
-/// Refuses flags that do not apply to the chosen mode: a flag is never silently ignored.
+/// Refuses flags that do not apply to the chosen mode: a flag is never silently ignored. The
+/// rules between build options are the library's ([`BuildPlan::check`]); the ones about the
+/// command line's own arguments (CSV options, LIST arguments) are here.
 fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
+    let plan = BuildPlan {
+        scheme: scheme(args),
+        fold_case: args.fold_case,
+        kind: args.kind.into(),
+        strategy: args.filter.hash.into(),
+        grow: args.grow,
+        capacity: args.capacity,
+        expression_bound: args.expressions,
+    };
+    plan.check().map_err(plan_error)?;
     let refuse = |flag: &str, why: &str| Err(anyhow::anyhow!("{flag} {why}"));
-    if args.exact {
-        if args.expressions.is_some() {
-            return refuse(
-                "--expressions",
-                "applies to URL entries, not to --exact keys (each key is one lookup)",
-            );
-        }
-        if args.kind == KindArg::Cabf {
-            return refuse("--kind cabf", "holds URL entries, not --exact keys");
-        }
-    } else if args.fold_case {
-        return refuse(
-            "--fold-case",
-            "applies to --exact keys; URLs are already compared by their canonical form",
-        );
-    }
-    if args.kind == KindArg::Cabf {
-        for (flag, given) in [
-            ("--grow", args.grow),
-            ("--capacity", args.capacity.is_some()),
-        ] {
-            if given {
-                return refuse(
-                    flag,
-                    "does not apply to --kind cabf: CaBF is built once from its list and takes no \
-                     more entries (use --kind blocked, cuckoo or counting for a list that changes)",
-                );
-            }
-        }
-    }
-    let sha256 = HashStrategy::from(args.filter.hash) == HashStrategy::Sha256;
-    if sha256 && (args.grow || !matches!(Kind::from(args.kind), Kind::Blocked | Kind::Classic)) {
-        return refuse(
-            "--hash sha256",
-            "is for one blocked or classic Bloom filter; split, cuckoo, counting and growing \
-             lists hash with xxh3",
-        );
-    }
-    let csv_inputs = args.inputs.iter().any(|input| match args.format {
-        FormatArg::Csv => true,
-        FormatArg::Lines => false,
-        FormatArg::Auto => input.to_ascii_lowercase().ends_with(".csv"),
-    });
+    let format = Format::from(args.format);
+    let csv_inputs = args
+        .inputs
+        .iter()
+        .any(|input| format.reads_as_csv(&Input::from_arg(input)));
     let csv_flags = [
         ("--column", args.column != "url"),
         ("--label-column", args.label_column.is_some()),
@@ -232,6 +245,35 @@ fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// What the list holds: keywords, whole keys (compared with or without case) or URL entries.
+fn scheme(args: &BuildArgs) -> KeyScheme {
+    match (args.keywords.is_some(), args.exact, args.fold_case) {
+        (true, _, _) => KeyScheme::Keywords,
+        (false, true, true) => KeyScheme::Folded,
+        (false, true, false) => KeyScheme::Exact,
+        (false, false, _) => KeyScheme::Expressions,
+    }
+}
+
+/// The library's refusal of a build option, in the command line's words: its flag (and value),
+/// and the flag that the option needs when there is one.
+fn plan_error(error: PlanError) -> anyhow::Error {
+    let flag = match error.field {
+        PlanField::Kind => "--kind",
+        PlanField::Strategy => "--hash",
+        PlanField::FoldCase => "--fold-case",
+        PlanField::Grow => "--grow",
+        PlanField::Capacity => "--capacity",
+        PlanField::ExpressionBound => "--expressions",
+    };
+    let value = error.value.map(|v| format!(" {v}")).unwrap_or_default();
+    let needs = match error.rule {
+        PlanRule::FoldCaseIsForKeys | PlanRule::Sha256IsForKeys => "; pass --exact for whole keys",
+        _ => "",
+    };
+    anyhow::anyhow!("{flag}{value} {}{needs}", error.rule)
 }
 
 /// The category of a LIST argument's entries: `--category`, else the file's stem.
@@ -294,11 +336,7 @@ fn list_options(args: &BuildArgs, scheme: KeyScheme) -> ListOptions {
         _ => LabelFilter::Default,
     };
     ListOptions {
-        format: match args.format {
-            FormatArg::Auto => Format::Auto,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Lines => Format::Lines,
-        },
+        format: args.format.into(),
         key_column: args.column.clone(),
         label,
         scheme,
@@ -325,7 +363,7 @@ fn progress_bar(input: &Input) -> ProgressBar {
     bar
 }
 
-pub(crate) fn print_list_summary(source: &str, summary: &ListSummary) {
+fn print_list_summary(source: &str, summary: &ListSummary) {
     let label = summary
         .label
         .as_deref()
@@ -371,7 +409,7 @@ fn print_entry_summary(summary: &EntrySummary, set: &EntrySet) {
     }
 }
 
-pub(crate) fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
+fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
     let meta = blocklist.meta();
     let what = match meta.scheme {
         KeyScheme::Expressions => "URL entries",

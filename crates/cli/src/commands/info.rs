@@ -5,6 +5,7 @@
 use phishbloom_blocklist::BlocklistFile;
 use std::process::ExitCode;
 
+use phishbloom_blocklist::keywords::KeywordsInfo;
 use phishbloom_blocklist::structure::LayerInfo;
 use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
 use phishbloom_blocklist::{Description, FilterInfo};
@@ -84,7 +85,7 @@ fn print_text(file: &str, d: &Description) {
         );
     }
     if let Some(keywords) = &d.keywords {
-        crate::commands::scan::print_keywords_info(keywords);
+        print_keywords_info(keywords);
     }
     match d.verification {
         _ if d.keywords.is_some() => {}
@@ -146,6 +147,35 @@ fn print_text(file: &str, d: &Description) {
             fmt::bytes(section.bytes),
             section.checksum
         );
+    }
+}
+
+/// The keyword lines of `info`.
+fn print_keywords_info(info: &KeywordsInfo) {
+    let lengths: Vec<String> = info
+        .lengths
+        .0
+        .iter()
+        .map(|(len, count)| format!("{len} ({})", fmt::count(*count)))
+        .collect();
+    println!("phrase lengths    {} tokens (keywords)", lengths.join(", "));
+    if let (Some(doc), Some(probe)) = (info.per_doc_fpp, info.per_probe_fpp) {
+        println!(
+            "rates             {} per document of up to {} probes; {} per probe",
+            fmt::percent(doc),
+            fmt::count(u64::from(info.probes_per_doc)),
+            fmt::percent(probe)
+        );
+    }
+    match &info.index {
+        Some(index) => println!(
+            "keyword index     {} keywords in {} blocks ({}), read on hits; {} held in memory",
+            fmt::count(index.keywords),
+            fmt::count(index.blocks),
+            fmt::bytes(index.bytes),
+            fmt::bytes(index.resident_bytes)
+        ),
+        None => println!("keyword index     none (build --keywords … --verify to confirm hits)"),
     }
 }
 

@@ -2,85 +2,22 @@
 //! Redis or Redis Cluster. Parsing and printing only; the work is `phishbloom_redis`'s.
 
 use phishbloom_blocklist::BlocklistFile;
-use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, Subcommand};
 use phishbloom_blocklist::check::{answer_with, check_stream_with, StreamOptions};
 use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::resolve::Category;
 use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
 use phishbloom_redis::info::Info;
-use phishbloom_redis::layout::MAX_CHUNK_BYTES;
-use phishbloom_redis::push::{PushOptions, PushSource, DEFAULT_GRACE_SECS};
+use phishbloom_redis::push::{PushOptions, PushSource};
 use phishbloom_redis::{Error, RedisBlocklist, Target};
 
-use crate::args::CheckArgs;
+use crate::args::{AddArgs, CheckArgs, PushArgs, RedisCommand, RedisInfoArgs};
 use crate::commands::default_threads;
-
-/// The `redis` subcommands.
-#[derive(Debug, Subcommand)]
-pub enum RedisCommand {
-    /// Write a blocked-layout blocklist file into Redis as a new version and make it live.
-    Push(PushArgs),
-    /// Insert keys into the live version (one BITFIELD per key); without keys, one per line
-    /// on standard input.
-    Add(AddArgs),
-    /// Show a list's version, size and chunks, after verifying every chunk's checksum.
-    Info(RedisInfoArgs),
-}
-
-/// Options of `redis push`.
-#[derive(Debug, Args)]
-pub struct PushArgs {
-    /// The blocklist file (blocked layout, xxh3 hash: `phishbloom build`'s default).
-    pub file: PathBuf,
-    /// redis://[:PASSWORD@]HOST:PORT, rediss://… (TLS) or redis+cluster://HOST:PORT,HOST:PORT,…
-    /// (the password may come from PHISHBLOOM_REDIS_PASSWORD instead).
-    pub url: String,
-    /// The list's name: its keys are NAME:current, NAME:vVERSION:meta, NAME:vVERSION:CHUNK, …
-    #[arg(long)]
-    pub name: String,
-    /// Seconds the replaced version stays readable (0 deletes it at once).
-    #[arg(long, default_value_t = DEFAULT_GRACE_SECS)]
-    pub grace: u64,
-    /// Bytes per chunk key: a multiple of 64 up to 1 MiB.
-    #[arg(long, default_value_t = MAX_CHUNK_BYTES)]
-    pub chunk_bytes: u64,
-}
-
-/// Options of `redis add`.
-#[derive(Debug, Args)]
-pub struct AddArgs {
-    /// The Redis URL (as for push).
-    pub url: String,
-    /// The list's name.
-    #[arg(long)]
-    pub name: String,
-    /// The category the keys join: one of the list's categories (needed when it has several;
-    /// with one, the keys join it).
-    #[arg(long, value_name = "NAME")]
-    pub category: Option<String>,
-    /// Keys (whole-key lists) or entries (`evil.com`, `evil.com/login`) to insert.
-    pub keys: Vec<OsString>,
-}
-
-/// Options of `redis info`.
-#[derive(Debug, Args)]
-pub struct RedisInfoArgs {
-    /// The Redis URL (as for push).
-    pub url: String,
-    /// The list's name.
-    #[arg(long)]
-    pub name: String,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// Runs a `redis` subcommand.
 pub fn run(command: &RedisCommand) -> anyhow::Result<ExitCode> {

@@ -2,67 +2,17 @@
 //! files, reloading them on SIGHUP or when they are replaced, until SIGTERM.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
 use phishbloom_server::server::{run_blocking, Bound};
 use phishbloom_server::{Limits, ListSpec, Lists, Shared, Token};
 
+use crate::args::ServeArgs;
+
 /// The HTTP address when neither `--http` nor `--resp` is given.
 const DEFAULT_HTTP: &str = "127.0.0.1:8080";
-
-/// Options of `serve`.
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// Blocklist files, each served under its file stem (`lists/phish.bloom` as `phish`) or as
-    /// NAME=FILE.
-    #[arg(required = true, value_name = "FILE")]
-    pub lists: Vec<String>,
-    /// Answer HTTP/JSON on this address (default 127.0.0.1:8080 when --resp is not given
-    /// either; port 0 picks a free port, printed on standard output).
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<String>,
-    /// Answer the Redis protocol (RedisBloom's BF.* and CF.* commands) on this address.
-    #[arg(long, value_name = "ADDR")]
-    pub resp: Option<String>,
-    /// A file holding the bearer token that allows writes (HTTP `Authorization: Bearer`,
-    /// Redis `AUTH`); without it, writes are off.
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// Largest request body read whole, in bytes (larger: 413).
-    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body)]
-    pub max_body: usize,
-    /// Most URLs in one JSON batch (more: 413; stream NDJSON instead).
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_batch)]
-    pub max_batch: usize,
-    /// Seconds a client has to send a request's headers.
-    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().header_timeout.as_secs_f64())]
-    pub header_timeout: f64,
-    /// Seconds a connection may move no byte before it is closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().idle_timeout.as_secs_f64())]
-    pub idle_timeout: f64,
-    /// Seconds to receive a whole request body (slower: 408).
-    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().body_timeout.as_secs_f64())]
-    pub body_timeout: f64,
-    /// Most pipelined Redis commands answered per connection before their replies are sent.
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pipeline)]
-    pub max_pipeline: usize,
-    /// Longest Redis bulk string (one key or URL), in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_bulk)]
-    pub max_bulk: usize,
-    /// Seconds requests in flight get to finish after SIGTERM.
-    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().drain_timeout.as_secs_f64())]
-    pub drain_timeout: f64,
-    /// Seconds between checks of the served files for replacement.
-    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().reload_interval.as_secs_f64())]
-    pub reload_interval: f64,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
-    pub threads: Option<usize>,
-}
 
 /// A positive number of seconds given to `--FLAG`.
 pub fn seconds(value: f64, flag: &str) -> anyhow::Result<Duration> {

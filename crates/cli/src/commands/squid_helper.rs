@@ -2,26 +2,12 @@
 //! `OK message=CATEGORY` for listed URLs and `ERR` for the rest; files replaced on disk are
 //! reloaded between requests.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Args;
 use phishbloom_server::Lists;
 
-/// Options of `squid-helper`.
-#[derive(Debug, Args)]
-pub struct SquidHelperArgs {
-    /// Blocklist files (FILE or NAME=FILE); a URL listed by any of them is answered OK.
-    #[arg(required = true, value_name = "FILE")]
-    pub lists: Vec<String>,
-    /// Seconds between checks of the files for replacement.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    pub reload_interval: f64,
-    /// Unused; accepted so a squid line can name a log file the way other helpers take one.
-    #[arg(long, hide = true)]
-    pub log: Option<PathBuf>,
-}
+use crate::args::SquidHelperArgs;
 
 /// Answers squid on standard input and output until squid closes the pipe.
 pub fn run(args: &SquidHelperArgs) -> anyhow::Result<ExitCode> {
