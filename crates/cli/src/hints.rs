@@ -28,7 +28,9 @@ fn for_list_error(error: &ListError) -> Option<&'static str> {
             "build a list that changes with `--kind cuckoo --verify` (or `--kind counting \
              --verify`), or a blocked one with `--verify`"
         }
-        ListError::Full { .. } => "rebuild it with a larger `--capacity`, or with `--grow`",
+        ListError::Full { .. } => {
+            "build it with a larger `--capacity`, or with `--grow` (a list kept in a file)"
+        }
         ListError::Incompatible { .. } => {
             "build both with the same `--kind`, `--fpp`, `--capacity` and `--grow`"
         }

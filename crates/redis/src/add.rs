@@ -150,6 +150,7 @@ fn add_hashes(
         targets.push((chunk, bits));
     }
     let added_key = names.added(version);
+    refuse_if_full(store, names, meta, &targets)?;
     let mut first: Vec<Cmd> = hashes
         .iter()
         .map(|&h| cmd("SADD").arg(&added_key).arg(fingerprint(h)).clone())
@@ -266,4 +267,54 @@ fn record_categories(
     store
         .run(writes, "record the added keys' categories (HSET)")
         .map(|_: Vec<Value>| ())
+}
+
+/// The one capacity rule of every add path, for a list in Redis (blocked, never growing): once
+/// it holds as many keys as it was sized for (the pushed file's keys and those added since), a
+/// key whose bits are not all set already is refused, and nothing is written. Costs one `SCARD`
+/// per add, and one `BITFIELD … GET` per key only when the list is full.
+fn refuse_if_full(
+    store: &mut Store,
+    names: &Keys,
+    meta: &RemoteMeta,
+    targets: &[(u64, Vec<BitPlace>)],
+) -> Result<()> {
+    if meta.sized_for == 0 {
+        // A filter whose capacity was not recorded never counts as full.
+        return Ok(());
+    }
+    let added_key = names.added(meta.version);
+    let added: u64 = store.query(
+        cmd("SCARD").arg(&added_key).clone(),
+        &added_key,
+        "count the added keys",
+    )?;
+    let held = meta.items.saturating_add(added);
+    if held < meta.sized_for {
+        return Ok(());
+    }
+    let gets: Vec<Cmd> = targets
+        .iter()
+        .map(|(chunk, bits)| {
+            let mut get = cmd("BITFIELD");
+            get.arg(names.chunk(meta.version, *chunk));
+            for &(offset, _, _) in bits {
+                get.arg("GET").arg("u1").arg(offset);
+            }
+            get
+        })
+        .collect();
+    let answers = store.run(gets, "read the keys' bits of a full list (BITFIELD GET)")?;
+    for ((chunk, _), answer) in targets.iter().zip(answers) {
+        let key = names.chunk(meta.version, *chunk);
+        let bits: Vec<u8> = store.convert(answer, &key, "BITFIELD")?;
+        if bits.contains(&0) {
+            return Err(Error::Blocklist(phishbloom_blocklist::Error::Full {
+                path: format!("{} (list `{}` in Redis)", store.shown(), names.name()).into(),
+                kind: phishbloom_blocklist::Kind::Blocked,
+                items: held,
+            }));
+        }
+    }
+    Ok(())
 }

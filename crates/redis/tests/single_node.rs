@@ -193,6 +193,8 @@ fn whole_keys_exact_and_added_through_redis() {
     let options = BuildOptions {
         fpp: 0.001,
         name: "passwords".into(),
+        // Room for the key `add` puts in.
+        capacity: Some(2016),
         ..BuildOptions::default()
     };
     let path = dir.path().join("passwords.bloom");
@@ -226,6 +228,35 @@ fn whole_keys_exact_and_added_through_redis() {
     )
     .unwrap();
     assert!(remote.contains(b"hunter2").unwrap());
+    // The one capacity rule of every add path: a list sized for exactly its keys (2,000 pushed
+    // with room for 2,016: 15 more fit after hunter2) refuses a new key once full, and writes
+    // nothing; a key already there is still answered as unchanged.
+    let more: Vec<Vec<u8>> = (0..15).map(|i| format!("more-{i}").into_bytes()).collect();
+    let more: Vec<&[u8]> = more.iter().map(Vec::as_slice).collect();
+    add(&mut target.connect().unwrap(), "passwords", &more, None).unwrap();
+    let error = add(
+        &mut target.connect().unwrap(),
+        "passwords",
+        &[b"one-too-many"],
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            phishbloom_redis::Error::Blocklist(phishbloom_blocklist::Error::Full { .. })
+        ),
+        "{error}"
+    );
+    assert!(!remote.contains(b"one-too-many").unwrap());
+    let again = add(
+        &mut target.connect().unwrap(),
+        "passwords",
+        &[b"hunter2"],
+        None,
+    )
+    .unwrap();
+    assert_eq!(again.already_set, 1);
     // Another key is listed exactly when the pulled bits hold it (a false positive at
     // p = 0.001 is possible, and then the local filter has it too).
     let (_, pulled) = pull(&mut target.connect().unwrap(), "passwords").unwrap();
@@ -474,6 +505,8 @@ fn categories_exceptions_and_added_keys_decide_as_the_file_does() {
             fpp: 0.05,
             verify,
             name: name.into(),
+            // Room for the keys `add` puts in.
+            capacity: Some(set.entries.len() as u64 + 16),
             ..BuildOptions::default()
         };
         let path = dir.path().join(format!("{name}.bloom"));

@@ -19,7 +19,7 @@ use crate::rates::per_probe_fpp;
 /// Parallel filters of the engine (the paper's p = 8).
 pub const ENGINE_FILTERS: usize = 8;
 
-/// Split used by the engine; chosen from `phishbloom experiment cabf` (see docs/cabf).
+/// Split used by the engine; chosen from `phishbloom-lab experiment cabf` (see docs/cabf).
 pub const ENGINE_SPLIT: Split = Split::Slash;
 
 /// How a URL is cut into components.

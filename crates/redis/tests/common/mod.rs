@@ -104,6 +104,8 @@ pub fn build(
         fpp,
         verify,
         name: name.to_string(),
+        // Room for keys `add` puts in: a list sized for exactly its entries is full.
+        capacity: Some(entries.len() as u64 + 16),
         ..BuildOptions::default()
     };
     let path = dir.join(format!("{name}.bloom"));
