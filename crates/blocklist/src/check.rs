@@ -11,8 +11,10 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::engine::Scratch;
 use crate::printer::{write_verdict, Output};
@@ -45,6 +47,10 @@ impl StreamOptions {
         }
     }
 }
+
+/// How often an idle worker looks whether the stream was stopped (an error elsewhere): short
+/// enough that an error is reported at once, long enough to cost nothing.
+const WAKE_EVERY: Duration = Duration::from_millis(50);
 
 /// Longest line accepted from a stream (64 MiB); beyond that the input is rejected with an error
 /// that names the line.
@@ -137,7 +143,7 @@ pub fn answer_with<'a, A: Answerer>(
 /// `options.threads` worker threads over `blocklist`. `input_name` labels errors.
 pub fn check_stream(
     blocklist: &Blocklist,
-    input: impl Read + Send,
+    input: impl Read + Send + 'static,
     input_name: &Path,
     output: impl Write,
     options: &StreamOptions,
@@ -150,9 +156,13 @@ pub fn check_stream(
 
 /// [`check_stream`] with any answerers, one worker thread each (`options.threads` is not used:
 /// the workers are as many as the answerers given, at least one).
+///
+/// When answering or writing fails (a Redis server gone, a closed output pipe), the error is
+/// returned at once: the workers stop, and the reader — which may be waiting for input that a
+/// co-process will never send — is left to end with the process instead of being waited for.
 pub fn check_stream_with<A: Answerer>(
     workers: Vec<A>,
-    input: impl Read + Send,
+    input: impl Read + Send + 'static,
     input_name: &Path,
     mut output: impl Write,
     options: &StreamOptions,
@@ -163,26 +173,39 @@ pub fn check_stream_with<A: Answerer>(
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(threads * 2);
     let (result_tx, result_rx) = sync_channel::<Answers<A::Error>>(threads * 2);
     let chunk_rx = Mutex::new(chunk_rx);
-    std::thread::scope(|scope| {
-        let reader = scope.spawn(move || {
-            read_chunks(input, input_name, chunk_bytes, |chunk| {
-                chunk_tx.send(chunk).is_ok()
-            })
-        });
+    let stop = AtomicBool::new(false);
+    let name = input_name.to_path_buf();
+    // Not scoped: a read that waits for input must not keep an error from being returned.
+    let reader = std::thread::spawn(move || {
+        read_chunks(input, &name, chunk_bytes, |chunk| {
+            chunk_tx.send(chunk).is_ok()
+        })
+    });
+    let written = std::thread::scope(|scope| {
         for answerer in workers {
             let result_tx = result_tx.clone();
-            let chunk_rx = &chunk_rx;
-            scope.spawn(move || work(answerer, format, chunk_rx, |r| result_tx.send(r).is_ok()));
+            let (chunk_rx, stop) = (&chunk_rx, &stop);
+            scope.spawn(move || {
+                work(answerer, format, chunk_rx, stop, |r| {
+                    result_tx.send(r).is_ok()
+                })
+            });
         }
         drop(result_tx);
         let written = write_in_order(&result_rx, &mut output, input_name);
-        // Unblock the reader and workers if writing stopped early (for example a closed pipe).
+        // Stop the workers if writing stopped early (an error, or a closed pipe).
+        stop.store(true, Ordering::Relaxed);
         drop(result_rx);
-        let read = reader.join().unwrap_or_else(|_| Err(panicked(input_name)));
-        let stats = written?;
-        read?;
-        Ok(stats)
-    })
+        written
+    });
+    // The workers are gone, and with them the chunk receiver: a reader blocked on sending
+    // returns now; one blocked on reading returns with the process.
+    drop(chunk_rx);
+    let stats = written?;
+    reader
+        .join()
+        .unwrap_or_else(|_| Err(panicked(input_name)))?;
+    Ok(stats)
 }
 
 /// An error standing for a thread that panicked (a bug: no code here is meant to panic).
@@ -216,16 +239,25 @@ fn work<A: Answerer>(
     mut answerer: A,
     format: Output,
     chunks: &Mutex<Receiver<Chunk>>,
+    stop: &AtomicBool,
     mut send: impl FnMut(Answers<A::Error>) -> bool,
 ) {
     loop {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
         // A poisoned lock means another worker panicked; stop quietly, the writer will notice
-        // the missing chunk through the closed channel.
+        // the missing chunk through the closed channel. The wait is bounded so that a worker
+        // sees `stop` while the reader waits for input.
         let next = match chunks.lock() {
-            Ok(receiver) => receiver.recv(),
+            Ok(receiver) => receiver.recv_timeout(WAKE_EVERY),
             Err(_) => return,
         };
-        let Ok(chunk) = next else { return };
+        let chunk = match next {
+            Ok(chunk) => chunk,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         let body = chunk.bytes.strip_suffix(b"\n").unwrap_or(&chunk.bytes);
         let mut text = Vec::with_capacity(chunk.bytes.len() + chunk.bytes.len() / 2);
         let answered = if chunk.bytes.is_empty() {
@@ -386,6 +418,7 @@ mod tests {
     fn run(input: &[u8], threads: usize, format: Output) -> (String, CheckStats) {
         let mut out = Vec::new();
         let options = StreamOptions::new(format, threads);
+        let input = std::io::Cursor::new(input.to_vec());
         let stats = check_stream(&blocklist(), input, Path::new("in"), &mut out, &options).unwrap();
         (String::from_utf8(out).unwrap(), stats)
     }
@@ -458,5 +491,46 @@ mod tests {
             matches!(error, Error::LineTooLong { line: 1, .. }),
             "{error:?}"
         );
+    }
+
+    #[test]
+    fn an_answerer_error_is_returned_while_the_input_is_still_open() {
+        /// Input that sends one line, then waits for ever (a co-process's pipe left open).
+        struct OneLineThenWait(bool);
+        impl Read for OneLineThenWait {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if std::mem::replace(&mut self.0, true) {
+                    loop {
+                        std::thread::park();
+                    }
+                }
+                buf[..2].copy_from_slice(b"x\n");
+                Ok(2)
+            }
+        }
+        /// An answerer whose server is gone.
+        struct Gone;
+        impl Answerer for Gone {
+            type Error = Error;
+            fn answer(&mut self, _: &[&[u8]], _: &mut Vec<Verdict>) -> Result<()> {
+                Err(Error::io("server", "ask", std::io::Error::other("gone")))
+            }
+        }
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let options = StreamOptions::new(Output::Tsv, 2);
+            let result = check_stream_with(
+                vec![Gone, Gone],
+                OneLineThenWait(false),
+                Path::new("in"),
+                Vec::new(),
+                &options,
+            );
+            let _ = done_tx.send(result.map_err(|e| e.to_string()));
+        });
+        let result = done_rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the error comes back without waiting for more input");
+        assert!(result.unwrap_err().contains("gone"));
     }
 }

@@ -175,7 +175,8 @@ proptest! {
         phishbloom_blocklist::check::answer_lines(&list, items.into_iter(), Output::Tsv, &mut expected);
         let mut out = Vec::new();
         let options = StreamOptions { output: Output::Tsv, threads, chunk_bytes };
-        let stats = check_stream(&list, input.as_bytes(), Path::new("in"), &mut out, &options).unwrap();
+        let input = std::io::Cursor::new(input.into_bytes());
+        let stats = check_stream(&list, input, Path::new("in"), &mut out, &options).unwrap();
         prop_assert_eq!(stats.lines, lines.len() as u64);
         prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(expected).unwrap());
     }

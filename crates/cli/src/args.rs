@@ -436,14 +436,16 @@ pub struct ApplyArgs {
     before `check` waits for more input, so it works as a co-process):\n  \
     ITEM<TAB>clean\n  \
     ITEM<TAB>listed<TAB>ENTRY<TAB>KIND<TAB>CATEGORIES\n  \
-    ITEM<TAB>allowed<TAB>EXCEPTION<TAB>KIND<TAB>CATEGORIES\n\
+    ITEM<TAB>allowed<TAB>EXCEPTION<TAB>KIND<TAB>CATEGORIES\n  \
+    ITEM<TAB>invalid<TAB>REASON\n\
     ENTRY is the most specific list entry that matched; KIND is domain, url or key; CATEGORIES \
     are the entry's categories, comma-separated, prefixed `possible:` when the file has no \
     verification section and so cannot tell which entry matched. `allowed` means an entry \
-    matched but an exception at least as specific overrides it (EXCEPTION).\n\n\
-    --json writes one object per line: key, verdict (clean|listed|allowed), listed (bool), and \
-    unless clean: entry, entry_kind, categories (array), categories_exact (bool), and for \
-    allowed: exception, exception_kind.\n\n\
+    matched but an exception at least as specific overrides it (EXCEPTION). `invalid` answers a \
+    line a list of URL entries cannot read as a URL, with the reason; a blank line is clean.\n\n\
+    --json writes one object per line: key, verdict (clean|listed|allowed|invalid), listed \
+    (bool), and if listed or allowed: entry, entry_kind, categories (array), categories_exact \
+    (bool), and for allowed: exception, exception_kind; for invalid: error.\n\n\
     Exit status: 0 if any item is listed, 1 if none is, 2 on error (like grep)."
 )]
 pub struct CheckArgs {

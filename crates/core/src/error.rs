@@ -386,8 +386,8 @@ pub enum Error {
 
     /// A list that does not grow has no room for another entry.
     #[error(
-        "{path}: the {kind} filter is full: it holds {items} entries, as many as it was sized for, \
-         and does not grow; nothing was added (rebuild it with more room, or as a list that grows)"
+        "{path}: the {kind} list is full: it holds {items} entries and has no room for the new ones, \
+         and it does not grow (rebuild it with more room, or as a list that grows)"
     )]
     Full {
         /// The file (empty until the blocklist names it).

@@ -1,6 +1,6 @@
 //! The container of every blocklist file: a 64-byte header, a table of sections each with its
 //! own xxh3-64 checksum, and the sections, each starting on a 64-byte boundary. What the
-//! sections hold is [`crate::blocklist`]'s business; this module only lays them out, checks
+//! sections hold is [`crate::sections`]' and [`crate::list`]'s business; this module only lays them out, checks
 //! them and reads them back. `docs/FORMAT.md` specifies every byte.
 //!
 //! ```text
@@ -146,7 +146,7 @@ impl SectionEntry {
 pub struct Directory {
     /// The format version the file was written in.
     pub version: u32,
-    /// The blocklist kind code (see [`crate::blocklist::Kind`]).
+    /// The blocklist kind code (see [`crate::Kind`]).
     pub kind: u16,
     /// Total length of the file.
     pub file_len: u64,

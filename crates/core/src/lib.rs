@@ -16,10 +16,11 @@
 //! - [`structure`] — a Bloom, cuckoo or counting filter, or a growing stack of them.
 //! - [`resolve`] — from hits to a [`Verdict`]: verification, categories, exceptions, the most
 //!   specific entry.
-//! - [`engine`] — the lookup engines (exact, URL filter, CaBF) and the per-thread [`Scratch`].
 //! - [`prepare`] — **the one item preparation**: how any front end turns an item into what a
-//!   list is asked (canonical URL and probes, or key) or changed with (entry key, hash,
-//!   fingerprint), and the rule for the category an added entry joins.
+//!   list is asked (canonical URL, or key) or changed with (entry key, hash, fingerprint), and
+//!   the rule for the category an added entry joins.
+//! - [`engine`] — the probes of a URL, the lookup engines (exact, URL filter, CaBF) and the
+//!   per-thread [`Scratch`] (which holds a preparer).
 //! - [`sections`] — what each section holds; [`keywords`] — keyword lists and their index.
 //! - [`delta`] — the change between two versions of a list, coded small and checked.
 //! - [`list`] — [`Blocklist`]: build in memory, read from and write to a file image, check,

@@ -34,9 +34,13 @@ fn write_tsv(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
     let decided = match verdict.status {
         Status::Invalid => {
             out.push(b'\t');
-            // One line per item: a reason never spans lines.
+            // One line and one column: a reason (which may quote the item) never holds a line
+            // break or a tab.
             let reason = verdict.error.as_deref().unwrap_or_default();
-            out.extend(reason.bytes().map(|b| if b == b'\n' { b' ' } else { b }));
+            out.extend(reason.bytes().map(|b| match b {
+                b'\n' | b'\r' | b'\t' => b' ',
+                b => b,
+            }));
             None
         }
         Status::Clean => None,

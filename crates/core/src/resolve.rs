@@ -298,7 +298,7 @@ impl Status {
 /// The answer for one checked item.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Verdict {
-    /// Clean, listed or allowed.
+    /// Clean, listed, allowed or invalid.
     pub status: Status,
     /// The entry that lists the item (also when an exception overrides it).
     pub hit: Option<Hit>,

@@ -21,8 +21,8 @@ use phishbloom_filter::prefix::PrefixSet;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, KeyHash, LayoutKind};
 
-use crate::engine::fingerprint;
 use crate::error::{Error, Result};
+use crate::keys::fingerprint;
 use crate::kind::Kind;
 
 /// The hash a cuckoo or counting layer uses for an entry fingerprint `v`: `v` itself and a
@@ -342,9 +342,9 @@ impl Layers {
     }
 
     /// Inserts a key hash into the newest layer; a full layer of a growing list gets a
-    /// successor, and a list that does not grow refuses it ([`Error::Full`]): a Bloom or
-    /// counting layer is full when it holds as many keys as it was sized for (past that its
-    /// rate would exceed the target), a cuckoo layer when no bucket can take the key.
+    /// successor. A list that does not grow: a Bloom or counting layer takes the key (the
+    /// capacity rule of adds is [`crate::Blocklist::add`]'s, which refuses before this), a full
+    /// cuckoo layer refuses it ([`Error::Full`]).
     pub fn insert_hash(&mut self, hash: KeyHash) -> Result<()> {
         let v = fingerprint(hash);
         self.insert_with(|layer| match layer {
@@ -391,7 +391,10 @@ impl Layers {
     fn insert_with(&mut self, insert: impl Fn(&mut Layer) -> Result<(), Full>) -> Result<()> {
         // `layers` is never empty: `new` makes one and readers refuse a file without any.
         let last = self.layers.len() - 1;
-        let full = self.newest_is_full();
+        let full = {
+            let layer = &self.layers[last];
+            !matches!(layer, Layer::Cuckoo(_)) && self.grows && layer.items() >= layer.capacity()
+        };
         if !full && insert(&mut self.layers[last]).is_ok() {
             return Ok(());
         }
@@ -412,15 +415,15 @@ impl Layers {
         })
     }
 
-    /// Whether the newest layer holds as many keys as it was sized for (a Bloom or counting
-    /// layer; a cuckoo layer is full only when an insertion fails; a layer whose capacity is
-    /// not recorded never counts as full).
-    pub fn newest_is_full(&self) -> bool {
-        self.layers.last().is_some_and(|layer| {
-            !matches!(layer, Layer::Cuckoo(_))
-                && layer.capacity() > 0
-                && layer.items() >= layer.capacity()
-        })
+    /// The keys the newest layer was sized for, when that bounds what it may take: a Bloom or
+    /// counting layer's recorded capacity (`None` for a cuckoo layer, full only when an
+    /// insertion fails, and for a layer whose capacity is not recorded).
+    pub fn newest_capacity(&self) -> Option<u64> {
+        self.layers
+            .last()
+            .filter(|layer| !matches!(layer, Layer::Cuckoo(_)))
+            .map(Layer::capacity)
+            .filter(|&capacity| capacity > 0)
     }
 
     /// The layer after the newest: twice its capacity, at the tightened rate.

@@ -67,6 +67,8 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]], category: Option<&str>
         hashes.extend(key_hash(meta.list.scheme, key)?);
     }
     for retry in [false, true] {
+        // The capacity rule first, as every add path asks it: then the category.
+        refuse_if_full(store, &names, &meta, &hashes)?;
         let category = category_id(store, &names, &meta, category)?;
         let added = add_hashes(store, &names, &meta, &hashes, category)?;
         let live = read_pointer(store, &names)?;
@@ -125,6 +127,26 @@ fn category_id(
 /// and the bit in that byte (counted from the least significant) that the checksum weighs.
 type BitPlace = (u64, u64, u32);
 
+/// Where each key's bits go: its chunk, and its bits' places.
+fn targets_of(meta: &RemoteMeta, hashes: &[KeyHash]) -> Vec<(u64, Vec<BitPlace>)> {
+    hashes
+        .iter()
+        .map(|&hash| {
+            let block = Blocked::block_index(meta.num_bits, hash) as u64;
+            let (chunk, offset) = meta.chunking.locate(block);
+            let mut bits = Vec::with_capacity(meta.num_hashes as usize);
+            Blocked::block_bits(meta.num_hashes, hash, |bit| {
+                bits.push((
+                    redis_bit_offset(offset, bit),
+                    offset + bit / 8,
+                    (bit % 8) as u32,
+                ));
+            });
+            (chunk, bits)
+        })
+        .collect()
+}
+
 /// The three round trips of an add into the version `meta` describes.
 fn add_hashes(
     store: &mut Store,
@@ -135,22 +157,8 @@ fn add_hashes(
 ) -> Result<Added> {
     let version = meta.version;
     let sums = BitSum::default();
-    let mut targets: Vec<(u64, Vec<BitPlace>)> = Vec::with_capacity(hashes.len());
-    for &hash in hashes {
-        let block = Blocked::block_index(meta.num_bits, hash) as u64;
-        let (chunk, offset) = meta.chunking.locate(block);
-        let mut bits = Vec::with_capacity(meta.num_hashes as usize);
-        Blocked::block_bits(meta.num_hashes, hash, |bit| {
-            bits.push((
-                redis_bit_offset(offset, bit),
-                offset + bit / 8,
-                (bit % 8) as u32,
-            ));
-        });
-        targets.push((chunk, bits));
-    }
+    let targets = targets_of(meta, hashes);
     let added_key = names.added(version);
-    refuse_if_full(store, names, meta, &targets)?;
     let mut first: Vec<Cmd> = hashes
         .iter()
         .map(|&h| cmd("SADD").arg(&added_key).arg(fingerprint(h)).clone())
@@ -269,15 +277,16 @@ fn record_categories(
         .map(|_: Vec<Value>| ())
 }
 
-/// The one capacity rule of every add path, for a list in Redis (blocked, never growing): once
-/// it holds as many keys as it was sized for (the pushed file's keys and those added since), a
-/// key whose bits are not all set already is refused, and nothing is written. Costs one `SCARD`
-/// per add, and one `BITFIELD … GET` per key only when the list is full.
+/// The one capacity rule of every add path, for a list in Redis (blocked, never growing): it
+/// takes new keys only while it holds fewer than it was sized for (the pushed file's keys and
+/// those added since), and refuses a batch that would pass that whole, writing nothing. A key
+/// whose bits are all set already is not new. Costs one `SCARD` per add, and one
+/// `BITFIELD … GET` per key only when the batch might not fit.
 fn refuse_if_full(
     store: &mut Store,
     names: &Keys,
     meta: &RemoteMeta,
-    targets: &[(u64, Vec<BitPlace>)],
+    hashes: &[KeyHash],
 ) -> Result<()> {
     if meta.sized_for == 0 {
         // A filter whose capacity was not recorded never counts as full.
@@ -290,9 +299,10 @@ fn refuse_if_full(
         "count the added keys",
     )?;
     let held = meta.items.saturating_add(added);
-    if held < meta.sized_for {
+    if held.saturating_add(hashes.len() as u64) <= meta.sized_for {
         return Ok(());
     }
+    let targets = targets_of(meta, hashes);
     let gets: Vec<Cmd> = targets
         .iter()
         .map(|(chunk, bits)| {
@@ -304,17 +314,22 @@ fn refuse_if_full(
             get
         })
         .collect();
-    let answers = store.run(gets, "read the keys' bits of a full list (BITFIELD GET)")?;
+    let answers = store.run(
+        gets,
+        "read the keys' bits of a nearly full list (BITFIELD GET)",
+    )?;
+    let mut new = 0u64;
     for ((chunk, _), answer) in targets.iter().zip(answers) {
         let key = names.chunk(meta.version, *chunk);
         let bits: Vec<u8> = store.convert(answer, &key, "BITFIELD")?;
-        if bits.contains(&0) {
-            return Err(Error::Blocklist(phishbloom_blocklist::Error::Full {
-                path: format!("{} (list `{}` in Redis)", store.shown(), names.name()).into(),
-                kind: phishbloom_blocklist::Kind::Blocked,
-                items: held,
-            }));
-        }
+        new += u64::from(bits.contains(&0));
+    }
+    if held.saturating_add(new) > meta.sized_for {
+        return Err(Error::Blocklist(phishbloom_blocklist::Error::Full {
+            path: format!("{} (list `{}` in Redis)", store.shown(), names.name()).into(),
+            kind: phishbloom_blocklist::Kind::Blocked,
+            items: held,
+        }));
     }
     Ok(())
 }

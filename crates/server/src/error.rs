@@ -104,7 +104,7 @@ pub fn full_reason(kind: phishbloom_blocklist::Kind) -> &'static str {
 /// What a full list holds and how to go on, for protocols with room to say it (HTTP's `detail`).
 pub fn full_detail(kind: phishbloom_blocklist::Kind, items: u64) -> String {
     format!(
-        "the {kind} list holds {items} entries, has no room for another and does not grow; \
+        "the {kind} list holds {items} entries, has no room for the new ones and does not grow; \
          nothing was added (rebuild it with more room, or as a list that grows)"
     )
 }

@@ -4,8 +4,10 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
+use phishbloom_blocklist::prepare::{Preparer, Query};
 use phishbloom_blocklist::source::{read_bounded_line, MAX_KEY_BYTES};
-use phishbloom_url::{canonicalize, ExpressionKind};
+use phishbloom_blocklist::KeyScheme;
+use phishbloom_url::ExpressionKind;
 
 use crate::args::CanonArgs;
 
@@ -15,9 +17,12 @@ pub fn run(args: &CanonArgs) -> anyhow::Result<ExitCode> {
     // Buffered: one write per 64 KiB instead of one per line (stdout is line-buffered).
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let mut failures = 0u64;
-    let show = |raw: &[u8], out: &mut dyn Write| -> anyhow::Result<bool> {
-        match canonicalize(raw) {
-            Ok(url) => {
+    // The preparation `check` gives a line of a list of URL entries, so what is shown is what
+    // is checked.
+    let mut preparer = Preparer::default();
+    let mut show = |raw: &[u8], out: &mut dyn Write| -> anyhow::Result<bool> {
+        match preparer.query(KeyScheme::Expressions, raw) {
+            Query::Url(url) => {
                 writeln!(out, "{}", url.as_str())?;
                 if args.expressions {
                     for expression in url.expressions() {
@@ -29,8 +34,12 @@ pub fn run(args: &CanonArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            Err(error) => {
+            Query::Invalid(error) => {
                 eprintln!("phishbloom: {}: {error}", String::from_utf8_lossy(raw));
+                return Ok(false);
+            }
+            Query::Blank | Query::Key(_) | Query::Phrase(_) => {
+                eprintln!("phishbloom: a blank line is not a URL");
                 return Ok(false);
             }
         }
@@ -47,7 +56,7 @@ pub fn run(args: &CanonArgs) -> anyhow::Result<ExitCode> {
             }
             number += 1;
             if fits {
-                failures += u64::from(!show(line.strip_suffix(b"\r").unwrap_or(&line), &mut out)?);
+                failures += u64::from(!show(&line, &mut out)?);
             } else {
                 failures += 1;
                 eprintln!(

@@ -33,6 +33,16 @@ pub trait KeyHashes {
     fn try_for_each(&self, visit: &mut dyn FnMut(KeyHash) -> Result<()>) -> Result<()>;
 }
 
+/// The threads a build inserts with: as asked, but one on WebAssembly, which has none to spawn
+/// (the core itself starts no thread; the filter crate's parallel insert does when asked).
+fn build_threads(options: &BuildOptions) -> usize {
+    if cfg!(target_family = "wasm") {
+        1
+    } else {
+        options.threads.max(1)
+    }
+}
+
 /// How to build a blocklist.
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -161,7 +171,7 @@ impl Blocklist {
                 // inserts (a key twice sets its bits twice, which changes nothing).
                 Some(filter) if !options.grow && key_hashing => {
                     for (_, keys) in groups {
-                        filter.insert_parallel(&keys.as_slices(), options.threads);
+                        filter.insert_parallel(&keys.as_slices(), build_threads(options));
                     }
                     Ok(())
                 }

@@ -65,6 +65,19 @@ impl Blocklist {
         }
     }
 
+    /// For a list that does not grow and whose structure bounds its size: the entries it holds
+    /// (exact when the count is, else the structure's insertions) and the room left.
+    fn room(&self) -> Option<(u64, u64)> {
+        let layers = self.layers().filter(|l| !l.grows())?;
+        let capacity = layers.newest_capacity()?;
+        let held = if self.meta.exact_count {
+            self.meta.entries
+        } else {
+            layers.items()
+        };
+        Some((held, capacity.saturating_sub(held)))
+    }
+
     /// Whether the list already answers for a prepared item: its verification section holds it
     /// (in any category), or, without one, its structure does.
     fn holds(&self, layers: &Layers, item: &EntryItem) -> bool {
@@ -101,14 +114,21 @@ impl Blocklist {
             });
         }
         let prepared = self.prepare(items)?;
-        // A full list that does not grow refuses before anything else is asked of the items
-        // (their category included): every front end gets the same answer.
-        if let Some(layers) = self.layers().filter(|l| !l.grows() && l.newest_is_full()) {
-            if prepared.iter().any(|item| !self.holds(layers, item)) {
+        // The one capacity rule of every add path: a list that does not grow takes new entries
+        // only while it holds fewer than it was sized for, and refuses a batch that would pass
+        // that whole, before anything changes and before its items' category is asked about —
+        // every front end gets the same answer.
+        if let Some((held, room)) = self.room() {
+            let layers = self.layers();
+            let new = prepared
+                .iter()
+                .filter(|item| !layers.is_some_and(|l| self.holds(l, item)))
+                .count() as u64;
+            if new > room {
                 return Err(Error::Full {
                     path: origin,
                     kind: self.kind,
-                    items: layers.items(),
+                    items: held,
                 });
             }
         }
