@@ -72,12 +72,46 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]], category: Option<&str>
         let category = category_id(store, &names, &meta, category)?;
         let added = add_hashes(store, &names, &meta, &hashes, category)?;
         let live = read_pointer(store, &names)?;
-        if live == meta.version || retry {
+        if live == meta.version {
+            return Ok(added);
+        }
+        // A push replaced the version meanwhile: the keys this add created for it expire with
+        // it, not never.
+        expire_with_version(store, &names, meta.version)?;
+        if retry {
             return Ok(added);
         }
         meta = load_version_meta(store, &names, live)?;
     }
     unreachable!("the retry loop returns")
+}
+
+/// Gives the added-key set and category hash of a replaced `version` the expiry its metadata
+/// has (a push gives every key of the version it replaces the grace expiry; these may have been
+/// created after that).
+fn expire_with_version(store: &mut Store, names: &Keys, version: u64) -> Result<()> {
+    let meta_key = names.meta(version);
+    let ttl: i64 = store.query(
+        cmd("PTTL").arg(&meta_key).clone(),
+        &meta_key,
+        "read the replaced version's expiry",
+    )?;
+    let keys = [names.added(version), names.added_categories(version)];
+    let commands: Vec<Cmd> = keys
+        .iter()
+        .map(|key| match ttl {
+            // Expiring: the same time left.
+            ttl if ttl > 0 => cmd("PEXPIRE").arg(key).arg(ttl).clone(),
+            // Still without expiry (the push has not expired it yet): it will give these keys
+            // their expiry as it does the others.
+            -1 => cmd("PTTL").arg(key).clone(),
+            // Gone: so are these.
+            _ => cmd("DEL").arg(key).clone(),
+        })
+        .collect();
+    store
+        .run(commands, "expire the replaced version's added keys")
+        .map(|_: Vec<Value>| ())
 }
 
 /// The id of the category added keys join, when the list has several (with one, every key is in
