@@ -202,25 +202,45 @@ impl Blocklist {
                 entries,
             })
             .collect();
+        Ok(Self::of_keys(
+            options,
+            scheme,
+            layers,
+            (entries as u64, set_fingerprint),
+            categories,
+            verification,
+        ))
+    }
+
+    /// A list of whole keys from its built parts: `held` is its distinct entry count and set
+    /// fingerprint.
+    fn of_keys(
+        options: &BuildOptions,
+        scheme: KeyScheme,
+        layers: Layers,
+        held: (u64, SetFingerprint),
+        categories: Vec<Category>,
+        verification: Option<Verification>,
+    ) -> Self {
         let meta = Meta {
             name: options.name.clone(),
             version: options.version,
             created: options.created,
             scheme,
             probes_per_item: 1,
-            entries: entries as u64,
-            fingerprint: set_fingerprint,
+            entries: held.0,
+            fingerprint: held.1,
             target_fpp: Some(options.fpp),
             exact_count: true,
         };
-        Ok(Blocklist {
+        Blocklist {
             kind: options.kind,
             meta,
             engine: Engine::Keys(layers),
             resolver: Resolver::new(categories, verification, Exceptions::default()),
             directory: None,
             origin: PathBuf::from(&options.name),
-        })
+        }
     }
 
     /// Whether [`Blocklist::from_hashed_keys`] builds what `options` ask for: a blocked,
@@ -279,29 +299,18 @@ impl Blocklist {
             .map(|()| Verification::new(pairs, false))
         });
         let verification = verification.transpose()?;
-        let meta = Meta {
-            name: options.name.clone(),
-            version: options.version,
-            created: options.created,
-            scheme,
-            probes_per_item: 1,
-            entries: keys.len(),
-            fingerprint: keys.fingerprint(),
-            target_fpp: Some(options.fpp),
-            exact_count: true,
-        };
         let categories = vec![Category {
             name: category.to_string(),
             entries: keys.len(),
         }];
-        Ok(Blocklist {
-            kind: options.kind,
-            meta,
-            engine: Engine::Keys(layers),
-            resolver: Resolver::new(categories, verification, Exceptions::default()),
-            directory: None,
-            origin: PathBuf::from(&options.name),
-        })
+        Ok(Self::of_keys(
+            options,
+            scheme,
+            layers,
+            (keys.len(), keys.fingerprint()),
+            categories,
+            verification,
+        ))
     }
 
     /// Builds a blocklist of URL entries (distinct, with their categories and the exceptions),
