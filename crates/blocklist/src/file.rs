@@ -55,9 +55,9 @@ pub trait BlocklistFile: Sized {
     fn read_meta(path: impl AsRef<Path>) -> Result<(Kind, Meta)>;
 
     /// Writes the blocklist to `path` atomically (a temporary file beside it, fsync, rename),
-    /// refusing an output that is not a regular file or is one of `inputs`; a list built or
-    /// changed in memory is stamped with the time it is written. Returns the new file's
-    /// directory (its sections and checksum).
+    /// refusing an output that is not a regular file or is one of `inputs`; a list whose time
+    /// is unknown (built without one, or changed and not stamped since) is stamped with the
+    /// time it is written. Returns the new file's directory (its sections and checksum).
     fn save(&self, path: &Path, inputs: &[PathBuf]) -> Result<Directory>;
 }
 
@@ -94,7 +94,7 @@ impl BlocklistFile for Blocklist {
 
     fn save(&self, path: &Path, inputs: &[PathBuf]) -> Result<Directory> {
         let mut file = AtomicFile::create(path, inputs)?;
-        let created = self.directory().is_none().then(now);
+        let created = (self.meta().created == 0).then(now);
         let directory = self
             .write_to(&mut file, created)
             .map_err(|e| Error::io(path, "write", e))?;

@@ -497,7 +497,12 @@ impl Lists {
         let served = slot.load();
         let result = {
             let mut state = served.write();
-            apply(&mut state)
+            let result = apply(&mut state);
+            // The version just made: the image served and the file saved carry one time.
+            if result.is_ok() && state.list.directory().is_none() {
+                state.list.stamp(phishbloom_blocklist::now());
+            }
+            result
         };
         served.invalidate_image();
         if let Some(path) = &slot.path {

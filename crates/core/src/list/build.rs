@@ -62,7 +62,7 @@ pub struct BuildOptions {
     pub name: String,
     /// The list version.
     pub version: u64,
-    /// Creation time (seconds since the Unix epoch; 0 until the file writer stamps its clock).
+    /// Creation time (seconds since the Unix epoch; 0 is unknown, stamped by the file writer).
     pub created: u64,
     /// Size the structure for this many entries when the list has fewer (room to add, or
     /// shards built apart that can be merged); with `grow`, the first layer's size.

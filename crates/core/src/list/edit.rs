@@ -355,15 +355,51 @@ impl Blocklist {
         }
     }
 
-    /// A new version: the version goes up by one and the old directory is gone (the file
-    /// writer records the time it is written).
+    /// A new version: the version goes up by one, the old directory is gone, and its time is
+    /// unknown (0) until a clock stamps it ([`Blocklist::stamp`], or the file writer when it
+    /// writes a list whose time is unknown): this crate has no clock.
     pub(super) fn touch(&mut self) {
         self.meta.version += 1;
+        self.meta.created = 0;
         self.directory = None;
+    }
+
+    /// Records when this version was made (seconds since the Unix epoch): what a holder of the
+    /// list in memory calls after changing it, so that the image it serves and the file it
+    /// writes carry the same time.
+    pub fn stamp(&mut self, created: u64) {
+        self.meta.created = created;
     }
 
     /// The file the blocklist was read from, or its name if it was built in memory.
     pub fn origin(&self) -> PathBuf {
         self.origin.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contents::KeyList;
+    use crate::list::BuildOptions;
+
+    #[test]
+    fn a_change_makes_a_version_whose_time_the_holder_stamps() {
+        let mut keys = KeyList::default();
+        keys.push(b"a");
+        let options = BuildOptions {
+            created: 1_700_000_000,
+            capacity: Some(8),
+            ..BuildOptions::default()
+        };
+        let mut list =
+            Blocklist::from_keys(&[("k".into(), keys)], KeyScheme::Exact, &options).unwrap();
+        list.add(&[b"b"], None).unwrap();
+        assert_eq!(list.meta().version, 2);
+        // Unknown until stamped: this crate has no clock.
+        assert_eq!(list.meta().created, 0);
+        list.stamp(1_800_000_000);
+        let read = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
+        assert_eq!(read.meta().created, 1_800_000_000);
     }
 }
