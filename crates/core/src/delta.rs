@@ -1266,4 +1266,154 @@ mod tests {
             back
         );
     }
+
+    /// `n` additions to a list of `base` entries (fingerprints from SplitMix64).
+    fn growth(base: usize, n: usize, probes: u32) -> (ListView, ListView) {
+        let mut rng = phishbloom_filter::rng::SplitMix64::new(7);
+        let pairs: Vec<(u64, Vec<u16>)> = (0..base + n).map(|_| (rng.next_u64(), vec![0])).collect();
+        let mut old = view(&[], &["a"]);
+        old.probes_per_item = probes;
+        let mut new = old.clone();
+        old.entries = ListView::new(KeyScheme::Exact, probes, pairs[..base].to_vec(), vec![], vec![]).entries;
+        new.entries = ListView::new(KeyScheme::Exact, probes, pairs, vec![], vec![]).entries;
+        (old, new)
+    }
+
+    fn compact(patch_fpp: Option<f64>) -> DiffOptions {
+        DiffOptions {
+            compact: true,
+            patch_fpp,
+            fpp: Some(0.01),
+            ..DiffOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_ribbon_coded_delta_round_trips_and_holds_every_addition() {
+        let (old, new) = growth(5_000, 1_000, 1);
+        let delta =
+            Delta::between_coded(&old, &new, &compact(Some(0.01)), PatchCoding::Filter).unwrap();
+        let Additions::Filter(filter) = &delta.added else {
+            panic!("{:?}", delta.added.kept_bits());
+        };
+        // 1 % per probe: 7-bit results.
+        assert_eq!(filter.bits(), 7);
+        let added: Vec<u64> = new
+            .entries
+            .iter()
+            .map(|e| e.0)
+            .filter(|v| old.entries.binary_search_by_key(v, |e| e.0).is_err())
+            .collect();
+        assert!(added.iter().all(|&v| filter.contains(v)));
+        let bytes = delta.to_bytes();
+        let back = Delta::from_bytes(Path::new("d"), &bytes).unwrap();
+        assert_eq!(back, delta);
+        assert_eq!(back.target, new.state());
+        let parts = delta.part_sizes();
+        assert_eq!(
+            parts.fixed + parts.added + parts.removed + parts.extras,
+            bytes.len()
+        );
+        // Format 1 cannot hold a filter.
+        assert_eq!(delta.to_bytes_version1(), None);
+    }
+
+    #[test]
+    fn smallest_picks_the_filter_for_a_thousand_additions_under_a_kilobyte() {
+        let (old, new) = growth(5_000, 1_000, 1);
+        let delta = Delta::between(&old, &new, &compact(Some(0.01))).unwrap();
+        assert!(matches!(delta.added, Additions::Filter(_)));
+        let prefixes =
+            Delta::between_coded(&old, &new, &compact(Some(0.01)), PatchCoding::Prefixes)
+                .unwrap();
+        let (filter_bytes, prefix_bytes) = (delta.to_bytes().len(), prefixes.to_bytes().len());
+        assert!(filter_bytes < prefix_bytes, "{filter_bytes} vs {prefix_bytes}");
+        assert!(filter_bytes <= 1_000, "{filter_bytes} bytes");
+    }
+
+    #[test]
+    fn format_1_deltas_are_still_read_and_format_2_is_smaller() {
+        let old = view(&[(10, &[0]), (20, &[0]), (30, &[1])], &["a", "b"]);
+        let mut new = view(&[(20, &[1]), (30, &[1]), (40, &[0, 2])], &["c", "b", "a"]);
+        new.exceptions = vec!["ok.example".into()];
+        for options in [DiffOptions::default(), compact(None)] {
+            let delta = Delta::between(&old, &new, &options).unwrap();
+            let v1 = delta.to_bytes_version1().unwrap();
+            assert_eq!(&v1[8..12], &VERSION_1.to_le_bytes());
+            assert_eq!(Delta::from_bytes(Path::new("d"), &v1).unwrap(), delta);
+            let v2 = delta.to_bytes();
+            assert_eq!(&v2[8..12], &VERSION.to_le_bytes());
+            assert!(v2.len() + 80 < v1.len(), "{} vs {}", v2.len(), v1.len());
+        }
+        let mut future = Delta::between(&old, &new, &DiffOptions::default())
+            .unwrap()
+            .to_bytes();
+        future[8] = 3;
+        reseal(&mut future);
+        let error = Delta::from_bytes(Path::new("d"), &future).unwrap_err();
+        assert!(error.to_string().contains("upgrade"), "{error}");
+    }
+
+    #[test]
+    fn damaged_format_2_deltas_of_every_coding_are_refused() {
+        let (old, new) = growth(300, 40, 1);
+        let mut removal = new.clone();
+        removal.entries.remove(3);
+        for (coding, to) in [
+            (PatchCoding::Filter, &new),
+            (PatchCoding::Prefixes, &new),
+            (PatchCoding::Filter, &removal),
+        ] {
+            for options in [compact(Some(0.01)), DiffOptions::default()] {
+                let bytes = Delta::between_coded(&old, to, &options, coding)
+                    .unwrap()
+                    .to_bytes();
+                for len in 0..bytes.len() {
+                    assert!(Delta::from_bytes(Path::new("d"), &bytes[..len]).is_err());
+                }
+                for at in 0..bytes.len() {
+                    let mut flipped = bytes.clone();
+                    flipped[at] ^= 0x10;
+                    assert!(Delta::from_bytes(Path::new("d"), &flipped).is_err());
+                    // Resealed, an edit may read (a different delta) but never panics.
+                    reseal(&mut flipped);
+                    let _ = Delta::from_bytes(Path::new("d"), &flipped);
+                    let mut cut = bytes[..at].to_vec();
+                    cut.extend_from_slice(&[0; 8]);
+                    reseal(&mut cut);
+                    let _ = Delta::from_bytes(Path::new("d"), &cut);
+                }
+            }
+        }
+    }
+
+    /// Prints the bytes of deltas of n additions at 1 % per probe in both formats and
+    /// codings, beside the bound n·log₂(1/p) bits:
+    /// `cargo test --release -p phishbloom-core --lib delta_sizes -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn delta_sizes() {
+        println!("n\tcoding\tformat1\tformat2\tbits/entry\tbound\tratio");
+        for n in [100usize, 1_000, 10_000, 100_000] {
+            let (old, new) = growth(100_000, n, 1);
+            let bound = n as f64 * (1.0f64 / 0.01).log2();
+            for (name, options, coding) in [
+                ("exact", DiffOptions::default(), PatchCoding::Smallest),
+                ("prefixes", compact(Some(0.01)), PatchCoding::Prefixes),
+                ("ribbon", compact(Some(0.01)), PatchCoding::Filter),
+            ] {
+                let delta = Delta::between_coded(&old, &new, &options, coding).unwrap();
+                let v1 = delta
+                    .to_bytes_version1()
+                    .map_or("-".to_string(), |b| b.len().to_string());
+                let v2 = delta.to_bytes().len();
+                let bits = v2 as f64 * 8.0 / n as f64;
+                println!(
+                    "{n}\t{name}\t{v1}\t{v2}\t{bits:.2}\t{:.2}\t{:.3}",
+                    bound / n as f64,
+                    v2 as f64 * 8.0 / bound
+                );
+            }
+        }
+    }
 }
