@@ -496,9 +496,10 @@ impl Delta {
                 new.entries.len(),
             );
             let ribbon = || -> Result<Additions> {
-                Ok(Additions::Filter(
-                    RibbonFilter::build(&added, ribbon_bits(rate))?,
-                ))
+                Ok(Additions::Filter(RibbonFilter::build(
+                    &added,
+                    ribbon_bits(rate),
+                )?))
             };
             match coding {
                 _ if added.is_empty() => prefixes,
@@ -618,8 +619,7 @@ impl Delta {
         let removed = if self.removed.is_empty() {
             Vec::new()
         } else {
-            let r =
-                golomb::best_parameter(&self.removed, u128::from(self.base.entries.max(1)));
+            let r = golomb::best_parameter(&self.removed, u128::from(self.base.entries.max(1)));
             params.push(r as u8);
             golomb::encode(&self.removed, r)
         };
@@ -815,8 +815,8 @@ impl Delta {
             ..ListState::default()
         };
         target.fingerprint = SetFingerprint(r.u128().ok_or_else(truncated)?);
-        let base_categories = u32::try_from(varint(&mut r)?)
-            .map_err(|_| bad("base category count out of range"))?;
+        let base_categories =
+            u32::try_from(varint(&mut r)?).map_err(|_| bad("base category count out of range"))?;
         let added_count = varint(&mut r)?;
         let removed_count = varint(&mut r)?;
         target.entries = base
@@ -855,8 +855,7 @@ impl Delta {
         let positions = if compact { 0 } else { removed_count };
         let rem_r = if positions > 0 { byte(&mut r)? } else { 0 };
         let added_len = usize::try_from(r.varint().ok_or_else(truncated)?).unwrap_or(usize::MAX);
-        let removed_len =
-            usize::try_from(r.varint().ok_or_else(truncated)?).unwrap_or(usize::MAX);
+        let removed_len = usize::try_from(r.varint().ok_or_else(truncated)?).unwrap_or(usize::MAX);
         let coded_added = r
             .take(added_len)
             .ok_or_else(|| bad("its additions are cut short"))?;
@@ -905,7 +904,9 @@ impl Delta {
         if removed.windows(2).any(|w| w[0] >= w[1])
             || removed.last().is_some_and(|&p| p >= base.entries)
         {
-            return Err(bad("removed positions are not distinct positions of the base"));
+            return Err(bad(
+                "removed positions are not distinct positions of the base",
+            ));
         }
         // What format 2 leaves out, derived: an exact delta's terms from its values and the
         // promised target; a compact one's added terms from the target and removed terms.
@@ -919,6 +920,13 @@ impl Delta {
                     .0
                     .wrapping_add(added_terms)
                     .wrapping_sub(target.fingerprint.0);
+                // Without removals the promise is checked here, for every receiver (with
+                // removals, by the receiver that finds them in its table).
+                if removed_count == 0 && removed_terms != 0 {
+                    return Err(bad(
+                        "its additions do not lead to the set fingerprint it promises",
+                    ));
+                }
                 added_terms
             }
             _ => target
@@ -1270,11 +1278,19 @@ mod tests {
     /// `n` additions to a list of `base` entries (fingerprints from SplitMix64).
     fn growth(base: usize, n: usize, probes: u32) -> (ListView, ListView) {
         let mut rng = phishbloom_filter::rng::SplitMix64::new(7);
-        let pairs: Vec<(u64, Vec<u16>)> = (0..base + n).map(|_| (rng.next_u64(), vec![0])).collect();
+        let pairs: Vec<(u64, Vec<u16>)> =
+            (0..base + n).map(|_| (rng.next_u64(), vec![0])).collect();
         let mut old = view(&[], &["a"]);
         old.probes_per_item = probes;
         let mut new = old.clone();
-        old.entries = ListView::new(KeyScheme::Exact, probes, pairs[..base].to_vec(), vec![], vec![]).entries;
+        old.entries = ListView::new(
+            KeyScheme::Exact,
+            probes,
+            pairs[..base].to_vec(),
+            vec![],
+            vec![],
+        )
+        .entries;
         new.entries = ListView::new(KeyScheme::Exact, probes, pairs, vec![], vec![]).entries;
         (old, new)
     }
@@ -1324,10 +1340,12 @@ mod tests {
         let delta = Delta::between(&old, &new, &compact(Some(0.01))).unwrap();
         assert!(matches!(delta.added, Additions::Filter(_)));
         let prefixes =
-            Delta::between_coded(&old, &new, &compact(Some(0.01)), PatchCoding::Prefixes)
-                .unwrap();
+            Delta::between_coded(&old, &new, &compact(Some(0.01)), PatchCoding::Prefixes).unwrap();
         let (filter_bytes, prefix_bytes) = (delta.to_bytes().len(), prefixes.to_bytes().len());
-        assert!(filter_bytes < prefix_bytes, "{filter_bytes} vs {prefix_bytes}");
+        assert!(
+            filter_bytes < prefix_bytes,
+            "{filter_bytes} vs {prefix_bytes}"
+        );
         assert!(filter_bytes <= 1_000, "{filter_bytes} bytes");
     }
 
@@ -1385,6 +1403,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_wrong_promised_fingerprint_is_refused() {
+        let (old, new) = growth(50, 10, 1);
+        let mut delta = Delta::between(&old, &new, &DiffOptions::default()).unwrap();
+        delta.target.fingerprint.0 ^= 1;
+        let error = Delta::from_bytes(Path::new("d"), &delta.to_bytes()).unwrap_err();
+        assert!(error.to_string().contains("promises"), "{error}");
     }
 
     /// Prints the bytes of deltas of n additions at 1 % per probe in both formats and

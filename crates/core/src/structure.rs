@@ -300,7 +300,11 @@ impl Layers {
     pub fn items(&self) -> u64 {
         self.layers.iter().map(Layer::items).sum::<u64>()
             + self.patches.iter().map(|p| p.len() as u64).sum::<u64>()
-            + self.static_patches.iter().map(RibbonFilter::len).sum::<u64>()
+            + self
+                .static_patches
+                .iter()
+                .map(RibbonFilter::len)
+                .sum::<u64>()
     }
 
     /// Bytes over all layers and patches (in memory).

@@ -337,7 +337,10 @@ mod tests {
             assert!(set.iter().all(|&v| filter.contains(v)), "n = {n}");
             assert!(filter.slots() >= n);
             let trials = 200_000;
-            let hits = keys(trials, 99).iter().filter(|&&v| filter.contains(v)).count();
+            let hits = keys(trials, 99)
+                .iter()
+                .filter(|&&v| filter.contains(v))
+                .count();
             let rate = hits as f64 / trials as f64;
             assert!((rate - ribbon_fpp(7)).abs() < 0.002, "n = {n}: {rate}");
         }
@@ -358,12 +361,10 @@ mod tests {
         let filter = RibbonFilter::build(&set, 9).unwrap();
         let solution = filter.solution();
         assert_eq!(solution.len() as u64, solution_bytes(9, filter.slots()));
-        let back = RibbonFilter::from_solution(9, filter.slots(), filter.seed(), 300, &solution)
-            .unwrap();
+        let back =
+            RibbonFilter::from_solution(9, filter.slots(), filter.seed(), 300, &solution).unwrap();
         assert_eq!(back, filter);
-        assert!(
-            RibbonFilter::from_solution(9, filter.slots(), 0, 300, &solution[1..]).is_err()
-        );
+        assert!(RibbonFilter::from_solution(9, filter.slots(), 0, 300, &solution[1..]).is_err());
         assert!(RibbonFilter::from_solution(0, filter.slots(), 0, 300, &solution).is_err());
         assert!(RibbonFilter::from_solution(33, filter.slots(), 0, 300, &solution).is_err());
         assert!(RibbonFilter::from_solution(9, 10, 0, 300, &solution).is_err());

@@ -84,8 +84,7 @@ impl Blocklist {
             });
         }
         let table = self.resolver.verification();
-        if delta.added.is_compact() && (table.is_some() || self.kind.deletes())
-        {
+        if delta.added.is_compact() && (table.is_some() || self.kind.deletes()) {
             return Err(unsuitable(format!(
                 "the delta is compact (fingerprint prefixes or a filter, for Bloom files without a \
                  verification section), and this {} file{} needs whole fingerprints: make an exact \

@@ -192,15 +192,16 @@ impl Blocklist {
                     .count();
                 let mut static_patches = Vec::with_capacity(static_count);
                 for index in 0..static_count {
-                    let entry = directory
-                        .find(tag::STATIC_PATCH, index as u16)
-                        .ok_or_else(|| {
-                            Error::invalid(
-                                path,
-                                "static patch numbering",
-                                format!("no static patch {index}"),
-                            )
-                        })?;
+                    let entry =
+                        directory
+                            .find(tag::STATIC_PATCH, index as u16)
+                            .ok_or_else(|| {
+                                Error::invalid(
+                                    path,
+                                    "static patch numbering",
+                                    format!("no static patch {index}"),
+                                )
+                            })?;
                     static_patches.push(sections::decode_static_patch(
                         path,
                         &format::read_section_vec(path, source, entry)?,
