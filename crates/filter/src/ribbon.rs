@@ -301,7 +301,7 @@ impl RibbonFilter {
             )));
         }
         let used = u64::from(bits) * slots;
-        if used % 8 != 0 && solution.last().is_some_and(|&b| b >> (used % 8) != 0) {
+        if !used.is_multiple_of(8) && solution.last().is_some_and(|&b| b >> (used % 8) != 0) {
             return Err(corrupt("padding bits are set".into()));
         }
         let mut words = vec![0u64; Self::word_count(bits, slots)];
