@@ -643,13 +643,15 @@ impl Delta {
             header.put_u128(self.removed_terms);
         }
         header.extend_from_slice(&params);
+        let extras = self.encode_extras();
         header.put_varint(added.len() as u64);
         header.put_varint(removed.len() as u64);
+        header.put_varint(extras.len() as u64);
         Encoded2 {
             header,
             added,
             removed,
-            extras: self.encode_extras(),
+            extras,
         }
     }
 
@@ -765,6 +767,25 @@ impl Delta {
         let stored = u64::from_le_bytes(stored.try_into().unwrap_or_default());
         let computed = xxhash_rust::xxh3::xxh3_64(body);
         if stored != computed {
+            // A copy cut short says so, when its header says how long it should be.
+            if bytes.get(8..12) == Some(&VERSION.to_le_bytes()[..]) {
+                match format2_length(bytes) {
+                    None => {
+                        return Err(bad(format!(
+                            "truncated at {} bytes, within its header: the copy is incomplete",
+                            bytes.len()
+                        )))
+                    }
+                    Some(promised) if promised > bytes.len() => {
+                        return Err(bad(format!(
+                            "truncated at {} bytes (its header promises {promised}): the copy \
+                             is incomplete",
+                            bytes.len()
+                        )))
+                    }
+                    Some(_) => {}
+                }
+            }
             return Err(bad(format!(
                 "checksum mismatch (stored {stored:#018x}, computed {computed:#018x}): the \
                  copy is damaged or incomplete"
@@ -856,6 +877,14 @@ impl Delta {
         let rem_r = if positions > 0 { byte(&mut r)? } else { 0 };
         let added_len = usize::try_from(r.varint().ok_or_else(truncated)?).unwrap_or(usize::MAX);
         let removed_len = usize::try_from(r.varint().ok_or_else(truncated)?).unwrap_or(usize::MAX);
+        let extras_len = usize::try_from(r.varint().ok_or_else(truncated)?).unwrap_or(usize::MAX);
+        if [added_len, removed_len, extras_len]
+            .iter()
+            .try_fold(0usize, |sum, &len| sum.checked_add(len))
+            != Some(r.rest().len())
+        {
+            return Err(bad("its parts do not add up to its length"));
+        }
         let coded_added = r
             .take(added_len)
             .ok_or_else(|| bad("its additions are cut short"))?;
@@ -1123,6 +1152,54 @@ impl Delta {
     }
 }
 
+/// The whole length a format 2 delta's header promises (header, parts, checksum), read from
+/// its first bytes without checking anything else: `None` when they do not hold the header.
+fn format2_length(bytes: &[u8]) -> Option<usize> {
+    let mut r = ByteReader::new(bytes);
+    r.take(8)?;
+    if r.u32()? != VERSION {
+        return None;
+    }
+    r.u8()?;
+    let code = r.u8()?;
+    // Probes per item, created, base version, base entries; base fingerprint; target version
+    // step; target fingerprint; base categories, added count.
+    for _ in 0..4 {
+        r.varint()?;
+    }
+    r.take(16)?;
+    r.varint()?;
+    r.take(16)?;
+    r.varint()?;
+    r.varint()?;
+    let removed_count = r.varint()?;
+    let compact = code != coding::EXACT;
+    if compact && removed_count > 0 {
+        r.take(16)?;
+    }
+    match code {
+        coding::EXACT => {
+            r.take(1)?;
+        }
+        coding::PREFIXES => {
+            r.take(2)?;
+        }
+        _ => {
+            r.u8()?;
+            r.varint()?;
+            r.varint()?;
+        }
+    }
+    if !compact && removed_count > 0 {
+        r.u8()?;
+    }
+    let mut parts = 0usize;
+    for _ in 0..3 {
+        parts = parts.checked_add(usize::try_from(r.varint()?).ok()?)?;
+    }
+    r.position().checked_add(parts)?.checked_add(CHECKSUM_LEN)
+}
+
 /// The coding code, parameter bytes and coded values of a format 2 delta's additions.
 fn encode_additions(additions: &Additions) -> (u8, Vec<u8>, Vec<u8>) {
     match additions {
@@ -1387,7 +1464,10 @@ mod tests {
                     .unwrap()
                     .to_bytes();
                 for len in 0..bytes.len() {
-                    assert!(Delta::from_bytes(Path::new("d"), &bytes[..len]).is_err());
+                    let error = Delta::from_bytes(Path::new("d"), &bytes[..len]).unwrap_err();
+                    if len >= 14 {
+                        assert!(error.to_string().contains("truncated"), "{error}");
+                    }
                 }
                 for at in 0..bytes.len() {
                     let mut flipped = bytes.clone();
