@@ -505,6 +505,16 @@ pub enum Error {
         detail: String,
     },
 
+    /// A keyword list given to `check`.
+    #[error(
+        "{path}: a keyword list: it finds keywords and phrases inside text; use `phishbloom \
+         scan {path} FILE…` (check answers whole URLs and keys)"
+    )]
+    KeywordList {
+        /// The list.
+        path: PathBuf,
+    },
+
     /// Input given as a list that is not text.
     #[error(
         "{path}: not a text list ({detail}); a list is text, one entry per line (gzip and zstd \

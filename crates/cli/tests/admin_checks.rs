@@ -1,0 +1,71 @@
+//! Issue 20's refusals and verifications, through the real executable: `check` on a keyword
+//! list (item 5), `info` verifying a keyword index whole (item 6).
+
+mod common;
+
+use common::*;
+
+/// A keyword list of `n` phrases, with its index (`--verify`).
+fn keyword_list(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
+    let input = dir.join("kw.txt");
+    let phrases: Vec<String> = (0..n).map(|i| format!("spam phrase {i}")).collect();
+    std::fs::write(&input, phrases.join("\n")).unwrap();
+    build_list(
+        dir.join("kw.bloom"),
+        ["--keywords", input.to_str().unwrap(), "--verify"],
+    )
+}
+
+#[test]
+fn item_05_check_refuses_a_keyword_list_and_names_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = keyword_list(dir.path(), 10);
+    assert_error(
+        phishbloom().arg("check").arg(&list).arg("spam phrase 1"),
+        &["a keyword list", "phishbloom scan"],
+    );
+    assert_error(
+        phishbloom()
+            .arg("check")
+            .arg(&list)
+            .write_stdin("spam phrase 1\n"),
+        &["a keyword list"],
+    );
+}
+
+#[test]
+fn item_06_info_verifies_every_block_of_a_keyword_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = keyword_list(dir.path(), 3000);
+    let info = info_json(&list);
+    let section = info["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "keyword index section")
+        .expect("a keyword index section")
+        .clone();
+    let (offset, len) = (
+        section["offset"].as_u64().unwrap() as usize,
+        section["bytes"].as_u64().unwrap() as usize,
+    );
+    let original = std::fs::read(&list).unwrap();
+    phishbloom().arg("info").arg(&list).assert().success();
+    let damaged = dir.path().join("damaged.bloom");
+    // 60 flips spread over the section: each must be caught (the directory by its checksum on
+    // opening, a block by its own checksum, which `info` now reads).
+    for i in 0..60 {
+        let at = offset + (i * 7919 + 13) % len;
+        let mut bytes = original.clone();
+        bytes[at] ^= 1 << (i % 8);
+        std::fs::write(&damaged, &bytes).unwrap();
+        let output = phishbloom().arg("info").arg(&damaged).output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "a flip at byte {at} (section offset {}) was not caught: {}",
+            at - offset,
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+}
