@@ -1,5 +1,6 @@
 //! Issue 20's refusals and verifications, through the real executable: `check` on a keyword
-//! list (item 5), `info` verifying a keyword index whole (item 6).
+//! list (item 5), `info` verifying a keyword index whole (item 6), rates a kind cannot reach
+//! (item 8).
 
 mod common;
 
@@ -68,4 +69,34 @@ fn item_06_info_verifies_every_block_of_a_keyword_index() {
             String::from_utf8_lossy(&output.stdout)
         );
     }
+}
+
+#[test]
+fn item_08_a_rate_the_kind_cannot_reach_is_refused_in_a_short_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("l.txt");
+    std::fs::write(&input, "evil.example\nbad.example/login\n").unwrap();
+    for kind in ["classic", "counting", "cuckoo"] {
+        let line = assert_error(
+            phishbloom()
+                .arg("build")
+                .arg(&input)
+                .args(["--kind", kind, "--fpp", "1e-300", "-o"])
+                .arg(dir.path().join("f.bloom")),
+            &["fpp", "e-"],
+        );
+        assert!(line.len() < 250, "{} characters: {line}", line.len());
+    }
+    assert!(!dir.path().join("f.bloom").exists());
+    // The lowest rates a kind reaches still build, and meet their target.
+    build_list(
+        dir.path().join("ok.bloom"),
+        [
+            input.to_str().unwrap(),
+            "--kind",
+            "classic",
+            "--fpp",
+            "1e-17",
+        ],
+    );
 }
