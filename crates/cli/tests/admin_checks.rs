@@ -1,6 +1,6 @@
 //! Issue 20's refusals and verifications, through the real executable: `check` on a keyword
 //! list (item 5), `info` verifying a keyword index whole (item 6), rates a kind cannot reach
-//! (item 8).
+//! (item 8), a failed writer's temporary files (item 9), a held edit lock (item 10).
 
 mod common;
 
@@ -99,4 +99,76 @@ fn item_08_a_rate_the_kind_cannot_reach_is_refused_in_a_short_message() {
             "1e-17",
         ],
     );
+}
+
+/// A `--verify` URL list with room to add, in `dir`.
+fn room_list(dir: &std::path::Path) -> std::path::PathBuf {
+    let input = dir.join("l.txt");
+    std::fs::write(&input, "evil.example\n").unwrap();
+    build_list(
+        dir.join("l.bloom"),
+        [input.to_str().unwrap(), "--verify", "--capacity", "100"],
+    )
+}
+
+#[test]
+fn item_09_the_next_writer_removes_a_dead_writers_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = room_list(dir.path());
+    // What a writer killed mid-write leaves (PIDs never exceed 2^22: 99,999,999 is gone).
+    let leftover = dir.path().join(".l.bloom.tmp.99999999.0");
+    std::fs::write(&leftover, vec![0u8; 1 << 20]).unwrap();
+    phishbloom()
+        .arg("add")
+        .arg(&list)
+        .arg("new.example")
+        .assert()
+        .success();
+    assert!(
+        !leftover.exists(),
+        "the dead writer's temporary file is still there"
+    );
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp."))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn item_10_a_held_edit_lock_is_waited_for_at_most_the_lock_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = room_list(dir.path());
+    // This test process holds the lock, as a writer stopped with SIGSTOP would.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.path().join("l.bloom.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    std::fs::write(dir.path().join("l.bloom.lock"), b"4242").unwrap();
+    let start = std::time::Instant::now();
+    assert_error(
+        phishbloom()
+            .arg("add")
+            .arg(&list)
+            .arg("new.example")
+            .args(["--lock-timeout", "1s"]),
+        &["process 4242", "edit lock", "--lock-timeout"],
+    );
+    let waited = start.elapsed();
+    assert!(
+        waited >= std::time::Duration::from_secs(1) && waited < std::time::Duration::from_secs(20),
+        "{waited:?}"
+    );
+    drop(lock);
+    phishbloom()
+        .arg("add")
+        .arg(&list)
+        .arg("new.example")
+        .args(["--lock-timeout", "1s"])
+        .assert()
+        .success();
 }
