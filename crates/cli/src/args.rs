@@ -788,6 +788,10 @@ pub struct ServeArgs {
     /// polls of a list's index.json.
     #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().sync_interval.as_secs_f64())]
     pub sync_interval: f64,
+    /// Reload a served file even when it holds an older list version than the one served
+    /// (refused and counted otherwise, unless it holds the same set of entries).
+    #[arg(long)]
+    pub allow_rollback: bool,
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,

@@ -212,7 +212,8 @@ fn every_route_and_error() {
 
     // Health and lists.
     let health: Value = http.get(url("/healthz")).send().unwrap().json().unwrap();
-    assert_eq!(health, json!({"status": "ok", "lists": 2}));
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["lists"].as_array().map(Vec::len), Some(2));
     let lists: Value = http.get(url("/v1/lists")).send().unwrap().json().unwrap();
     let lists = lists["lists"].as_array().unwrap();
     assert_eq!(lists.len(), 2);

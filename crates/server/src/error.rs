@@ -48,6 +48,21 @@ pub enum Error {
         cause: std::io::Error,
     },
 
+    /// A reloaded file holds an older version of the list than the one served.
+    #[error(
+        "{name}: the new file holds version {found}, older than the version {served} served (a \
+         rollback: clients holding version {served} would refuse it); the old list keeps \
+         serving — rebuild the list over the served file, or start serve with --allow-rollback"
+    )]
+    Rollback {
+        /// The list.
+        name: String,
+        /// The version of the new file.
+        found: u64,
+        /// The version served.
+        served: u64,
+    },
+
     /// No delta from the version asked is kept.
     #[error("no delta of {name:?} from version {from}: deltas start from the versions kept ({kept:?}; none for a list without a verification section); fetch the whole file from /v1/lists/{name}/file (send If-None-Match to skip an unchanged one)")]
     NoDelta {

@@ -9,9 +9,11 @@
 //! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at |
 //! | `GET /v1/lists/{name}/file` | the blocklist file; `ETag`, `If-None-Match` → 304 |
 //! | `GET /v1/lists/{name}/delta?from=V[&to=W]` | the delta file from version V (404 if not kept, or if W is not the version served) |
+//! | `GET /healthz` | liveness, always 200: `status` is `ok`, or `degraded` when a list's last reload was refused (each list's version, age, last error) |
+//! | `GET /readyz` | 200 when every list serves the newest good file, else 503 |
 //! | `GET /v1/lists/{name}/index.json` | the sync protocol's index (docs/SYNC.md): version, set fingerprint, file and deltas with their SHA-256; `ETag`, `If-None-Match` → 304 |
 //! | `POST`/`DELETE /v1/lists/{name}/entries` `{"entries": [...]}` | add/remove, bearer token |
-//! | `GET /healthz`, `GET /metrics` | health, Prometheus text |
+//! | `GET /metrics` | Prometheus text (every list's counters from 0) |
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -169,6 +171,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
             axum::routing::post(add_entries).delete(remove_entries),
         )
         .route("/healthz", get(health))
+        .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -644,6 +647,8 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
         .iter()
         .map(|slot| {
             let served = slot.load();
+            // Before the read guard below (the checksum takes its own).
+            let checksum = served.file_checksum();
             let state = served.read();
             let list = &state.list;
             let meta = list.meta();
@@ -659,7 +664,7 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
                 "entries": meta.entries,
                 "entries_exact": meta.exact_count,
                 "fingerprint": meta.fingerprint,
-                "checksum": list.directory().map(|d| format!("{:016x}", d.checksum)),
+                "checksum": checksum.map(|c| format!("{c:016x}")),
                 "bytes": bytes,
                 "capacity": state.capacity(),
                 "grows": state.grows(),
@@ -887,8 +892,52 @@ async fn change_entries(
 
 /// `GET /healthz`.
 async fn health(State(shared): State<Arc<Shared>>) -> Response {
-    let lists = shared.lists.registry().slots().len();
-    axum::Json(serde_json::json!({ "status": "ok", "lists": lists })).into_response()
+    let (degraded, lists) = list_health(&shared);
+    let status = if degraded { "degraded" } else { "ok" };
+    axum::Json(serde_json::json!({ "status": status, "lists": lists })).into_response()
+}
+
+/// `GET /readyz`: 200 when every list serves the newest good file of its path (no reload
+/// refused since the last one that succeeded), 503 otherwise — for a load balancer that
+/// should send checks elsewhere meanwhile. `/healthz` stays 200 while the process answers.
+async fn ready(State(shared): State<Arc<Shared>>) -> Response {
+    let (degraded, lists) = list_health(&shared);
+    let status = if degraded {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let body = serde_json::json!({ "ready": !degraded, "lists": lists });
+    (status, axum::Json(body)).into_response()
+}
+
+/// Whether any list's last reload was refused, and each list's state: version, the age of the
+/// list served (seconds since it was written), and the refused reload's error and time.
+fn list_health(shared: &Shared) -> (bool, Vec<serde_json::Value>) {
+    let now = phishbloom_blocklist::now();
+    let mut degraded = false;
+    let lists = shared
+        .lists
+        .registry()
+        .slots()
+        .iter()
+        .map(|slot| {
+            let served = slot.load();
+            let meta = served.read().list.meta().clone();
+            let problem = slot.problem();
+            degraded |= problem.is_some();
+            serde_json::json!({
+                "name": slot.name,
+                "status": if problem.is_some() { "degraded" } else { "ok" },
+                "version": meta.version,
+                "age_seconds": now.saturating_sub(meta.created),
+                "loaded_at": served.loaded_at,
+                "last_error": problem.as_ref().map(|(error, _)| error),
+                "last_error_at": problem.as_ref().map(|(_, at)| at),
+            })
+        })
+        .collect();
+    (degraded, lists)
 }
 
 /// `GET /metrics`.

@@ -11,6 +11,7 @@
 use phishbloom_blocklist::BlocklistFile;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -115,6 +116,9 @@ pub struct Served {
     /// When it was loaded or created (seconds since the Unix epoch).
     pub loaded_at: u64,
     image: Mutex<Option<Arc<FileImage>>>,
+    /// The checksum of the file this version was last saved as (a list changed over HTTP or
+    /// RESP has no directory of its own until read again).
+    saved: Mutex<Option<u64>>,
 }
 
 impl Served {
@@ -123,6 +127,7 @@ impl Served {
             state: RwLock::new(state),
             loaded_at: unix_now(),
             image: Mutex::new(image.map(Arc::new)),
+            saved: Mutex::new(None),
         }
     }
 
@@ -160,6 +165,14 @@ impl Served {
 
     fn invalidate_image(&self) {
         *self.image.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *self.saved.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// The file checksum (xxh3-64 of its section table) of this version: the one it was read
+    /// with, or the one it was last saved with; `None` for a list held only in memory.
+    pub fn file_checksum(&self) -> Option<u64> {
+        let read = self.read().list.directory().map(|d| d.checksum);
+        read.or(*self.saved.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -221,6 +234,9 @@ pub struct Slot {
     stamp: Mutex<Option<Stamp>>,
     /// Views of the last versions served (the current one last), for deltas.
     history: Mutex<VecDeque<Arc<ListView>>>,
+    /// The last reload refused and when (seconds since the Unix epoch), until a reload succeeds:
+    /// the list then serves an older file than the one on disk.
+    problem: Mutex<Option<(String, u64)>>,
     /// Deltas made, by (from, to) version: a delta's bytes carry its creation time, so the one
     /// an index describes (length, SHA-256) must be the one `delta` sends.
     deltas: Mutex<DeltaCache>,
@@ -268,6 +284,19 @@ impl Slot {
             }
             Err(_) => history.clear(),
         }
+    }
+
+    /// The last reload refused and when, if no reload succeeded since.
+    pub fn problem(&self) -> Option<(String, u64)> {
+        self.problem
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set_problem(&self, problem: Option<String>) {
+        *self.problem.lock().unwrap_or_else(PoisonError::into_inner) =
+            problem.map(|p| (p, unix_now()));
     }
 
     /// The versions deltas can start from (the current one included).
@@ -399,6 +428,8 @@ pub struct Lists {
     metrics: Arc<Metrics>,
     /// Serializes creating lists (`BF.RESERVE`, `BF.ADD` of a new key).
     create: Mutex<()>,
+    /// Whether a reload may load an older list version than the one served.
+    allow_rollback: AtomicBool,
 }
 
 /// Seconds since the Unix epoch.
@@ -445,6 +476,7 @@ impl Lists {
                 writer: Mutex::new(()),
                 stamp: Mutex::new(stamp),
                 history: Mutex::new(VecDeque::new()),
+                problem: Mutex::default(),
                 deltas: Mutex::default(),
             });
             slot.remember(&slot.load());
@@ -454,11 +486,18 @@ impl Lists {
             registry: ArcSwap::from_pointee(registry),
             metrics,
             create: Mutex::new(()),
+            allow_rollback: AtomicBool::new(false),
         };
         for slot in lists.registry().slots() {
             lists.report(slot);
         }
         Ok(lists)
+    }
+
+    /// Lets reloads load a file of an older list version than the one served (refused and
+    /// counted otherwise: clients holding the newer version would refuse its deltas).
+    pub fn set_allow_rollback(&self, allow: bool) {
+        self.allow_rollback.store(allow, Ordering::Relaxed);
     }
 
     /// The metrics.
@@ -513,12 +552,27 @@ impl Lists {
             let labels = ListLabels {
                 list: slot.name.clone(),
             };
+            let opened = opened.and_then(|(state, image)| {
+                let (old, new) = (slot.load().read().list.meta().clone(), state.list.meta());
+                // A rebuild of the same set under a fresh version number is not a rollback.
+                let rollback = new.version < old.version && new.fingerprint != old.fingerprint;
+                if rollback && !self.allow_rollback.load(Ordering::Relaxed) {
+                    self.metrics.reload_rollbacks.get_or_create(&labels).inc();
+                    return Err(Error::Rollback {
+                        name: slot.name.clone(),
+                        found: new.version,
+                        served: old.version,
+                    });
+                }
+                Ok((state, image))
+            });
             match opened {
                 Ok((state, image)) => {
                     let served = Arc::new(Served::new(state, Some(image)));
                     slot.remember(&served);
                     slot.current.store(served);
                     slot.set_stamp(stamp);
+                    slot.set_problem(None);
                     self.metrics.reloads.get_or_create(&labels).inc();
                     tracing::info!(list = %slot.name, path = %path.display(), "reloaded");
                     report.reloaded.push(slot.name.clone());
@@ -526,6 +580,7 @@ impl Lists {
                 Err(error) => {
                     // Remember the refused version so it is not retried until it changes again.
                     slot.set_stamp(stamp);
+                    slot.set_problem(Some(error.to_string()));
                     self.metrics.reload_failures.get_or_create(&labels).inc();
                     tracing::error!(list = %slot.name, %error, "reload refused; the old list keeps serving");
                     report.failed.push((slot.name.clone(), error.to_string()));
@@ -568,7 +623,9 @@ impl Lists {
         if let Some(path) = &slot.path {
             match &result {
                 Ok(_) => {
-                    served.read().list.save(path, &[])?;
+                    let directory = served.read().list.save(path, &[])?;
+                    *served.saved.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(directory.checksum);
                     slot.set_stamp(Stamp::of(path));
                     slot.remember(&served);
                 }
@@ -618,6 +675,7 @@ impl Lists {
             writer: Mutex::new(()),
             stamp: Mutex::new(None),
             history: Mutex::new(VecDeque::new()),
+            problem: Mutex::default(),
             deltas: Mutex::default(),
         });
         slot.remember(&slot.load());

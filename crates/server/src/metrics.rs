@@ -61,6 +61,8 @@ pub struct Metrics {
     pub reloads: Family<ListLabels, Counter>,
     /// Reloads refused (unreadable or corrupt file; the old list keeps serving), by list.
     pub reload_failures: Family<ListLabels, Counter>,
+    /// Of those, files of an older list version (a rollback), by list.
+    pub reload_rollbacks: Family<ListLabels, Counter>,
     /// The served list version, by list.
     pub list_version: Family<ListLabels, Gauge>,
     /// Entries in the served list, by list.
@@ -128,6 +130,12 @@ impl Metrics {
             "Reloads refused because the new file could not be read or was corrupt",
             reload_failures.clone(),
         );
+        let reload_rollbacks = Family::<ListLabels, Counter>::default();
+        registry.register(
+            "reload_rollbacks",
+            "Reloads refused because the new file holds an older list version, by list",
+            reload_rollbacks.clone(),
+        );
         let list_version = Family::<ListLabels, Gauge>::default();
         registry.register("list_version", "Served list version", list_version.clone());
         let list_entries = Family::<ListLabels, Gauge>::default();
@@ -153,6 +161,7 @@ impl Metrics {
             listed,
             reloads,
             reload_failures,
+            reload_rollbacks,
             list_version,
             list_entries,
             list_bytes,
@@ -186,6 +195,11 @@ impl Metrics {
         self.list_version.get_or_create(&labels).set(clamp(version));
         self.list_entries.get_or_create(&labels).set(clamp(entries));
         self.list_bytes.get_or_create(&labels).set(clamp(bytes));
+        // Every counter of a list is exported from the start, at 0: a rate or an alert on it
+        // needs the series before its first event.
+        let _ = self.reloads.get_or_create(&labels);
+        let _ = self.reload_failures.get_or_create(&labels);
+        let _ = self.reload_rollbacks.get_or_create(&labels);
     }
 
     /// Records one HTTP request.

@@ -22,12 +22,17 @@ pub fn default_threads(requested: Option<usize>) -> usize {
 }
 
 /// Sends the server's log lines (tracing) to standard error, at `info` unless `RUST_LOG` says
-/// otherwise; a second call changes nothing.
+/// otherwise, coloured only on a terminal and never with `NO_COLOR` set (no-color.org); a
+/// second call changes nothing.
 pub fn init_logging() {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let colour = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .try_init();
 }
