@@ -148,7 +148,7 @@ pub unsafe extern "C" fn pb_check(handle: u32, item: *const u8, item_len: usize,
 
 /// Answers a whole stream (the bytes `phishbloom check FILE` would read on standard input:
 /// lines split as it splits them); the result buffer holds every line it prints. Returns how
-/// many items were listed, or -1 if no list has that handle.
+/// many items were listed (at most `i32::MAX`), or -1 if no list has that handle.
 ///
 /// # Safety
 /// `text` must point to `text_len` readable bytes ([`pb_alloc`] memory).
@@ -158,7 +158,7 @@ pub unsafe extern "C" fn pb_check_lines(
     text: *const u8,
     text_len: usize,
     json: u32,
-) -> i64 {
+) -> i32 {
     // SAFETY: the caller's promise.
     let text = unsafe { input(text, text_len) };
     with(|state| {
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn pb_check_lines(
         let mut out = Vec::with_capacity(text.len() * 2);
         let listed = answer(loaded, &stream_lines(text), output_of(json), &mut out);
         set_result(state, out);
-        i64::try_from(listed).unwrap_or(i64::MAX)
+        i32::try_from(listed).unwrap_or(i32::MAX)
     })
 }
 
