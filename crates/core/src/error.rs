@@ -505,6 +505,70 @@ pub enum Error {
         detail: String,
     },
 
+    /// An index that cannot be read (publish/sync protocol).
+    #[error("{origin}: not a usable list index: {problem}")]
+    BadIndex {
+        /// Where the index came from.
+        origin: String,
+        /// What is wrong.
+        problem: String,
+    },
+
+    /// An index that is not signed by the trusted key.
+    #[error(
+        "{origin}: refused: {problem}; the list was left as it was (check that the publisher \
+         signs with `publish --sign` and that you trust its .pub key)"
+    )]
+    Untrusted {
+        /// Where the index came from.
+        origin: String,
+        /// Why it is not trusted.
+        problem: String,
+    },
+
+    /// A signing key that cannot be read.
+    #[error("{origin}: not a phishbloom signing key: {problem} (make one with `phishbloom keygen NAME`)")]
+    BadKey {
+        /// The key file.
+        origin: String,
+        /// What is wrong.
+        problem: String,
+    },
+
+    /// A download that is not what the index promised.
+    #[error("{path}: the download is not the one the index names: {problem}")]
+    Download {
+        /// The download's path.
+        path: String,
+        /// What differs.
+        problem: String,
+    },
+
+    /// A published version older than the one held.
+    #[error(
+        "{name}: the published version {published} is older than the local version {local}; \
+         refusing to go back (pass --allow-rollback to accept it)"
+    )]
+    Rollback {
+        /// The list.
+        name: String,
+        /// The version held.
+        local: u64,
+        /// The version published.
+        published: u64,
+    },
+
+    /// A list reached by sync that is not the one the index promised.
+    #[error("{name}: the index promised {promised}, the update gave {found}")]
+    NotPromised {
+        /// The list.
+        name: String,
+        /// What the index promised.
+        promised: String,
+        /// What the copy holds.
+        found: String,
+    },
+
     /// An error from the filter crate (sizing, parameters).
     #[error(transparent)]
     Filter(#[from] phishbloom_filter::Error),

@@ -26,7 +26,8 @@
 //! - [`list`] — [`Blocklist`]: build in memory, read from and write to a file image, check,
 //!   add, remove, apply, merge, describe.
 //! - [`scan`] — finding keywords inside text; [`printer`] — verdict lines as TSV or JSON;
-//!   [`plan`] — the sizing calculator.
+//!   [`plan`] — the sizing calculator; [`sync`] — the publish/sync protocol's index, its
+//!   Ed25519 signature, and which downloads bring a copy up to date.
 //!
 //! # Example
 //! ```
@@ -75,6 +76,7 @@ pub mod resolve;
 pub mod scan;
 pub mod sections;
 pub mod structure;
+pub mod sync;
 
 pub use contents::{EntrySet, KeyList};
 pub use engine::Scratch;

@@ -83,6 +83,8 @@ fn dependencies_are_the_wasm_ready_ones() {
         "serde_json",
         "thiserror",
         "bytemuck",
+        "sha2",
+        "ed25519-dalek",
         "icu_casemap",
     ];
     for name in &names {

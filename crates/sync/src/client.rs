@@ -1,0 +1,225 @@
+//! `sync`'s client: brings a local blocklist file to the version a publisher offers — the
+//! whole file the first time, then the cheapest chain of deltas — checking every download
+//! against the index (its SHA-256, signed with the index when a key is trusted), applying,
+//! confirming the promised version and set fingerprint, then replacing the file atomically (a
+//! `serve` or `squid-helper` reading it reloads as usual). Any failure along a chain falls back
+//! to the whole file; a publisher going backwards is refused unless allowed.
+
+use std::path::{Path, PathBuf};
+
+use phishbloom_blocklist::atomic::{write_atomic, EditLock};
+use phishbloom_blocklist::delta::Delta;
+use phishbloom_blocklist::{Blocklist, BlocklistFile};
+use phishbloom_core::sync::{Index, LocalState, Plan, PublicKey, MAX_INDEX_BYTES};
+
+use crate::error::{Error, Result};
+use crate::fetch::{Fetch, Fetched};
+
+/// The index's path relative to a list's base.
+pub const INDEX_PATH: &str = "index.json";
+
+/// How to sync.
+#[derive(Default)]
+pub struct SyncOptions {
+    /// Refuse indexes not signed by this key.
+    pub trust: Option<PublicKey>,
+    /// Accept a published version older than the local one.
+    pub allow_rollback: bool,
+}
+
+/// How a copy was brought up to date.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The whole file.
+    Whole,
+    /// A chain of this many deltas.
+    Deltas(usize),
+    /// The whole file, after a chain failed for this reason.
+    WholeAfter(String),
+}
+
+/// What one sync did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The local copy is the published version.
+    Current {
+        /// The list's name.
+        name: String,
+        /// Its version.
+        version: u64,
+    },
+    /// The local copy was replaced.
+    Updated {
+        /// The list's name.
+        name: String,
+        /// The version held before (none: no copy).
+        from: Option<u64>,
+        /// The version now held.
+        to: u64,
+        /// Bytes downloaded, index included.
+        bytes: u64,
+        /// How.
+        via: Via,
+    },
+}
+
+/// A client keeping one local file current from one published list.
+pub struct Client {
+    fetch: Box<dyn Fetch>,
+    file: PathBuf,
+    options: SyncOptions,
+    /// The `ETag` of the last index read, and the version the file had then.
+    last: Option<(String, u64)>,
+    /// The least seconds between polls the last index asked for.
+    min_interval: Option<u64>,
+}
+
+impl Client {
+    /// A client of `fetch` keeping `file` current.
+    pub fn new(fetch: Box<dyn Fetch>, file: &Path, options: SyncOptions) -> Client {
+        Client {
+            fetch,
+            file: file.to_path_buf(),
+            options,
+            last: None,
+            min_interval: None,
+        }
+    }
+
+    /// The least seconds between polls the publisher asked for in the last index read.
+    pub fn min_interval(&self) -> Option<u64> {
+        self.min_interval
+    }
+
+    /// One sync: fetch the index and whatever brings the file to it.
+    pub fn sync_once(&mut self) -> Result<Outcome> {
+        let local = self.read_local();
+        let local_state = local.as_ref().map(LocalState::of);
+        // Ask for the index conditionally only while the file is the version it was when
+        // that index was read (an edited or replaced file needs the index again).
+        let etag = match (&self.last, &local_state) {
+            (Some((etag, version)), Some(state)) if *version == state.version => {
+                Some(etag.as_str())
+            }
+            _ => None,
+        };
+        let fetched = self.fetch.get(INDEX_PATH, MAX_INDEX_BYTES as u64, etag)?;
+        let (index_bytes, etag) = match fetched {
+            Fetched::NotModified => {
+                // Only asked with a local copy: the file is the version last synced.
+                let (list, version) = match (&local, &local_state) {
+                    (Some(list), Some(state)) => (list, state.version),
+                    _ => unreachable!("a conditional request is only made with a local copy"),
+                };
+                return Ok(Outcome::Current {
+                    name: list.meta().name.clone(),
+                    version,
+                });
+            }
+            Fetched::Body { bytes, etag } => (bytes, etag),
+        };
+        let origin = self.fetch.locate(INDEX_PATH);
+        let index = Index::from_json(&origin, &index_bytes, self.options.trust.as_ref())?;
+        self.min_interval = Some(index.body.min_interval);
+        let plan = index.plan(local_state, self.options.allow_rollback)?;
+        let mut bytes = index_bytes.len() as u64;
+        let via = match plan {
+            Plan::Current => {
+                self.last = etag.map(|e| (e, index.body.version));
+                return Ok(Outcome::Current {
+                    name: index.body.name.clone(),
+                    version: index.body.version,
+                });
+            }
+            Plan::Whole(_) => {
+                bytes += self.fetch_whole(&index)?;
+                Via::Whole
+            }
+            Plan::Chain(links) => {
+                // `local` is Some: a chain is only planned from a local version.
+                let list = local.expect("a chain starts from the local copy");
+                match self.follow(&index, list, &links) {
+                    Ok(fetched) => {
+                        bytes += fetched;
+                        Via::Deltas(links.len())
+                    }
+                    Err((fetched, why)) => {
+                        bytes += fetched + self.fetch_whole(&index)?;
+                        Via::WholeAfter(why.to_string())
+                    }
+                }
+            }
+        };
+        self.last = etag.map(|e| (e, index.body.version));
+        Ok(Outcome::Updated {
+            name: index.body.name.clone(),
+            from: local_state.map(|s| s.version),
+            to: index.body.version,
+            bytes,
+            via,
+        })
+    }
+
+    /// The local copy, if there is a readable one (a damaged copy is replaced by the whole
+    /// file, as if there were none).
+    fn read_local(&self) -> Option<Blocklist> {
+        Blocklist::open(&self.file).ok()
+    }
+
+    /// Downloads the whole file, checks it and puts it in place; the bytes downloaded.
+    fn fetch_whole(&self, index: &Index) -> Result<u64> {
+        let file = &index.body.file;
+        let bytes = match self.fetch.get(&file.path, file.bytes, None)? {
+            Fetched::Body { bytes, .. } => bytes,
+            Fetched::NotModified => unreachable!("an unconditional request is never 304"),
+        };
+        file.check(&bytes)?;
+        let list = Blocklist::from_bytes(self.fetch.locate(&file.path), &bytes)?;
+        index.confirm(&list)?;
+        self.replace(|path| write_atomic(path, &[], &[&bytes]))?;
+        Ok(bytes.len() as u64)
+    }
+
+    /// Downloads and applies a chain of deltas to `list`, confirms and saves it; the bytes
+    /// downloaded, or those and why the chain failed.
+    fn follow(
+        &self,
+        index: &Index,
+        mut list: Blocklist,
+        links: &[phishbloom_core::sync::DeltaLink],
+    ) -> std::result::Result<u64, (u64, Error)> {
+        let mut fetched = 0u64;
+        for link in links {
+            let bytes = match self.fetch.get(&link.file.path, link.file.bytes, None) {
+                Ok(Fetched::Body { bytes, .. }) => bytes,
+                Ok(Fetched::NotModified) => unreachable!("an unconditional request is never 304"),
+                Err(e) => return Err((fetched, e)),
+            };
+            fetched += bytes.len() as u64;
+            let step = (|| -> Result<()> {
+                link.file.check(&bytes)?;
+                let locate = self.fetch.locate(&link.file.path);
+                let delta = Delta::from_bytes(Path::new(&locate), &bytes)?;
+                list.apply(&delta)?;
+                Ok(())
+            })();
+            step.map_err(|e| (fetched, e))?;
+        }
+        index.confirm(&list).map_err(|e| (fetched, e.into()))?;
+        self.replace(|path| list.save(path, &[]).map(drop))
+            .map_err(|e| (fetched, e))?;
+        Ok(fetched)
+    }
+
+    /// Replaces the local file by `write`, under its edit lock when it exists (so a
+    /// concurrent `add` or `apply` of the same file runs before or after, never between).
+    fn replace(&self, write: impl FnOnce(&Path) -> phishbloom_blocklist::Result<()>) -> Result<()> {
+        let _lock = if self.file.exists() {
+            Some(EditLock::acquire(&self.file)?)
+        } else {
+            None
+        };
+        write(&self.file)?;
+        Ok(())
+    }
+}

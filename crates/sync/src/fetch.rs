@@ -1,0 +1,218 @@
+//! Where a client reads a published list from: an http(s) URL (a `publish` directory on any
+//! web server, or serve's `/v1/lists/NAME`) or a local directory, behind one small interface.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// What a GET gave.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Fetched {
+    /// The resource is the one named by the `ETag` sent (HTTP 304).
+    NotModified,
+    /// The body, and its `ETag` when the server gave one.
+    Body {
+        /// The bytes.
+        bytes: Vec<u8>,
+        /// The entity tag, for the next conditional request.
+        etag: Option<String>,
+    },
+}
+
+/// Reads the files of one published list, by their paths relative to its base.
+pub trait Fetch: Send {
+    /// Gets `path`, at most `limit` bytes; with `etag`, conditionally (`If-None-Match`).
+    fn get(&self, path: &str, limit: u64, etag: Option<&str>) -> Result<Fetched>;
+
+    /// The full name of `path`, for messages.
+    fn locate(&self, path: &str) -> String;
+}
+
+/// Opens the base a user gave: `http://` or `https://` URLs over HTTP, anything else as a
+/// local directory. `headers` (`Name: value`, e.g. an auth token) go with every request.
+pub fn open(base: &str, headers: &[String]) -> Result<Box<dyn Fetch>> {
+    let lower = base.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(Box::new(Http::new(base, headers)?));
+    }
+    let root = PathBuf::from(base.strip_prefix("file://").unwrap_or(base));
+    if !root.is_dir() {
+        return Err(Error::BadBase { base: base.into() });
+    }
+    Ok(Box::new(Directory { root }))
+}
+
+/// A list published over HTTP or HTTPS.
+pub struct Http {
+    base: String,
+    client: reqwest::blocking::Client,
+}
+
+/// How long one request may take, connection to last byte: long enough for a 100 MB file on
+/// a slow link, short enough that a stalled server does not hold a client forever.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long connecting may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Http {
+    /// A client of the list at `base` sending `headers`.
+    pub fn new(base: &str, headers: &[String]) -> Result<Http> {
+        let mut map = reqwest::header::HeaderMap::new();
+        for header in headers {
+            let bad = || Error::BadHeader {
+                header: header.clone(),
+            };
+            let (name, value) = header.split_once(':').ok_or_else(bad)?;
+            let name = reqwest::header::HeaderName::from_bytes(name.trim().as_bytes())
+                .map_err(|_| bad())?;
+            let mut value =
+                reqwest::header::HeaderValue::from_str(value.trim()).map_err(|_| bad())?;
+            value.set_sensitive(true);
+            map.insert(name, value);
+        }
+        let client = reqwest::blocking::Client::builder()
+            .user_agent(concat!("phishbloom-sync/", env!("CARGO_PKG_VERSION")))
+            .default_headers(map)
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .map_err(|e| Error::Http {
+                url: base.into(),
+                problem: format!("cannot make an HTTP client: {e}"),
+            })?;
+        Ok(Http {
+            base: base.trim_end_matches('/').to_string(),
+            client,
+        })
+    }
+}
+
+impl Fetch for Http {
+    fn get(&self, path: &str, limit: u64, etag: Option<&str>) -> Result<Fetched> {
+        let url = self.locate(path);
+        let mut request = self.client.get(&url);
+        if let Some(etag) = etag {
+            request = request.header(reqwest::header::IF_NONE_MATCH, etag);
+        }
+        let response = request.send().map_err(|e| Error::Http {
+            url: url.clone(),
+            problem: error_chain(&e),
+        })?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_MODIFIED {
+            return Ok(Fetched::NotModified);
+        }
+        if !status.is_success() {
+            let hint = match status.as_u16() {
+                401 | 403 => " (does the server need a token? pass --header 'Authorization: …')",
+                404 => " (is the URL a published list? it should hold index.json)",
+                _ => "",
+            };
+            return Err(Error::Status {
+                url,
+                status: status.as_u16(),
+                hint,
+            });
+        }
+        let etag = response
+            .headers()
+            .get(reqwest::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let bytes = read_limited(response, limit, &url)?;
+        Ok(Fetched::Body { bytes, etag })
+    }
+
+    fn locate(&self, path: &str) -> String {
+        format!("{}/{path}", self.base)
+    }
+}
+
+/// The error and its causes, on one line (reqwest's own message omits the cause).
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Reads at most `limit` bytes, refusing a longer body.
+fn read_limited(reader: impl Read, limit: u64, url: &str) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Http {
+            url: url.into(),
+            problem: format!("reading the answer failed: {}", error_chain(&e)),
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(Error::TooLong {
+            url: url.into(),
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// A list published into a local directory (or a mounted share).
+pub struct Directory {
+    root: PathBuf,
+}
+
+impl Fetch for Directory {
+    fn get(&self, path: &str, limit: u64, _etag: Option<&str>) -> Result<Fetched> {
+        // Paths come from the index: refuse any that would leave the directory.
+        if path.split('/').any(|part| part == ".." || part.is_empty()) {
+            return Err(Error::BadBase {
+                base: self.locate(path),
+            });
+        }
+        let full = self.root.join(path);
+        let file = std::fs::File::open(&full).map_err(|e| Error::io(&full, "read", e))?;
+        let bytes = read_limited(file, limit, &full.display().to_string())?;
+        Ok(Fetched::Body { bytes, etag: None })
+    }
+
+    fn locate(&self, path: &str) -> String {
+        self.root.join(path).display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bases_are_urls_or_directories() {
+        assert!(open("ftp://x/y", &[]).is_err());
+        assert!(open("/nonexistent/phishbloom/dir", &[]).is_err());
+        assert!(open("http://127.0.0.1:1/v1/lists/x", &[]).is_ok());
+        assert!(matches!(
+            open("http://127.0.0.1:1/", &["no colon".into()]),
+            Err(Error::BadHeader { .. })
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("index.json"), b"{}").unwrap();
+        let fetch = open(dir.path().to_str().unwrap(), &[]).unwrap();
+        assert_eq!(
+            fetch.get("index.json", 10, None).unwrap(),
+            Fetched::Body {
+                bytes: b"{}".to_vec(),
+                etag: None
+            }
+        );
+        assert!(matches!(
+            fetch.get("index.json", 1, None),
+            Err(Error::TooLong { .. })
+        ));
+        assert!(fetch.get("../etc/passwd", 10, None).is_err());
+    }
+}

@@ -1,0 +1,290 @@
+//! `publish`: a list as a static directory any web server or CDN can host — the whole file,
+//! the deltas that lead to it, and `index.json` (docs/SYNC.md) — kept current by running it
+//! again after every change.
+//!
+//! ```text
+//! DIR/index.json                 what is published (signed with --sign)
+//! DIR/files/v12-0a1b2c3d4e5f.bloom   the whole file of version 12
+//! DIR/deltas/11-12.delta         from version 11 to 12, one per publish (a chain)
+//! ```
+//!
+//! Every file is written atomically, and the files an index names are written before it, so a
+//! client never reads a half-written file or an index naming one that is not there yet. Files
+//! the new index no longer names stay until the next publish (a client that read the previous
+//! index can still fetch them), then go.
+//!
+//! The chain is pruned as CRLite's publisher does: a delta goes when more than `--keep` follow
+//! it, when it is older than `--max-chain-age`, or when the chain from it costs more bytes than
+//! the whole file (a client that far behind fetches the file). A list without a verification
+//! section (no entry fingerprints, so no delta can be computed) is published as whole files.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use phishbloom_blocklist::atomic::write_atomic;
+use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
+use phishbloom_blocklist::Blocklist;
+use phishbloom_core::sync::{DeltaLink, Download, Index, IndexBody, SecretKey};
+
+use crate::error::{Error, Result};
+
+/// The index's file name in a publish directory.
+pub const INDEX: &str = "index.json";
+
+/// How to publish.
+pub struct PublishOptions {
+    /// Deltas kept at most (the last ones of the chain).
+    pub keep: usize,
+    /// The least seconds between a client's polls, written into the index.
+    pub min_interval: u64,
+    /// Deltas older than this many seconds are dropped (`None`: no age limit).
+    pub max_chain_age: Option<u64>,
+    /// The key that signs the index.
+    pub sign: Option<SecretKey>,
+    /// Publish a version older than the published one (clients need `--allow-rollback`).
+    pub allow_rollback: bool,
+    /// Now, in seconds since the Unix epoch.
+    pub now: u64,
+}
+
+/// What a publish did.
+#[derive(Debug)]
+pub struct Published {
+    /// The index written.
+    pub index: IndexBody,
+    /// The version published before, if any.
+    pub previous: Option<u64>,
+    /// The delta made from it, if one could be.
+    pub delta: Option<DeltaLink>,
+    /// Why no delta was made, when a previous version was published.
+    pub no_delta: Option<String>,
+    /// Files removed (named by no index any more).
+    pub removed: usize,
+}
+
+/// Publishes the list `file` into `dir` (created if missing).
+pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Published> {
+    let bytes = std::fs::read(file).map_err(|e| Error::io(file, "read", e))?;
+    let list = Blocklist::from_bytes(file, &bytes)?;
+    for sub in ["files", "deltas"] {
+        let path = dir.join(sub);
+        std::fs::create_dir_all(&path).map_err(|e| Error::io(&path, "create", e))?;
+    }
+    let previous = read_index(dir)?;
+    let meta = list.meta();
+    let fingerprint = meta.fingerprint.to_string();
+
+    let mut deltas = Vec::new();
+    let mut made = None;
+    let mut no_delta = None;
+    if let Some(prev) = &previous {
+        let same = prev.body.version == meta.version && prev.body.set_fingerprint == fingerprint;
+        if same {
+            deltas = prev.body.deltas.clone();
+        } else if prev.body.version >= meta.version {
+            if !options.allow_rollback {
+                return Err(Error::Rollback {
+                    file: file.to_path_buf(),
+                    version: meta.version,
+                    published: prev.body.version,
+                });
+            }
+            no_delta = Some("a rollback starts a new chain".to_string());
+        } else {
+            match delta_from(dir, &prev.body.file, &list, file, options.now) {
+                Ok(delta) => {
+                    let path = format!("deltas/{}-{}.delta", prev.body.version, meta.version);
+                    write_atomic(&dir.join(&path), &[], &[&delta])?;
+                    let link = DeltaLink {
+                        from: prev.body.version,
+                        to: meta.version,
+                        published: options.now,
+                        file: Download::of(path, &delta),
+                    };
+                    deltas = prev.body.deltas.clone();
+                    deltas.push(link.clone());
+                    made = Some(link);
+                }
+                Err(why) => no_delta = Some(why),
+            }
+        }
+    }
+
+    let sha = phishbloom_core::sync::sha256_hex(&bytes);
+    let file_path = format!("files/v{}-{}.bloom", meta.version, &sha[..12]);
+    let whole = Download {
+        path: file_path.clone(),
+        bytes: bytes.len() as u64,
+        sha256: sha,
+    };
+    if !dir.join(&file_path).exists() {
+        write_atomic(&dir.join(&file_path), &[], &[&bytes])?;
+    }
+    prune(&mut deltas, whole.bytes, options);
+
+    let mut body = IndexBody::describe(&list, whole, deltas);
+    body.published = options.now;
+    body.min_interval = options.min_interval;
+    let json = body.to_json(options.sign.as_ref());
+    write_atomic(&dir.join(INDEX), &[], &[&json])?;
+
+    // The files named by this index or the one before it stay; the rest go.
+    let mut keep: HashSet<PathBuf> = HashSet::new();
+    for index in [Some(&body), previous.as_ref().map(|p| &p.body)]
+        .into_iter()
+        .flatten()
+    {
+        keep.insert(dir.join(&index.file.path));
+        keep.extend(index.deltas.iter().map(|d| dir.join(&d.file.path)));
+    }
+    let removed = remove_unnamed(dir, &keep)?;
+    Ok(Published {
+        previous: previous.map(|p| p.body.version),
+        index: body,
+        delta: made,
+        no_delta,
+        removed,
+    })
+}
+
+/// The index published in `dir`, if there is one.
+pub fn read_index(dir: &Path) -> Result<Option<Index>> {
+    let path = dir.join(INDEX);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, "read", e)),
+    };
+    let index = Index::from_json(&path.display().to_string(), &bytes, None).map_err(|e| {
+        Error::Directory {
+            path: dir.to_path_buf(),
+            problem: format!(
+                "{e}; publish into an empty directory, or remove the damaged index to start over"
+            ),
+        }
+    })?;
+    Ok(Some(index))
+}
+
+/// The delta from the published file to `list`, or why none can be made.
+fn delta_from(
+    dir: &Path,
+    published: &Download,
+    list: &Blocklist,
+    file: &Path,
+    now: u64,
+) -> std::result::Result<Vec<u8>, String> {
+    let old_path = dir.join(&published.path);
+    let old_bytes = std::fs::read(&old_path).map_err(|e| {
+        format!(
+            "the published file {} cannot be read: {e}",
+            old_path.display()
+        )
+    })?;
+    published.check(&old_bytes).map_err(|e| e.to_string())?;
+    let old = Blocklist::from_bytes(&old_path, &old_bytes).map_err(|e| e.to_string())?;
+    let old = ListView::of_blocklist(&old, &old_path).map_err(|e| e.to_string())?;
+    let new = ListView::of_blocklist(list, file).map_err(|e| e.to_string())?;
+    let options = DiffOptions {
+        compact: false,
+        patch_fpp: None,
+        fpp: None,
+        created: now,
+    };
+    let delta = Delta::between(&old, &new, &options).map_err(|e| e.to_string())?;
+    Ok(delta.to_bytes())
+}
+
+/// Drops the deltas the options no longer keep: all but the last `keep`, those older than
+/// the chain age, and those whose chain to the newest version costs more than the file.
+fn prune(deltas: &mut Vec<DeltaLink>, file_bytes: u64, options: &PublishOptions) {
+    deltas.sort_by_key(|d| (d.to, d.from));
+    if deltas.len() > options.keep {
+        deltas.drain(..deltas.len() - options.keep);
+    }
+    if let Some(age) = options.max_chain_age {
+        deltas.retain(|d| options.now.saturating_sub(d.published) <= age);
+    }
+    // From the newest back: the bytes of the chain from each delta onwards.
+    let mut cost = 0u64;
+    let mut first = deltas.len();
+    for (i, d) in deltas.iter().enumerate().rev() {
+        cost = cost.saturating_add(d.file.bytes);
+        if cost >= file_bytes {
+            break;
+        }
+        first = i;
+    }
+    deltas.drain(..first);
+}
+
+/// Removes the files under `files/` and `deltas/` not in `keep`; how many.
+fn remove_unnamed(dir: &Path, keep: &HashSet<PathBuf>) -> Result<usize> {
+    let mut removed = 0;
+    for sub in ["files", "deltas"] {
+        let folder = dir.join(sub);
+        let entries = std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, "list", e))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            // Temporary files of a writer still at work start with a dot: not ours to remove.
+            if name.to_string_lossy().starts_with('.') || keep.contains(&path) {
+                continue;
+            }
+            std::fs::remove_file(&path).map_err(|e| Error::io(&path, "remove", e))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(from: u64, to: u64, bytes: u64, published: u64) -> DeltaLink {
+        DeltaLink {
+            from,
+            to,
+            published,
+            file: Download {
+                path: format!("deltas/{from}-{to}.delta"),
+                bytes,
+                sha256: String::new(),
+            },
+        }
+    }
+
+    fn options(keep: usize, max_chain_age: Option<u64>) -> PublishOptions {
+        PublishOptions {
+            keep,
+            min_interval: 60,
+            max_chain_age,
+            sign: None,
+            allow_rollback: false,
+            now: 1000,
+        }
+    }
+
+    #[test]
+    fn the_chain_is_pruned_by_count_age_and_cost() {
+        let chain = || {
+            (1..=6)
+                .map(|v| link(v, v + 1, 100, v * 100))
+                .collect::<Vec<_>>()
+        };
+        let mut deltas = chain();
+        prune(&mut deltas, 10_000, &options(4, None));
+        assert_eq!(deltas.first().map(|d| d.from), Some(3));
+        let mut deltas = chain();
+        prune(&mut deltas, 10_000, &options(30, Some(500)));
+        assert_eq!(deltas.first().map(|d| d.from), Some(5));
+        // A file of 350 bytes: a chain of four deltas (400) costs more, three (300) less.
+        let mut deltas = chain();
+        prune(&mut deltas, 350, &options(30, None));
+        assert_eq!(deltas.len(), 3);
+        let mut deltas = chain();
+        prune(&mut deltas, 50, &options(30, None));
+        assert!(deltas.is_empty());
+    }
+}

@@ -1,0 +1,70 @@
+//! `sync --every`: when to poll — a random first poll, the publisher's minimum interval, and
+//! Safe Browsing's back-off after failures.
+
+use std::time::Duration;
+
+/// The wait after `failures` consecutive failed updates, Safe Browsing Update API v4's rule
+/// (developers.google.com/safe-browsing/v4/request-frequency, "Back-off mode"):
+/// `min(2^(N−1) × 15 min × (1 + rand), 24 h)` for the N-th failure in a row, `rand` uniform
+/// in [0, 1). No failure: no back-off.
+pub fn backoff(failures: u32, rand: f64) -> Duration {
+    /// The first back-off: 15 minutes.
+    const BASE: f64 = 15.0 * 60.0;
+    /// The longest back-off: 24 hours.
+    const MAX: f64 = 24.0 * 3600.0;
+    if failures == 0 {
+        return Duration::ZERO;
+    }
+    // 2^(N−1) overflows nothing in f64 and is capped at 24 h anyway.
+    let factor = 2f64.powi(failures.saturating_sub(1).min(64) as i32);
+    Duration::from_secs_f64((factor * BASE * (1.0 + rand.clamp(0.0, 1.0))).min(MAX))
+}
+
+/// The wait between successful polls: what the user asked, but never less than the
+/// publisher's minimum interval.
+pub fn interval(every: Duration, min_interval: Option<u64>) -> Duration {
+    every.max(Duration::from_secs(min_interval.unwrap_or(0)))
+}
+
+/// A uniform random number in [0, 1) from the operating system's source (jitter needs no
+/// more; a failing source gives 0.5, which only makes the jitter less random).
+pub fn random_unit() -> f64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        return 0.5;
+    }
+    // The top 53 bits: every f64 in [0, 1) that a uniform 53-bit integer maps to.
+    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_fifteen_minutes_up_to_a_day() {
+        assert_eq!(backoff(0, 0.3), Duration::ZERO);
+        assert_eq!(backoff(1, 0.0), Duration::from_secs(900));
+        assert_eq!(backoff(2, 0.0), Duration::from_secs(1800));
+        assert_eq!(backoff(3, 0.5), Duration::from_secs(5400));
+        assert_eq!(backoff(7, 0.0), Duration::from_secs(16 * 3600));
+        assert_eq!(backoff(8, 0.0), Duration::from_secs(24 * 3600));
+        assert_eq!(backoff(1000, 0.9), Duration::from_secs(24 * 3600));
+    }
+
+    #[test]
+    fn the_publisher_sets_the_least_interval() {
+        let every = Duration::from_secs(60);
+        assert_eq!(interval(every, Some(300)), Duration::from_secs(300));
+        assert_eq!(interval(every, Some(10)), every);
+        assert_eq!(interval(every, None), every);
+    }
+
+    #[test]
+    fn random_units_are_in_range() {
+        for _ in 0..1000 {
+            let r = random_unit();
+            assert!((0.0..1.0).contains(&r));
+        }
+    }
+}
