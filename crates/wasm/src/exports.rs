@@ -13,7 +13,8 @@ use std::cell::RefCell;
 use phishbloom_core::printer::{write_verdict, Output};
 use phishbloom_core::Status;
 
-use crate::{answer, stream_lines, Loaded, Lists};
+use crate::sync::{next_poll, Session};
+use crate::{answer, stream_lines, Lists, Loaded};
 
 thread_local! {
     /// The lists held, and the result buffer of the last call.
@@ -24,6 +25,8 @@ thread_local! {
 #[derive(Default)]
 struct State {
     lists: Lists,
+    /// Syncs in progress; session ids are 1 + the index.
+    sessions: Vec<Option<Session>>,
     result: Vec<u8>,
 }
 
@@ -268,6 +271,206 @@ pub extern "C" fn pb_to_bytes(handle: u32) -> i32 {
     })
 }
 
+/// Begins a sync of the list of `handle` (0: no local copy yet) from an index's bytes
+/// (`origin`, its URL, names it in errors), trusting only the key whose text form is `trust`
+/// when that is not empty; a published version older than the local one is refused unless
+/// `allow_rollback` is 1. Returns a session id (1 or more) and the plan as JSON in the result
+/// buffer (see [`Session::summary`]), or 0 and the error.
+///
+/// # Safety
+/// Each pointer must point to its length of readable bytes ([`pb_alloc`] memory).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn pb_sync_begin(
+    handle: u32,
+    origin: *const u8,
+    origin_len: usize,
+    index: *const u8,
+    index_len: usize,
+    trust: *const u8,
+    trust_len: usize,
+    allow_rollback: u32,
+) -> u32 {
+    // SAFETY: the caller's promise.
+    let (origin, index, trust) = unsafe {
+        (
+            input(origin, origin_len),
+            input(index, index_len),
+            input(trust, trust_len),
+        )
+    };
+    let origin = String::from_utf8_lossy(origin);
+    let trust = String::from_utf8_lossy(trust);
+    let trust = Some(trust.as_ref()).filter(|t| !t.trim().is_empty());
+    with(|state| {
+        let local = if handle == 0 {
+            None
+        } else {
+            match state.lists.get_mut(handle) {
+                Some(loaded) => Some(&*loaded),
+                None => {
+                    set_result(state, no_list(handle));
+                    return 0;
+                }
+            }
+        };
+        match Session::begin(&origin, index, trust, local, allow_rollback == 1) {
+            Ok(session) => {
+                let summary = session.summary().to_string().into_bytes();
+                set_result(state, summary);
+                let free = state.sessions.iter().position(Option::is_none);
+                let at = free.unwrap_or(state.sessions.len());
+                if at == state.sessions.len() {
+                    state.sessions.push(None);
+                }
+                state.sessions[at] = Some(session);
+                crate::handle_of(at)
+            }
+            Err(error) => {
+                set_result(state, error.into_bytes());
+                0
+            }
+        }
+    })
+}
+
+/// The session of `id`, if it is in progress.
+fn session(state: &mut State, id: u32) -> Option<&mut Option<Session>> {
+    let index = usize::try_from(id).ok()?.checked_sub(1)?;
+    state.sessions.get_mut(index).filter(|s| s.is_some())
+}
+
+/// What the sync `session` needs next: 1 and `{"path", "bytes"}` (a path relative to the
+/// list's base URL, and the length promised) in the result buffer; 0 when it can finish; -1
+/// if there is no such session.
+#[no_mangle]
+pub extern "C" fn pb_sync_next(session_id: u32) -> i32 {
+    with(|state| {
+        let next = match session(state, session_id) {
+            Some(Some(session)) => session
+                .next()
+                .map(|(path, bytes)| serde_json::json!({"path": path, "bytes": bytes})),
+            _ => {
+                set_result(state, no_session(session_id));
+                return -1;
+            }
+        };
+        match next {
+            Some(next) => {
+                set_result(state, next.to_string().into_bytes());
+                1
+            }
+            None => {
+                set_result(state, Vec::new());
+                0
+            }
+        }
+    })
+}
+
+/// Hands the sync `session` the download [`pb_sync_next`] named: its bytes, or (`failed` 1)
+/// the text of why it could not be fetched. 0 when taken (a failed delta makes the whole file
+/// the next download); -1 and the error when the sync cannot go on (end it with
+/// [`pb_sync_end`]).
+///
+/// # Safety
+/// `bytes` must point to `bytes_len` readable bytes ([`pb_alloc`] memory).
+#[no_mangle]
+pub unsafe extern "C" fn pb_sync_give(
+    session_id: u32,
+    bytes: *const u8,
+    bytes_len: usize,
+    failed: u32,
+) -> i32 {
+    // SAFETY: the caller's promise.
+    let bytes = unsafe { input(bytes, bytes_len) };
+    with(|state| {
+        let Some(Some(session)) = session(state, session_id) else {
+            set_result(state, no_session(session_id));
+            return -1;
+        };
+        let why = String::from_utf8_lossy(bytes);
+        let download = if failed == 1 {
+            Err(why.as_ref())
+        } else {
+            Ok(bytes)
+        };
+        match session.give(download) {
+            Ok(()) => {
+                set_result(state, Vec::new());
+                0
+            }
+            Err(error) => {
+                set_result(state, error.into_bytes());
+                -1
+            }
+        }
+    })
+}
+
+/// Ends the sync `session` with every download given: the list reached replaces the list of
+/// `handle` (or is held anew when `handle` is 0). Returns the handle of the list now current
+/// and, in the result buffer, what happened as JSON (`name`, `version`, `min_interval`,
+/// `plan`, `via`, `downloaded`, `changed`, and `info`, the list's [`Loaded::info`]); or 0 and
+/// the error (the list of `handle` is unchanged). The session ends either way.
+#[no_mangle]
+pub extern "C" fn pb_sync_finish(session_id: u32, handle: u32) -> u32 {
+    with(|state| {
+        let Some(session) = session(state, session_id).and_then(Option::take) else {
+            set_result(state, no_session(session_id));
+            return 0;
+        };
+        let (list, mut summary) = match session.finish() {
+            Ok(done) => done,
+            Err(error) => {
+                set_result(state, error.into_bytes());
+                return 0;
+            }
+        };
+        let handle = match list {
+            Some(list) => {
+                let loaded = Loaded {
+                    list,
+                    scratch: Default::default(),
+                };
+                if handle == 0 {
+                    state.lists.insert(loaded)
+                } else if state.lists.replace(handle, loaded) {
+                    handle
+                } else {
+                    set_result(state, no_list(handle));
+                    return 0;
+                }
+            }
+            None => handle,
+        };
+        let Some(loaded) = state.lists.get_mut(handle) else {
+            set_result(state, no_list(handle));
+            return 0;
+        };
+        summary["info"] = loaded.info();
+        set_result(state, summary.to_string().into_bytes());
+        handle
+    })
+}
+
+/// Drops the sync `session` (after an error, or to abandon it): 1 if it was in progress.
+#[no_mangle]
+pub extern "C" fn pb_sync_end(session_id: u32) -> i32 {
+    with(|state| i32::from(session(state, session_id).and_then(Option::take).is_some()))
+}
+
+/// Seconds until the next poll (see [`next_poll`]).
+#[no_mangle]
+pub extern "C" fn pb_next_poll(every: f64, min_interval: f64, failures: u32, rand: f64) -> f64 {
+    next_poll(every, min_interval, failures, rand)
+}
+
+/// The error text for a session id that is not in progress.
+fn no_session(id: u32) -> Vec<u8> {
+    format!("no sync is in progress with id {id}").into_bytes()
+}
+
 /// The printer format of a `json` flag.
 fn output_of(json: u32) -> Output {
     if json == 0 {
@@ -310,7 +513,10 @@ mod tests {
         let (url, url_len) = put(b"http://a.evil.com/");
         // SAFETY: as above.
         assert_eq!(unsafe { pb_check(handle, url, url_len, 0) }, 1);
-        assert_eq!(result(), b"http://a.evil.com/\tlisted\tevil.com\tdomain\tphishing\n");
+        assert_eq!(
+            result(),
+            b"http://a.evil.com/\tlisted\tevil.com\tdomain\tphishing\n"
+        );
         // SAFETY: as above.
         assert_eq!(unsafe { pb_warning(url, url_len) }, 1);
         let warning: serde_json::Value = serde_json::from_slice(&result()).unwrap();
@@ -332,7 +538,12 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { pb_check(handle, url, url_len, 0) }, -1);
         assert_eq!(pb_info(handle), -1);
-        for (ptr, len) in [(name, name_len), (ptr, len), (url, url_len), (lines, lines_len)] {
+        for (ptr, len) in [
+            (name, name_len),
+            (ptr, len),
+            (url, url_len),
+            (lines, lines_len),
+        ] {
             // SAFETY: each pair is one pb_alloc's, freed once.
             unsafe { pb_free(ptr, len) };
         }

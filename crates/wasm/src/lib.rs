@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod exports;
+pub mod sync;
 
 use std::collections::HashSet;
 
@@ -57,8 +58,8 @@ impl Loaded {
     /// after its checks, reload the list from its stored bytes). Returns the new info.
     pub fn apply_delta(&mut self, bytes: &[u8]) -> Result<serde_json::Value, String> {
         let origin = self.list.origin();
-        let delta = phishbloom_core::delta::Delta::from_bytes(&origin, bytes)
-            .map_err(|e| e.to_string())?;
+        let delta =
+            phishbloom_core::delta::Delta::from_bytes(&origin, bytes).map_err(|e| e.to_string())?;
         self.list.apply(&delta).map_err(|e| e.to_string())?;
         Ok(self.info())
     }
@@ -139,16 +140,10 @@ impl Lists {
 
     /// Drops the list of `handle`; false if it was not held.
     pub fn remove(&mut self, handle: u32) -> bool {
-        let Some(index) = usize::try_from(handle)
-            .ok()
-            .and_then(|h| h.checked_sub(1))
-        else {
+        let Some(index) = usize::try_from(handle).ok().and_then(|h| h.checked_sub(1)) else {
             return false;
         };
-        self.slots
-            .get_mut(index)
-            .and_then(Option::take)
-            .is_some()
+        self.slots.get_mut(index).and_then(Option::take).is_some()
     }
 
     /// Sets the entries the user continued past this session: lines `LIST<TAB>ENTRY` (as
@@ -215,6 +210,7 @@ pub(crate) mod tests {
             verify: true,
             name: name.to_owned(),
             created: 1_700_000_000,
+            capacity: Some(100),
             ..BuildOptions::default()
         };
         Blocklist::from_entries(&set, &options).unwrap().to_bytes()
@@ -270,7 +266,10 @@ pub(crate) mod tests {
         assert_eq!(warning["list"]["created"], 1_700_000_000);
         assert!(lists.warning(b"https://good.com/").is_none());
         lists.set_passed(b"a\tevil.com\n");
-        assert!(lists.warning(b"https://evil.com/").is_some(), "another list's pass");
+        assert!(
+            lists.warning(b"https://evil.com/").is_some(),
+            "another list's pass"
+        );
         lists.set_passed(b"b\tevil.com\n");
         assert!(lists.warning(b"https://evil.com/").is_none());
         assert!(lists.remove(handle));
