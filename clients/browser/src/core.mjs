@@ -118,4 +118,52 @@ export class Core {
     if (this.x.pb_to_bytes(handle) < 0) throw new Error(this.resultText());
     return this.resultBytes();
   }
+
+  /**
+   * Begins a sync of the list `handle` (0: none held yet) from an index's bytes; `trust` is a
+   * public key's text form or "". Returns {session, plan} or throws the core's refusal.
+   */
+  syncBegin(handle, origin, indexBytes, trust = "", allowRollback = false) {
+    const session = this.withInputs([origin, indexBytes, trust || ""], (o, ol, i, il, t, tl) =>
+      this.x.pb_sync_begin(handle, o, ol, i, il, t, tl, allowRollback ? 1 : 0),
+    );
+    if (session === 0) throw new Error(this.resultText());
+    return { session, plan: this.resultJson() };
+  }
+
+  /** The next download of a sync ({path, bytes}), or null when it can finish. */
+  syncNext(session) {
+    const code = this.x.pb_sync_next(session);
+    if (code < 0) throw new Error(this.resultText());
+    return code === 1 ? this.resultJson() : null;
+  }
+
+  /** Hands a sync the bytes it asked for; throws when the sync cannot go on. */
+  syncGive(session, bytes) {
+    const code = this.withInputs([bytes], (p, l) => this.x.pb_sync_give(session, p, l, 0));
+    if (code < 0) throw new Error(this.resultText());
+  }
+
+  /** Tells a sync its download failed (it falls back or throws when it cannot go on). */
+  syncFailed(session, why) {
+    const code = this.withInputs([String(why)], (p, l) => this.x.pb_sync_give(session, p, l, 1));
+    if (code < 0) throw new Error(this.resultText());
+  }
+
+  /** Ends a sync: {handle, summary} of the list now current; throws on a refusal. */
+  syncFinish(session, handle) {
+    const current = this.x.pb_sync_finish(session, handle);
+    if (current === 0) throw new Error(this.resultText());
+    return { handle: current, summary: this.resultJson() };
+  }
+
+  /** Abandons a sync (harmless when it already ended). */
+  syncEnd(session) {
+    this.x.pb_sync_end(session);
+  }
+
+  /** Seconds until the next poll of a list (the publisher's interval, the back-off rule). */
+  nextPoll(everySeconds, minInterval, failures) {
+    return this.x.pb_next_poll(everySeconds, minInterval, failures, Math.random());
+  }
 }
