@@ -2,6 +2,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use phishbloom_blocklist::documents::DocumentFormat;
@@ -60,6 +61,14 @@ pub enum Command {
     Diff(DiffArgs),
     /// Apply a delta to the blocklist file it was made from, in place, after checking it.
     Apply(ApplyArgs),
+    /// Publish a list as a static directory any web server or CDN can host: the file, deltas
+    /// to it, and a (signed) index; run it again after every change.
+    Publish(PublishArgs),
+    /// Keep a local blocklist file current from a published list (a `publish` directory or
+    /// serve's /v1/lists/NAME): the whole file first, then only deltas.
+    Sync(SyncArgs),
+    /// Make an Ed25519 key pair for signing published lists: NAME (secret) and NAME.pub.
+    Keygen(KeygenArgs),
     /// Print the canonical form of URLs and, optionally, the lookups made for them: see why a
     /// URL did or did not match.
     Canon(CanonArgs),
@@ -429,6 +438,89 @@ pub struct ApplyArgs {
     pub delta: PathBuf,
 }
 
+/// Options of `publish`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Layout: DIR/index.json (what is published), DIR/files/ (whole files), \
+    DIR/deltas/ (a chain of deltas, one per publish). Every file is written atomically and an \
+    index only names files already written, so a web server can serve DIR while it changes. \
+    docs/SYNC.md specifies the protocol."
+)]
+pub struct PublishArgs {
+    /// The blocklist file to publish (build it with --verify for deltas; without a
+    /// verification section clients fetch whole files).
+    pub file: PathBuf,
+    /// The directory to publish into (created if missing).
+    pub dir: PathBuf,
+    /// Deltas kept: a client further behind fetches the whole file.
+    #[arg(long, default_value_t = 30)]
+    pub keep: usize,
+    /// Sign the index with this secret key (from `phishbloom keygen NAME`); clients check it
+    /// with `sync --trust NAME.pub`.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<PathBuf>,
+    /// The least time clients wait between polls (e.g. 300, 30s, 5m, 1h).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub min_interval: Duration,
+    /// Drop deltas older than this (e.g. 7d): clients that far behind fetch the whole file.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_chain_age: Option<Duration>,
+    /// Publish a version older than the published one (clients refuse it unless they pass
+    /// --allow-rollback too).
+    #[arg(long)]
+    pub allow_rollback: bool,
+}
+
+/// Options of `sync`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 when the file is current or was updated, 2 on error (the \
+    file is left as it was). With --every, runs until SIGTERM or SIGINT, logging one line per \
+    change or error."
+)]
+pub struct SyncArgs {
+    /// Where the list is published: http(s)://HOST/PATH of a `publish` directory, serve's
+    /// http://HOST:PORT/v1/lists/NAME, or a local directory.
+    pub url: String,
+    /// The local blocklist file to keep current (replaced atomically).
+    pub file: PathBuf,
+    /// Sync once and exit (the default).
+    #[arg(long, conflicts_with = "every")]
+    pub once: bool,
+    /// Keep syncing, polling this often (never more often than the publisher allows; backing
+    /// off after failures as Safe Browsing clients do).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub every: Option<Duration>,
+    /// With --every, the first poll comes at a random time within this (spreads a fleet).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub jitter: Duration,
+    /// Refuse anything not signed by this public key (NAME.pub from `phishbloom keygen`).
+    #[arg(long, value_name = "KEY.pub")]
+    pub trust: Option<PathBuf>,
+    /// A header sent with every request, e.g. 'Authorization: Bearer TOKEN' (repeatable).
+    #[arg(long, value_name = "NAME: VALUE")]
+    pub header: Vec<String>,
+    /// Accept a published version older than the local one.
+    #[arg(long)]
+    pub allow_rollback: bool,
+}
+
+/// Options of `keygen`.
+#[derive(Debug, Args)]
+pub struct KeygenArgs {
+    /// The secret key's file; the public key goes to NAME.pub. Neither is overwritten.
+    pub name: PathBuf,
+}
+
+/// A duration: seconds (`300`) or with a unit (`30s`, `5m`, `1h`, `7d`, `1h 30m`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Ok(Duration::from_secs(seconds));
+    }
+    humantime::parse_duration(text).map_err(|e| format!("{e} (give e.g. 300, 30s, 5m, 1h or 7d)"))
+}
+
 /// Options of `check`.
 #[derive(Debug, Args)]
 #[command(
@@ -685,6 +777,10 @@ pub struct ServeArgs {
     /// Seconds between checks of the served files for replacement.
     #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().reload_interval.as_secs_f64())]
     pub reload_interval: f64,
+    /// Seconds sync clients (`phishbloom sync`, the browser extension) wait at least between
+    /// polls of a list's index.json.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().sync_interval.as_secs_f64())]
+    pub sync_interval: f64,
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,

@@ -36,6 +36,8 @@ pub struct Limits {
     pub drain_timeout: Duration,
     /// How often served files are checked for replacement.
     pub reload_interval: Duration,
+    /// The least time sync clients wait between polls, written into each list's index.json.
+    pub sync_interval: Duration,
 }
 
 /// The defaults: a 16 MiB body holds a full batch of 10,000 long URLs with room to spare;
@@ -60,6 +62,9 @@ impl Default for Limits {
             max_args: 1 << 20,
             drain_timeout: Duration::from_secs(30),
             reload_interval: Duration::from_secs(1),
+            // A served list answers an unchanged index with 304 from memory: clients may poll
+            // often (a publish directory on a CDN asks for minutes instead).
+            sync_interval: Duration::from_secs(10),
         }
     }
 }

@@ -8,7 +8,8 @@
 //! | `POST /v1/check[?list=L]` NDJSON body | NDJSON answers, streamed as lines arrive |
 //! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at |
 //! | `GET /v1/lists/{name}/file` | the blocklist file; `ETag`, `If-None-Match` → 304 |
-//! | `GET /v1/lists/{name}/delta?from=V` | the delta file from version V (404 if not kept) |
+//! | `GET /v1/lists/{name}/delta?from=V[&to=W]` | the delta file from version V (404 if not kept, or if W is not the version served) |
+//! | `GET /v1/lists/{name}/index.json` | the sync protocol's index (docs/SYNC.md): version, set fingerprint, file and deltas with their SHA-256; `ETag`, `If-None-Match` → 304 |
 //! | `POST`/`DELETE /v1/lists/{name}/entries` `{"entries": [...]}` | add/remove, bearer token |
 //! | `GET /healthz`, `GET /metrics` | health, Prometheus text |
 
@@ -162,6 +163,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/lists", get(lists))
         .route("/v1/lists/{name}/file", get(file))
         .route("/v1/lists/{name}/delta", get(delta))
+        .route("/v1/lists/{name}/index.json", get(index))
         .route(
             "/v1/lists/{name}/entries",
             axum::routing::post(add_entries).delete(remove_entries),
@@ -727,24 +729,66 @@ async fn delta(
     let Path(name) = name.map_err(path_error)?;
     let slot = shared.lists.require(&name)?;
     let pairs = query_pairs(query.as_deref())?;
-    let from = pairs
-        .iter()
-        .find(|(n, _)| n == "from")
-        .and_then(|(_, v)| v.parse::<u64>().ok())
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "give the version you have: /delta?from=VERSION",
-            )
-        })?;
-    let bytes = tokio::task::spawn_blocking(move || slot.delta(from))
+    let version = |key: &str| {
+        pairs
+            .iter()
+            .find(|(n, _)| n == key)
+            .map(|(_, v)| v.parse::<u64>())
+    };
+    let from = version("from").and_then(Result::ok).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "give the version you have: /delta?from=VERSION",
+        )
+    })?;
+    let to = version("to")
+        .transpose()
+        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "to=VERSION: give a version number"))?;
+    let bytes = tokio::task::spawn_blocking(move || slot.delta(from, to))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let bytes = Bytes::from(Arc::unwrap_or_clone(bytes));
     let mut response = Response::new(Body::from(bytes));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/octet-stream"),
     );
+    Ok(response)
+}
+
+/// `GET /v1/lists/{name}/index.json`: the sync protocol's index (docs/SYNC.md), so that
+/// `phishbloom sync http://HOST:PORT/v1/lists/NAME FILE` and the browser extension follow a
+/// served list as they follow a `publish` directory.
+async fn index(
+    State(shared): State<Arc<Shared>>,
+    name: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> ApiResult {
+    let Path(name) = name.map_err(path_error)?;
+    let slot = shared.lists.require(&name)?;
+    let min_interval = shared.limits.sync_interval.as_secs();
+    let (json, etag) = tokio::task::spawn_blocking(move || slot.index(min_interval))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    let etag_value = HeaderValue::from_str(&etag)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let matched = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| none_match(v, &etag));
+    let mut response = if matched {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Body::from(json));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    };
+    response.headers_mut().insert(header::ETAG, etag_value);
     Ok(response)
 }
 

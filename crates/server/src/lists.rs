@@ -19,6 +19,7 @@ use bytes::Bytes;
 use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
 use phishbloom_blocklist::Change;
 use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
+use phishbloom_core::sync::{DeltaLink, Download, IndexBody};
 
 use crate::error::{Error, Result};
 use crate::metrics::{ListLabels, Metrics};
@@ -204,6 +205,9 @@ impl Stamp {
     }
 }
 
+/// Delta files by (from, to) version.
+type DeltaCache = HashMap<(u64, u64), Arc<Vec<u8>>>;
+
 /// One served name: its file (if any) and its current version.
 pub struct Slot {
     /// The name.
@@ -217,6 +221,9 @@ pub struct Slot {
     stamp: Mutex<Option<Stamp>>,
     /// Views of the last versions served (the current one last), for deltas.
     history: Mutex<VecDeque<Arc<ListView>>>,
+    /// Deltas made, by (from, to) version: a delta's bytes carry its creation time, so the one
+    /// an index describes (length, SHA-256) must be the one `delta` sends.
+    deltas: Mutex<DeltaCache>,
 }
 
 impl Slot {
@@ -269,8 +276,10 @@ impl Slot {
         history.iter().filter_map(|v| v.version).collect()
     }
 
-    /// The delta from version `from` to the version served now, as a delta file.
-    pub fn delta(&self, from: u64) -> Result<Vec<u8>> {
+    /// The delta from version `from` to the version served now, as a delta file; with `to`,
+    /// only if that is the version served now (a client following an index asks for the
+    /// version it promised). Made once per pair of versions and kept while both are.
+    pub fn delta(&self, from: u64, to: Option<u64>) -> Result<Arc<Vec<u8>>> {
         let (old, new) = {
             let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
             let old = history.iter().find(|v| v.version == Some(from)).cloned();
@@ -283,13 +292,63 @@ impl Slot {
                 kept: self.delta_versions(),
             });
         };
+        let current = new.version.unwrap_or(0);
+        if to.is_some_and(|to| to != current) {
+            return Err(Error::NoDelta {
+                name: self.name.clone(),
+                from,
+                kept: self.delta_versions(),
+            });
+        }
+        let mut cache = self.deltas.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bytes) = cache.get(&(from, current)) {
+            return Ok(bytes.clone());
+        }
         let options = DiffOptions {
             compact: false,
             patch_fpp: None,
             fpp: None,
             created: phishbloom_blocklist::now(),
         };
-        Ok(Delta::between(&old, &new, &options)?.to_bytes())
+        let bytes = Arc::new(Delta::between(&old, &new, &options)?.to_bytes());
+        // Only deltas to the version served now are asked for again.
+        cache.retain(|&(_, to), _| to == current);
+        cache.insert((from, current), bytes.clone());
+        Ok(bytes)
+    }
+
+    /// The sync protocol's index of this list (docs/SYNC.md): the file at `file`, a delta at
+    /// `delta?from=V&to=W` from every version kept, clients asked to wait `min_interval`
+    /// seconds between polls. Its `ETag` is the second value.
+    pub fn index(&self, min_interval: u64) -> Result<(Vec<u8>, String)> {
+        let served = self.load();
+        let image = served.image()?;
+        let deltas = self
+            .delta_versions()
+            .into_iter()
+            .filter_map(|from| {
+                let state = served.read();
+                let to = state.list.meta().version;
+                drop(state);
+                if from >= to {
+                    return None;
+                }
+                // A version whose delta cannot be made is left out: clients there fetch the file.
+                let bytes = self.delta(from, Some(to)).ok()?;
+                Some(DeltaLink {
+                    from,
+                    to,
+                    published: served.loaded_at,
+                    file: Download::of(format!("delta?from={from}&to={to}"), &bytes),
+                })
+            })
+            .collect();
+        let state = served.read();
+        let mut body = IndexBody::describe(&state.list, Download::of("file", &image.bytes), deltas);
+        body.published = served.loaded_at;
+        body.min_interval = min_interval;
+        let etag = format!("\"index-{}-{}\"", body.version, image.checksum);
+        Ok((body.to_json(None), etag))
     }
 }
 
@@ -386,6 +445,7 @@ impl Lists {
                 writer: Mutex::new(()),
                 stamp: Mutex::new(stamp),
                 history: Mutex::new(VecDeque::new()),
+                deltas: Mutex::default(),
             });
             slot.remember(&slot.load());
             registry = registry.with(slot);
@@ -558,6 +618,7 @@ impl Lists {
             writer: Mutex::new(()),
             stamp: Mutex::new(None),
             history: Mutex::new(VecDeque::new()),
+            deltas: Mutex::default(),
         });
         slot.remember(&slot.load());
         self.registry.rcu(|registry| registry.with(slot.clone()));

@@ -1,7 +1,79 @@
 //! `sync --every`: when to poll — a random first poll, the publisher's minimum interval, and
 //! Safe Browsing's back-off after failures.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::client::{Client, Outcome};
+use crate::error::Error;
+
+/// What happened at one poll, for the caller to log.
+pub enum Event<'a> {
+    /// The poll succeeded (the copy was current or was updated).
+    Synced(&'a Outcome),
+    /// The poll failed; the next is in `retry_in`.
+    Failed {
+        /// Why.
+        error: &'a Error,
+        /// Failures in a row, this one included.
+        failures: u32,
+        /// The back-off before the next poll.
+        retry_in: Duration,
+    },
+}
+
+/// Polls until `stop` is set: the first poll at a random time in `[0, jitter)` (Safe
+/// Browsing clients spread their first request so that a fleet started together does not
+/// poll together), then every `every` (at least the publisher's minimum interval), backing off
+/// after failures ([`backoff`]). Each poll is reported to `report`.
+pub fn run_every(
+    client: &mut Client,
+    every: Duration,
+    jitter: Duration,
+    stop: &AtomicBool,
+    mut report: impl FnMut(Event<'_>),
+) {
+    let mut failures = 0u32;
+    let mut wait = jitter.mul_f64(random_unit());
+    loop {
+        if sleep_unless_stopped(wait, stop) {
+            return;
+        }
+        match client.sync_once() {
+            Ok(outcome) => {
+                failures = 0;
+                report(Event::Synced(&outcome));
+                wait = interval(every, client.min_interval());
+            }
+            Err(error) => {
+                failures = failures.saturating_add(1);
+                wait = backoff(failures, random_unit());
+                report(Event::Failed {
+                    error: &error,
+                    failures,
+                    retry_in: wait,
+                });
+            }
+        }
+    }
+}
+
+/// Sleeps for `wait`, waking every tenth of a second to see `stop`; whether it was set.
+fn sleep_unless_stopped(wait: Duration, stop: &AtomicBool) -> bool {
+    /// How often a sleeping poller looks at the stop flag: a SIGTERM is obeyed within it.
+    const TICK: Duration = Duration::from_millis(100);
+    let end = Instant::now() + wait;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return false;
+        }
+        std::thread::sleep(TICK.min(end - now));
+    }
+}
 
 /// The wait after `failures` consecutive failed updates, Safe Browsing Update API v4's rule
 /// (developers.google.com/safe-browsing/v4/request-frequency, "Back-off mode"):

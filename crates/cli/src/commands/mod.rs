@@ -8,6 +8,7 @@ pub mod edit;
 pub mod eval;
 pub mod info;
 pub mod plan;
+pub mod publish;
 pub mod redis;
 pub mod scan;
 pub mod serve;

@@ -44,6 +44,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         max_bulk: args.max_bulk,
         drain_timeout: seconds(args.drain_timeout, "drain-timeout")?,
         reload_interval: seconds(args.reload_interval, "reload-interval")?,
+        sync_interval: seconds(args.sync_interval, "sync-interval")?,
         ..Limits::default()
     };
     let token = args.token_file.as_deref().map(Token::read).transpose()?;
