@@ -1,0 +1,617 @@
+//! The browser extension (`clients/browser`, built by `bash clients/browser/build.sh` into
+//! `clients/browser/dist/`) against the real thing:
+//!
+//! - parity: `node clients/browser/cli.mjs` (the extension's WebAssembly core) prints exactly
+//!   what `phishbloom check` prints for 2,000 URLs of every kind;
+//! - a headless Chromium with the extension loaded, following a list on `phishbloom serve`:
+//!   listed pages end on the warning page (also behind a server redirect), clean and allowed
+//!   ones load, and an entry added on the server after start is warned within the update
+//!   interval.
+//!
+//! Both need the built extension, and `node` or `chromium`: in CI (the `CI` variable set) a
+//! missing one fails the test; elsewhere the test is skipped with a loud message.
+
+mod common;
+mod serve_common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use common::SplitMix;
+use serde_json::Value;
+
+/// The repository's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The built extension, `clients/browser/dist`.
+fn dist() -> PathBuf {
+    root().join("clients/browser/dist")
+}
+
+/// The newest modification time of the files under `dir`.
+fn newest(dir: &Path) -> SystemTime {
+    let mut newest = SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() {
+            newest(&path)
+        } else {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(newest)
+        };
+        newest = newest.max(time);
+    }
+    newest
+}
+
+/// The built extension and each of `programs`, or `None` after a loud SKIP outside CI (in CI:
+/// a failure). The extension must be newer than the sources it is built from.
+fn prerequisites(test: &str, programs: &[&str]) -> Option<PathBuf> {
+    let mut missing: Vec<String> = programs
+        .iter()
+        .filter(|p| !common::installed(p))
+        .map(|p| format!("{p} is not installed (apt-get install -y chromium nodejs)"))
+        .collect();
+    let wasm = dist().join("phishbloom.wasm");
+    match wasm.metadata().and_then(|m| m.modified()) {
+        Err(_) => missing.push(format!(
+            "{} is missing: run `bash clients/browser/build.sh`",
+            wasm.display()
+        )),
+        Ok(built) => {
+            let sources = ["crates/wasm/src", "crates/core/src", "crates/url/src"]
+                .iter()
+                .map(|d| newest(&root().join(d)))
+                .chain([newest(&root().join("clients/browser/src"))])
+                .max()
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            if sources > built {
+                missing.push(format!(
+                    "{} is older than its sources: run `bash clients/browser/build.sh`",
+                    wasm.display()
+                ));
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Some(dist());
+    }
+    let why = missing.join("; ");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test} cannot run in CI: {why}"
+    );
+    eprintln!("\n=== SKIPPED {test}: {why} ===\n");
+    None
+}
+
+/// Runs `program args` with `stdin`; its standard output and exit code.
+fn run(program: &Path, args: &[&str], stdin: &[u8]) -> (Vec<u8>, i32) {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let code = output.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 1,
+        "{} {args:?} exited {code}: {}",
+        program.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.stdout, code)
+}
+
+/// `node clients/browser/cli.mjs ARGS`.
+fn node_cli(args: &[&str], stdin: &[u8]) -> (Vec<u8>, i32) {
+    let cli = root().join("clients/browser/cli.mjs");
+    let mut all = vec![cli.to_str().unwrap()];
+    all.extend_from_slice(args);
+    run(Path::new("node"), &all, stdin)
+}
+
+/// `phishbloom check ARGS`.
+fn check(args: &[&str], stdin: &[u8]) -> (Vec<u8>, i32) {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    run(&serve_common::bin(), &all, stdin)
+}
+
+/// 2,000 URLs for [`common::write_ut1_tree`]'s list: listed in many spellings, allowed,
+/// clean, IDN, IPv4 in every notation, overlong, unparseable (some not UTF-8), shuffled.
+fn parity_urls() -> Vec<Vec<u8>> {
+    let mut rng = SplitMix(21);
+    let mut urls: Vec<Vec<u8>> = Vec::new();
+    let mut push = |url: String| urls.push(url.into_bytes());
+    for i in 0..common::UT1_FAMILY {
+        let listed = [
+            format!("HTTP://WWW.Evil{i}.EXAMPLE:80/a/../b"),
+            format!("https://deep.sub.evil{i}.example./x?q=1#frag"),
+            format!("evil{i}.example:8080/%7Epath/%2e%2e/y"),
+            format!("http://host{i}.example/login/x?y=1"),
+            format!("http://host{i}.example/%6Cogin/step"),
+            format!("http://host{i}.example/a/../login"),
+            format!("http://docs.evil{i}.example/malware/a"),
+            format!("casino{i}.example/poker/"),
+            format!("HTTPS://both{i}.example"),
+        ];
+        let other = [
+            format!("http://host{i}.example/login/help/z"),
+            format!("http://docs.evil{i}.example/"),
+            format!("http://bet{i}.example/"),
+            format!("http://clean{i}.example/"),
+            format!("http://host{i}.example/loginx"),
+            format!("http://evil{i}.example.com/"),
+        ];
+        for url in listed.into_iter().chain(other) {
+            push(url);
+        }
+    }
+    for (unicode, _) in common::UT1_IDN {
+        push(format!("http://{unicode}.example/"));
+        push(format!("https://www.{}.EXAMPLE/x", unicode.to_uppercase()));
+        push(format!("http://{unicode}-not.example/"));
+    }
+    for j in 1..=24u32 {
+        let ip = (192u32 << 24) | (168 << 16) | (7 << 8) | j;
+        push(format!("http://192.168.7.{j}/"));
+        push(format!("http://{ip}/x"));
+        push(format!("http://0x{ip:X}/"));
+        push(format!("http://0300.0250.07.{j:o}/"));
+        push(format!("http://0300.0250.07.0{j:o}/"));
+        push(format!("http://192.168.0x7.{j}/"));
+        push(format!("http://192.{}/", (168 << 16) | (7 << 8) | j));
+        push(format!("http://192.168.{}/", (7 << 8) | j));
+    }
+    push(format!("http://evil1.example/{}", "a".repeat(100_000)));
+    push(format!("http://{}.evil2.example/", "x".repeat(100_000)));
+    push(format!("http://clean.example/?{}", "q".repeat(100_000)));
+    for bad in [
+        "http://[x",
+        "http://exa mple.com/",
+        "http://%zz/",
+        "::",
+        "",
+        "http://a..b/",
+        "ht!tp://x",
+        "http://evil1.example\u{7}/",
+        "http://:80/",
+        "http://evil1.example:99999/",
+        "javascript:alert(1)",
+        "http://user:pass@evil3.example/",
+    ] {
+        push(bad.to_owned());
+    }
+    urls.push(b"http://evil4.example/\xff\xfe".to_vec());
+    urls.push(b"http://\xffevil5.example/".to_vec());
+    while urls.len() < 2_000 {
+        let i = rng.below(common::UT1_FAMILY);
+        let url = match rng.below(4) {
+            0 => format!(
+                "http://x{}.evil{i}.example/p{}",
+                rng.below(100),
+                rng.below(100)
+            ),
+            1 => format!("http://host{i}.example/login/{}", rng.below(1000)),
+            2 => format!("http://unlisted{}.example/", rng.below(100_000)),
+            _ => format!("HTTP://CASINO{i}.EXAMPLE/Poker/{}", rng.below(10)),
+        };
+        urls.push(url.into_bytes());
+    }
+    rng.shuffle(&mut urls);
+    urls
+}
+
+#[test]
+fn the_wasm_core_prints_what_check_prints_for_2000_urls() {
+    let Some(_) = prerequisites("the_wasm_core_prints_what_check_prints", &["node"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let verified = common::build_ut1_list(dir.path(), "ut1", &[]);
+    // Without a verification section (categories are `possible:`), a cuckoo filter.
+    let folders = common::write_ut1_tree(&dir.path().join("tree"));
+    let mut args: Vec<std::ffi::OsString> = vec!["--ut1".into()];
+    args.extend(folders.into_iter().map(Into::into));
+    args.extend(["--kind".into(), "cuckoo".into()]);
+    let unverified = common::build_list(dir.path().join("ut1b.bloom"), args);
+    let urls = parity_urls();
+    assert_eq!(urls.len(), 2_000);
+    let stdin = urls.join(&b'\n');
+    for list in [&verified, &unverified] {
+        let list = list.to_str().unwrap();
+        let (expected, code) = check(&[list], &stdin);
+        let (found, node_code) = node_cli(&[list], &stdin);
+        assert_eq!(code, node_code);
+        assert_same(&expected, &found);
+        let text = String::from_utf8_lossy(&expected);
+        assert_eq!(text.lines().count(), 2_000);
+        for verdict in ["\tlisted\t", "\tclean", "\tallowed\t", "\tinvalid\t"] {
+            let n = text.lines().filter(|l| l.contains(verdict)).count();
+            assert!(n >= 10, "only {n} lines with {verdict:?}");
+        }
+        let listed = text.lines().filter(|l| l.contains("\tlisted\t")).count();
+        assert!(listed > 800, "only {listed} listed");
+        // --json, and CRLF lines, through standard input.
+        let crlf: Vec<u8> = urls[..300].join(b"\r\n".as_slice());
+        let (expected, _) = check(&["--json", list], &crlf);
+        let (found, _) = node_cli(&["--json", list], &crlf);
+        assert_same(&expected, &found);
+    }
+    // URLs as arguments (those a command line can carry: UTF-8, no NUL, each under 128 KiB).
+    let args: Vec<&str> = urls
+        .iter()
+        .filter_map(|u| std::str::from_utf8(u).ok())
+        .filter(|u| !u.contains('\0') && u.len() < 100_000)
+        .take(400)
+        .collect();
+    let mut check_args = vec![verified.to_str().unwrap()];
+    check_args.extend(&args);
+    let (expected, code) = check(&check_args, b"");
+    let (found, node_code) = node_cli(&check_args, b"");
+    assert_eq!(code, node_code);
+    assert_same(&expected, &found);
+    // Nothing listed: both exit 1.
+    let clean = [verified.to_str().unwrap(), "http://clean.example/"];
+    assert_eq!(check(&clean, b"").1, 1);
+    assert_eq!(node_cli(&clean, b"").1, 1);
+}
+
+/// Asserts two outputs are the same bytes, showing the first line that differs.
+fn assert_same(expected: &[u8], found: &[u8]) {
+    if expected == found {
+        return;
+    }
+    let (e, f) = (
+        String::from_utf8_lossy(expected),
+        String::from_utf8_lossy(found),
+    );
+    for (n, (a, b)) in e.lines().zip(f.lines()).enumerate() {
+        assert_eq!(a, b, "line {} differs", n + 1);
+    }
+    panic!(
+        "outputs differ in length: {} and {} bytes",
+        expected.len(),
+        found.len()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Headless Chromium
+
+/// Child processes killed (with their process groups: Chromium's helpers too) when dropped.
+struct Processes(Vec<Child>);
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            // SAFETY: kill(2) on the process group of our own child; no memory is involved.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A tiny web origin on a free loopback port: every path answers a page titled
+/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`).
+fn start_origin() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    return;
+                }
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let path = first.split(' ').nth(1).unwrap_or("/");
+                let answer = if path.starts_with("/redirect") {
+                    "HTTP/1.1 302 Found\r\nLocation: http://evil1.example/from-redirect\r\n\
+                     Content-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_owned()
+                } else {
+                    let body = "<!doctype html><title>origin page</title><p>hello</p>";
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let _ = (&stream).write_all(answer.as_bytes());
+            });
+        }
+    });
+    port
+}
+
+/// Copies the built extension to `to`, with `config` as its config.json.
+fn install_extension(from: &Path, to: &Path, config: &Value) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+    std::fs::write(to.join("config.json"), config.to_string()).unwrap();
+}
+
+/// A headless Chromium observed through its DevTools HTTP endpoints.
+struct Browser {
+    devtools: String,
+    http: reqwest::blocking::Client,
+}
+
+impl Browser {
+    /// The targets (`/json/list`).
+    fn targets(&self) -> Vec<Value> {
+        self.http
+            .get(format!("{}/json/list", self.devtools))
+            .send()
+            .and_then(|r| r.json())
+            .unwrap_or_default()
+    }
+
+    /// Opens a tab on `url`; its target id.
+    fn open(&self, url: &str) -> String {
+        let target: Value = self
+            .http
+            .put(format!("{}/json/new?{url}", self.devtools))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        target["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The URL and title of the tab `id` now.
+    fn tab(&self, id: &str) -> Option<(String, String)> {
+        self.targets().into_iter().find(|t| t["id"] == id).map(|t| {
+            (
+                t["url"].as_str().unwrap_or("").to_owned(),
+                t["title"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+    }
+
+    /// Polls tab `id` until `done(url, title)` or `timeout`; the last URL and title.
+    fn wait_tab(
+        &self,
+        id: &str,
+        timeout: Duration,
+        done: impl Fn(&str, &str) -> bool,
+    ) -> (bool, String, String) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (url, title) = self.tab(id).unwrap_or_default();
+            if done(&url, &title) {
+                return (true, url, title);
+            }
+            if Instant::now() > deadline {
+                return (false, url, title);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Closes the tab `id`.
+    fn close(&self, id: &str) {
+        let _ = self
+            .http
+            .get(format!("{}/json/close/{id}", self.devtools))
+            .send();
+    }
+}
+
+#[test]
+fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
+    let Some(dist) = prerequisites(
+        "chromium_warns_before_a_listed_page_loads",
+        &["chromium", "node"],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let entries = serve_common::phish_entries();
+    let list = serve_common::build_urls_sized(dir.path(), "phish", &entries, 2_000);
+    let token = dir.path().join("token");
+    std::fs::write(&token, "browser-test-token\n").unwrap();
+    let mut processes = Processes(Vec::new());
+    let server = serve_common::Server::start(
+        dir.path(),
+        &[
+            list.to_str().unwrap(),
+            "--token-file",
+            token.to_str().unwrap(),
+            "--sync-interval",
+            "1",
+        ],
+    );
+    let origin = start_origin();
+    let update_seconds = 2;
+    let extension = dir.path().join("extension");
+    let config = serde_json::json!({
+        "lists": [format!("{}/v1/lists/phish", server.http)],
+        "update_seconds": update_seconds,
+    });
+    install_extension(&dist, &extension, &config);
+    let hosts = [
+        "evil1.example",
+        "docs.evil1.example",
+        "phish3.example",
+        "good.example",
+        "added.example",
+    ];
+    let rules: Vec<String> = hosts
+        .iter()
+        .map(|h| format!("MAP {h} 127.0.0.1:{origin}"))
+        .collect();
+    let profile = dir.path().join("profile");
+    let log = std::fs::File::create(dir.path().join("chromium.log")).unwrap();
+    let chromium = Command::new("chromium")
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-gpu",
+            "--disable-features=DisableLoadExtensionCommandLineSwitch",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--load-extension={}", extension.display()))
+        .arg(format!(
+            "--disable-extensions-except={}",
+            extension.display()
+        ))
+        .arg(format!("--host-resolver-rules={}", rules.join(", ")))
+        .arg("about:blank")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .expect("chromium starts");
+    processes.0.push(chromium);
+    let chromium_log = || std::fs::read_to_string(dir.path().join("chromium.log")).unwrap();
+
+    // The DevTools port Chromium picked.
+    let port_file = profile.join("DevToolsActivePort");
+    assert!(
+        serve_common::eventually(Duration::from_secs(30), || port_file.exists()),
+        "chromium did not open its DevTools port: {}",
+        chromium_log()
+    );
+    let mut port = String::new();
+    std::fs::File::open(&port_file)
+        .unwrap()
+        .read_to_string(&mut port)
+        .unwrap();
+    let browser = Browser {
+        devtools: format!("http://127.0.0.1:{}", port.lines().next().unwrap().trim()),
+        http: reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    };
+
+    // The extension's service worker is running: it loaded.
+    let mut extension_id = String::new();
+    let loaded = serve_common::eventually(Duration::from_secs(30), || {
+        let worker = browser.targets().into_iter().find(|t| {
+            t["type"] == "service_worker"
+                && t["url"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with("/background.mjs"))
+        });
+        if let Some(worker) = worker {
+            let url = worker["url"].as_str().unwrap_or("");
+            extension_id = url.split('/').nth(2).unwrap_or("").to_owned();
+        }
+        !extension_id.is_empty()
+    });
+    assert!(
+        loaded,
+        "the extension's service worker never ran: {:?}\n{}",
+        browser.targets(),
+        chromium_log()
+    );
+    let warning_prefix = format!("chrome-extension://{extension_id}/warning.html?id=");
+    let warned = |url: &str, title: &str| {
+        url.starts_with(&warning_prefix) && title.contains("dangerous site blocked")
+    };
+    let origin_page = |expected: &str| {
+        let expected = expected.to_owned();
+        move |url: &str, title: &str| url.starts_with(&expected) && title == "origin page"
+    };
+
+    // A listed domain and a listed path end on the warning page (the first waits for the
+    // extension's first sync).
+    let started = Instant::now();
+    let tab = browser.open("http://evil1.example/");
+    let (ok, url, title) = browser.wait_tab(&tab, Duration::from_secs(30), warned);
+    assert!(ok, "evil1.example: {url} {title:?}\n{}", server.log());
+    eprintln!("first warning {:?} after start", started.elapsed());
+    let tab = browser.open("http://phish3.example/login/step?x=1");
+    let (ok, url, title) = browser.wait_tab(&tab, Duration::from_secs(15), warned);
+    assert!(ok, "phish3.example/login/step: {url} {title:?}");
+    // A server redirect to a listed page is no bypass.
+    let tab = browser.open("http://good.example/redirect");
+    let (ok, url, title) = browser.wait_tab(&tab, Duration::from_secs(15), warned);
+    assert!(ok, "redirect to evil1.example: {url} {title:?}");
+
+    // A clean page and an allowed one (an exception in the list) load, and stay loaded.
+    let clean = browser.open("http://good.example/");
+    let allowed = browser.open("http://docs.evil1.example/help");
+    let before_add = browser.open("http://added.example/");
+    for (tab, url) in [
+        (&clean, "http://good.example/"),
+        (&allowed, "http://docs.evil1.example/help"),
+        (&before_add, "http://added.example/"),
+    ] {
+        let (ok, found, title) = browser.wait_tab(tab, Duration::from_secs(15), origin_page(url));
+        assert!(ok, "{url} did not load: {found} {title:?}");
+    }
+    std::thread::sleep(Duration::from_millis(1_500));
+    for (tab, url) in [
+        (&clean, "http://good.example/"),
+        (&before_add, "http://added.example/"),
+    ] {
+        let (found, title) = browser.tab(tab).unwrap_or_default();
+        assert!(
+            origin_page(url)(&found, &title),
+            "{url} was left: {found} {title:?}"
+        );
+    }
+
+    // An entry added on the server is warned within the update interval.
+    let added = reqwest::blocking::Client::new()
+        .post(format!("{}/v1/lists/phish/entries", server.http))
+        .bearer_auth("browser-test-token")
+        .json(&serde_json::json!({"entries": ["added.example"]}))
+        .send()
+        .unwrap();
+    assert!(added.status().is_success(), "{:?}", added.text());
+    let added_at = Instant::now();
+    let mut attempt = 0;
+    let elapsed = loop {
+        attempt += 1;
+        let tab = browser.open(&format!("http://added.example/?attempt={attempt}"));
+        let (ok, _, _) = browser.wait_tab(&tab, Duration::from_millis(400), warned);
+        if ok {
+            break added_at.elapsed();
+        }
+        browser.close(&tab);
+        assert!(
+            added_at.elapsed() < Duration::from_secs(update_seconds * 5 + 10),
+            "added.example was not warned {:?} after the add\n{}",
+            added_at.elapsed(),
+            server.log()
+        );
+    };
+    eprintln!("time from the server-side add to a warning: {elapsed:?} ({attempt} tabs)");
+    assert!(
+        elapsed < Duration::from_secs(update_seconds + 5),
+        "warned only after {elapsed:?}"
+    );
+    drop(processes);
+    drop(server);
+}
