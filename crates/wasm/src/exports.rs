@@ -550,6 +550,40 @@ mod tests {
     }
 
     #[test]
+    fn a_first_sync_through_the_exports_holds_the_whole_file() {
+        use phishbloom_core::sync::{Download, IndexBody};
+        let bytes = image("s", &["evil.com"]);
+        let list = phishbloom_core::Blocklist::from_bytes("s", &bytes).unwrap();
+        let index = IndexBody::describe(&list, Download::of("files/v1.bloom", &bytes), vec![])
+            .to_json(None);
+        let (origin, origin_len) = put(b"http://h/l/index.json");
+        let (ptr, len) = put(&index);
+        // SAFETY: memory from pb_alloc, freed once below; an empty trust key.
+        let session =
+            unsafe { pb_sync_begin(0, origin, origin_len, ptr, len, std::ptr::null(), 0, 0) };
+        assert!(session > 0, "{}", String::from_utf8_lossy(&result()));
+        assert_eq!(pb_sync_next(session), 1);
+        let next: serde_json::Value = serde_json::from_slice(&result()).unwrap();
+        assert_eq!(next["path"], "files/v1.bloom");
+        assert_eq!(pb_sync_finish(session + 1, 0), 0, "no such session");
+        let (file, file_len) = put(&bytes);
+        // SAFETY: as above.
+        assert_eq!(unsafe { pb_sync_give(session, file, file_len, 0) }, 0);
+        assert_eq!(pb_sync_next(session), 0);
+        let handle = pb_sync_finish(session, 0);
+        assert!(handle > 0, "{}", String::from_utf8_lossy(&result()));
+        let summary: serde_json::Value = serde_json::from_slice(&result()).unwrap();
+        assert_eq!(summary["via"], "whole");
+        assert_eq!(summary["info"]["name"], "s");
+        assert_eq!(pb_sync_end(session), 0, "finish ended it");
+        assert_eq!(pb_drop(handle), 1);
+        for (ptr, len) in [(origin, origin_len), (ptr, len), (file, file_len)] {
+            // SAFETY: each pair is one pb_alloc's, freed once.
+            unsafe { pb_free(ptr, len) };
+        }
+    }
+
+    #[test]
     fn a_bad_image_gives_no_handle_and_its_error() {
         let (ptr, len) = put(b"not a list");
         // SAFETY: memory from pb_alloc, freed once below.
