@@ -38,7 +38,9 @@ chrome.runtime.onMessage.addListener((message, sender, reply) => {
   return true;
 });
 
-const ready = start();
+const ready = start().catch((error) => {
+  console.error(`phishbloom: the service worker could not start: ${error.stack || error}`);
+});
 
 /** Loads the core, the settings and the stored lists, then schedules the polls. */
 async function start() {
@@ -52,7 +54,13 @@ async function start() {
     state.nextRuleId = Math.max(state.nextRuleId, rule.id + 1);
     if (rule.condition.regexFilter) state.rules.set(ruleKey(rule), rule.id);
   }
-  state.settings = await config.load();
+  // A policy that answers late is applied when it arrives (reconfigure).
+  state.settings = await config.load(500);
+  if (config.policyArrived) {
+    config.policyArrived.then((policy) => {
+      if (Object.keys(policy).length) ready.then(reconfigure);
+    });
+  }
   const schedule = (await chrome.storage.local.get("schedule")).schedule || {};
   for (const record of await store.all()) {
     if (!state.settings.lists.includes(record.url)) {
@@ -78,6 +86,8 @@ async function start() {
   }
   chrome.alarms.create("poll", { periodInMinutes: Math.max(0.5, state.settings.update_seconds / 60) });
   badge();
+  const stored = [...state.lists.values()].filter((l) => l.handle).length;
+  console.info(`phishbloom: ${state.lists.size} lists, ${stored} stored`);
   pollDue();
 }
 

@@ -13,23 +13,38 @@ async function shipped() {
   }
 }
 
-/** The administrator's policy ({} when there is none). */
-export async function managed() {
-  try {
-    return (await chrome.storage.managed.get(null)) || {};
-  } catch {
-    return {};
-  }
+/**
+ * The administrator's policy ({} when there is none). Reading it can take seconds where the
+ * browser has no policy service (Chromium on Linux without one answers late): with `waitMs`,
+ * gives {} after that long; `policyArrived` then resolves with the late answer.
+ */
+export async function managed(waitMs = Infinity) {
+  const read = chrome.storage.managed.get(null).then(
+    (policy) => policy || {},
+    () => ({}),
+  );
+  if (!Number.isFinite(waitMs)) return read;
+  let late = true;
+  const timeout = new Promise((resolve) => setTimeout(resolve, waitMs, null));
+  const first = await Promise.race([read.then((p) => ((late = false), p)), timeout]);
+  if (late) policyArrived = read;
+  return first || {};
 }
+
+/** The policy read that outlasted `managed(waitMs)`, if one did (else null). */
+export let policyArrived = null;
 
 /** The user's settings from the options page ({} when never saved). */
 export async function local() {
   return (await chrome.storage.local.get("config")).config || {};
 }
 
-/** The settings in force: {lists, update_seconds, trust, managed (fields the policy sets)}. */
-export async function load() {
-  const [base, user, policy] = await Promise.all([shipped(), local(), managed()]);
+/**
+ * The settings in force: {lists, update_seconds, trust, managed (fields the policy sets)};
+ * `policyWaitMs` bounds the wait for the policy (see `managed`).
+ */
+export async function load(policyWaitMs = Infinity) {
+  const [base, user, policy] = await Promise.all([shipped(), local(), managed(policyWaitMs)]);
   const pick = (field, fallback) => policy[field] ?? user[field] ?? base[field] ?? fallback;
   const lists = pick("lists", []).filter((url) => typeof url === "string" && url.trim() !== "");
   return {
