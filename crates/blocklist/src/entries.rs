@@ -16,7 +16,7 @@ use crate::resolve::MAX_CATEGORIES;
 use phishbloom_core::{Error, Result};
 
 use crate::source::{
-    read_list_groups, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES,
+    read_list_groups_of, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES,
 };
 pub use phishbloom_core::contents::EntrySet;
 
@@ -154,7 +154,8 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                 scheme: KeyScheme::Exact,
                 ..options
             };
-            let read = read_list_groups(&input, &raw_options, &source.category(), &mut |_| {});
+            let read =
+                read_list_groups_of(&input, &raw_options, &source.category(), &mut |_| {}, false);
             let (groups, list_summary) = match read {
                 // UT1 ships some empty lists; the category's other file (or the other
                 // categories) still count, and an empty result overall is reported below.

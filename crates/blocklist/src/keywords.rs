@@ -117,7 +117,7 @@ pub fn build_keywords(
         ..ListSummary::default()
     };
     let mut length_mask = 0u64;
-    let mut reader = BufReader::with_capacity(1 << 20, input.open()?);
+    let mut reader = BufReader::with_capacity(1 << 20, input.open_list(false)?);
     let (mut line, mut phrase, mut tokens) = (Vec::new(), String::new(), Tokens::new());
     let mut bytes_read = 0u64;
     loop {

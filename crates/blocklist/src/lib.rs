@@ -4,6 +4,8 @@
 //! that reads and answers (and that this crate re-exports, so one path serves both).
 //!
 //! # Modules
+//! - [`decode`] — a list's bytes before its lines: gzip and zstd by magic, no byte-order
+//!   mark, binary input refused.
 //! - [`source`] — reads a CSV (key column by name, rows selected by a label) or a plain list,
 //!   from a file or standard input, into a [`KeyList`] with a [`ListSummary`].
 //! - [`stream`] — reads a list of whole keys without holding them: their distinct hashes,
@@ -55,6 +57,7 @@
 
 pub mod atomic;
 pub mod check;
+pub mod decode;
 pub mod documents;
 pub mod entries;
 pub mod eval;

@@ -66,6 +66,14 @@ impl Input {
             Input::Path(path) => open_file(path).map(|f| Box::new(f) as Box<dyn Read + Send>),
         }
     }
+
+    /// Opens the input as a list: gzip or zstd decompressed, a byte-order mark dropped, and
+    /// refused if it is not text unless `keys_are_bytes` ([`crate::decode::open_list`]).
+    pub fn open_list(&self, keys_are_bytes: bool) -> Result<Box<dyn Read + Send>> {
+        let (reader, _) =
+            crate::decode::open_list(self.open()?, &self.display_path(), keys_are_bytes)?;
+        Ok(reader)
+    }
 }
 
 /// Opens a regular file, with errors that name it.
@@ -315,9 +323,24 @@ pub fn read_list_groups(
     category: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
+    let bytes = options.scheme == KeyScheme::Exact;
+    read_list_groups_of(input, options, category, progress, bytes)
+}
+
+/// [`read_list_groups`], saying whether the keys may be any bytes (`keys_are_bytes`: binary
+/// input is not refused) whatever `options.scheme` reads them as (entries are read as raw
+/// lines, but a list of entries is text).
+pub(crate) fn read_list_groups_of(
+    input: &Input,
+    options: &ListOptions,
+    category: &str,
+    progress: &mut dyn FnMut(u64),
+    keys_are_bytes: bool,
+) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
     let path = input.display_path();
     let csv = options.format.reads_as_csv(input);
-    read_groups_from(input.open()?, &path, csv, options, category, progress)
+    let reader = input.open_list(keys_are_bytes)?;
+    read_groups_from(reader, &path, csv, options, category, progress)
 }
 
 /// [`read_list`] from any reader (`csv` chooses the format; `path` names it in messages).

@@ -158,7 +158,7 @@ pub fn read_hashed(
     let path = input.display_path();
     let dir = std::env::temp_dir();
     let mut summary = ListSummary::default();
-    let mut reader = input.open()?;
+    let mut reader = input.open_list(options.scheme == KeyScheme::Exact)?;
     let partitioners = if options.format.reads_as_csv(input) {
         let mut collector = Collector::hashing(options.scheme, Partitioner::new(&dir));
         read_csv(

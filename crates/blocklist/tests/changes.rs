@@ -4,7 +4,7 @@
 //! another base is refused and changes nothing; a compact delta leaves no added entry out; a
 //! full cuckoo filter never loses an entry; merging two shards answers like building from both.
 
-use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
+use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView, PatchCoding};
 use phishbloom_blocklist::engine::expression_hash;
 use phishbloom_blocklist::engine::{fingerprint, Scratch};
 use phishbloom_blocklist::entries::EntrySet;
@@ -204,6 +204,36 @@ proptest! {
     }
 
     #[test]
+    fn compact_deltas_of_either_coding_and_format_leave_no_added_entry_out(
+        old_lines in prop::collection::vec(entry_line(), 1..30),
+        steps in prop::collection::vec(prop::collection::vec(entry_line(), 1..40), 1..4),
+        kind in prop::sample::select(vec![Kind::Blocked, Kind::Classic, Kind::Split]),
+        coding in prop::sample::select(vec![PatchCoding::Filter, PatchCoding::Prefixes, PatchCoding::Smallest]),
+        version1 in any::<bool>(),
+    ) {
+        // A chain of deltas, each adding entries: after each, every entry of that version is
+        // listed, in memory and in the saved file, and the fingerprint is the version's.
+        let mut list = Blocklist::from_entries(&entries(&old_lines), &options(kind, false, 1, false)).unwrap();
+        let mut lines = old_lines.clone();
+        let compact = DiffOptions { compact: true, patch_fpp: Some(0.01), ..DiffOptions::default() };
+        for step in steps {
+            let old_view = ListView::of_entries(&entries(&lines), 20);
+            lines.extend(step);
+            let new_view = ListView::of_entries(&entries(&lines), 20);
+            let delta = Delta::between_coded(&old_view, &new_view, &compact, coding).unwrap();
+            let bytes = match delta.to_bytes_version1() {
+                Some(bytes) if version1 => bytes,
+                _ => delta.to_bytes(),
+            };
+            list.apply(&Delta::from_bytes("d".as_ref(), &bytes).unwrap()).unwrap();
+            prop_assert_eq!(list.meta().fingerprint, fingerprint_of(lines.clone()));
+            prop_assert_eq!(first_unlisted(&list, &lines), None);
+            list = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
+            prop_assert_eq!(first_unlisted(&list, &lines), None);
+        }
+    }
+
+    #[test]
     fn merging_two_shards_answers_like_building_from_both(
         first in prop::collection::vec(entry_line(), 1..30),
         second in prop::collection::vec(entry_line(), 1..30),
@@ -264,4 +294,28 @@ fn a_full_cuckoo_filter_refuses_an_entry_and_never_loses_one() {
         added.len()
     );
     assert_eq!(list.meta().entries, added.len() as u64);
+}
+
+#[test]
+fn a_delta_promising_another_fingerprint_is_refused_and_changes_nothing() {
+    let old: Vec<String> = ["a.com", "b.com", "c.com"].map(String::from).to_vec();
+    let new: Vec<String> = ["a.com", "c.com", "d.com"].map(String::from).to_vec();
+    let mut delta = Delta::between(
+        &ListView::of_entries(&entries(&old), 20),
+        &ListView::of_entries(&entries(&new), 20),
+        &DiffOptions::default(),
+    )
+    .unwrap();
+    delta.target.fingerprint.0 ^= 1;
+    let read = Delta::from_bytes("d".as_ref(), &delta.to_bytes()).unwrap();
+    let mut list =
+        Blocklist::from_entries(&entries(&old), &options(Kind::Cuckoo, true, 10, false)).unwrap();
+    let before = list.to_bytes();
+    let refused = list.apply(&read);
+    assert!(
+        matches!(refused, Err(Error::DeltaCheck { .. })),
+        "{:?}",
+        refused.err()
+    );
+    assert_eq!(list.to_bytes(), before);
 }

@@ -391,7 +391,8 @@ pub struct MergeArgs {
     any other file.\n\n\
     An exact delta (the default) carries whole 64-bit fingerprints of the added entries \
     (about 7 bytes each) and the removed entries' positions (about 2 bytes each): every kind \
-    can apply it. A --compact delta carries prefixes of the added entries' fingerprints only, \
+    can apply it. A --compact delta carries the added entries' fingerprints only as prefixes or \
+    as a static (ribbon) filter, whichever is smaller (a filter: about 1.02 × ⌈log2(1/p)⌉ bits each at rate p), \
     for blocked, classic or split files without a verification section, which keep them as a patch \
     beside their filter."
 )]
@@ -403,8 +404,8 @@ pub struct DiffArgs {
     /// The delta file to write.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Fingerprint prefixes instead of whole fingerprints: smaller, additions only, for Bloom
-    /// files without a verification section.
+    /// Fingerprint prefixes or a static filter instead of whole fingerprints: smaller,
+    /// additions only, for Bloom files without a verification section.
     #[arg(long)]
     pub compact: bool,
     /// With --compact: the false-positive rate per checked item the patch may add at the

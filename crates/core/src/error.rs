@@ -505,6 +505,18 @@ pub enum Error {
         detail: String,
     },
 
+    /// Input given as a list that is not text.
+    #[error(
+        "{path}: not a text list ({detail}); a list is text, one entry per line (gzip and zstd \
+         are read as they are); if the keys really are bytes, build with --exact"
+    )]
+    NotText {
+        /// The input.
+        path: PathBuf,
+        /// What was seen.
+        detail: String,
+    },
+
     /// An index that cannot be read (publish/sync protocol).
     #[error("{origin}: not a usable list index: {problem}")]
     BadIndex {

@@ -82,6 +82,8 @@ pub mod tag {
     pub const GROWTH: u16 = 10;
     /// A patch: Golomb-coded prefixes of fingerprints a delta added to a Bloom list.
     pub const PATCH: u16 = 11;
+    /// A static patch: a ribbon filter of fingerprints a compact delta added to a Bloom list.
+    pub const STATIC_PATCH: u16 = 12;
     /// A keyword list's phrase lengths in tokens (what a scan probes).
     pub const KEYWORD_LENGTHS: u16 = 0x10;
     /// A keyword list's exact keywords, sorted by phrase hash, read on hits.
@@ -106,6 +108,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::COUNTERS => "counting",
         tag::GROWTH => "growth",
         tag::PATCH => "patch",
+        tag::STATIC_PATCH => "static patch",
         tag::KEYWORD_LENGTHS => "phrase lengths",
         tag::KEYWORD_INDEX => "keyword index",
         t if t >= OPTIONAL_TAGS => "optional",
@@ -132,7 +135,7 @@ impl SectionEntry {
     /// `filter section 3`, `metadata section`: how messages name the section.
     pub fn describe(&self) -> String {
         match (self.tag, self.index) {
-            (tag::FILTER | tag::CUCKOO | tag::COUNTERS | tag::PATCH, index) => {
+            (tag::FILTER | tag::CUCKOO | tag::COUNTERS | tag::PATCH | tag::STATIC_PATCH, index) => {
                 format!("{} section {index}", tag_name(self.tag))
             }
             (tag, 0) => format!("{} section", tag_name(tag)),

@@ -8,6 +8,7 @@ use std::path::Path;
 use phishbloom_filter::counting::{CountingFilter, CountingParams};
 use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams};
 use phishbloom_filter::prefix::PrefixSet;
+use phishbloom_filter::ribbon::RibbonFilter;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 
 use crate::bytes::{ByteReader, PutLe};
@@ -527,6 +528,48 @@ pub fn decode_patch(path: &Path, bytes: &[u8]) -> Result<PrefixSet> {
         ));
     }
     PrefixSet::decode(bits, count, r, coded).map_err(|e| Error::invalid(path, "patch", e))
+}
+
+/// A static patch section (a ribbon filter of fingerprints a compact delta added to a Bloom
+/// list): a 64-byte block (result bits u32, zero u32, slots u64, keys u64, seed u64, zeros),
+/// then the solution (`⌈f·m/8⌉` bytes, see [`RibbonFilter::solution`]).
+pub fn encode_static_patch(patch: &RibbonFilter) -> (Vec<u8>, Vec<u8>) {
+    let mut block = Vec::with_capacity(FILTER_PARAMS);
+    block.put_u32(patch.bits());
+    block.put_u32(0);
+    block.put_u64(patch.slots());
+    block.put_u64(patch.len());
+    block.put_u64(patch.seed());
+    block.resize(FILTER_PARAMS, 0);
+    (block, patch.solution())
+}
+
+/// Decodes a static patch section.
+pub fn decode_static_patch(path: &Path, bytes: &[u8]) -> Result<RibbonFilter> {
+    let (Some(block), Some(solution)) = (bytes.get(..FILTER_PARAMS), bytes.get(FILTER_PARAMS..))
+    else {
+        return Err(Error::invalid(
+            path,
+            "static patch section length",
+            bytes.len(),
+        ));
+    };
+    let mut reader = ByteReader::new(block);
+    // The block has 64 bytes: every read below succeeds.
+    let bits = reader.u32().unwrap_or_default();
+    let zero = reader.u32().unwrap_or(u32::MAX);
+    let slots = reader.u64().unwrap_or_default();
+    let items = reader.u64().unwrap_or_default();
+    let seed = reader.u64().unwrap_or_default();
+    if zero != 0 || reader.rest().iter().any(|&b| b != 0) || items == 0 {
+        return Err(Error::invalid(
+            path,
+            "static patch parameters",
+            format!("{items} keys in {slots} slots of {bits} bits"),
+        ));
+    }
+    RibbonFilter::from_solution(bits, slots, seed, items, solution)
+        .map_err(|e| Error::invalid(path, "static patch", e))
 }
 
 /// The growth section: the capacity factor and tightening ratio of a growing list.

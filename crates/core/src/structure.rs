@@ -18,6 +18,7 @@
 use phishbloom_filter::counting::{CountingFilter, CountingParams};
 use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams, Full};
 use phishbloom_filter::prefix::PrefixSet;
+use phishbloom_filter::ribbon::RibbonFilter;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, KeyHash, LayoutKind};
 
@@ -146,6 +147,9 @@ pub struct Layers {
     grows: bool,
     /// Prefix sets of fingerprints added by deltas to a Bloom list, by ascending prefix bits.
     patches: Vec<PrefixSet>,
+    /// Static filters (ribbon) of fingerprints added by compact deltas, one per delta, oldest
+    /// first.
+    static_patches: Vec<RibbonFilter>,
 }
 
 impl Layers {
@@ -178,6 +182,7 @@ impl Layers {
             )?],
             grows,
             patches: Vec::new(),
+            static_patches: Vec::new(),
         })
     }
 
@@ -187,13 +192,34 @@ impl Layers {
         layers: Vec<Layer>,
         grows: bool,
         patches: Vec<PrefixSet>,
+        static_patches: Vec<RibbonFilter>,
     ) -> Self {
         Layers {
             kind,
             layers,
             grows,
             patches,
+            static_patches,
         }
+    }
+
+    /// The static patches (ribbon filters of fingerprints added by compact deltas), oldest
+    /// first.
+    pub fn static_patches(&self) -> &[RibbonFilter] {
+        &self.static_patches
+    }
+
+    /// Keeps a static filter of fingerprints a compact delta added (an empty one is dropped:
+    /// files never hold one).
+    pub fn patch_static(&mut self, filter: RibbonFilter) {
+        if !filter.is_empty() {
+            self.static_patches.push(filter);
+        }
+    }
+
+    /// Whether the list has no patch of either form.
+    fn unpatched(&self) -> bool {
+        self.patches.is_empty() && self.static_patches.is_empty()
     }
 
     /// The patches (prefix sets of fingerprints added by deltas), by ascending prefix bits.
@@ -231,7 +257,7 @@ impl Layers {
 
     /// The single Bloom filter of a one-layer Bloom list without patches.
     pub fn single_bloom(&self) -> Option<&AnyFilter> {
-        match (self.layers.as_slice(), self.patches.is_empty()) {
+        match (self.layers.as_slice(), self.unpatched()) {
             ([Layer::Bloom(filter)], true) => Some(filter),
             _ => None,
         }
@@ -240,18 +266,19 @@ impl Layers {
     /// The single Bloom filter of a one-layer Bloom list without patches, taken out.
     pub fn into_single_bloom(self) -> Option<AnyFilter> {
         match (
+            self.patches.is_empty() && self.static_patches.is_empty(),
             self.layers.into_iter().next(),
-            self.patches.is_empty(),
             self.grows,
         ) {
-            (Some(Layer::Bloom(filter)), true, false) => Some(filter),
+            (true, Some(Layer::Bloom(filter)), false) => Some(filter),
             _ => None,
         }
     }
 
     /// The single Bloom filter, to change it (a one-layer Bloom list without patches).
     pub fn single_bloom_mut(&mut self) -> Option<&mut AnyFilter> {
-        match (self.layers.as_mut_slice(), self.patches.is_empty()) {
+        let unpatched = self.unpatched();
+        match (self.layers.as_mut_slice(), unpatched) {
             ([Layer::Bloom(filter)], true) => Some(filter),
             _ => None,
         }
@@ -273,6 +300,11 @@ impl Layers {
     pub fn items(&self) -> u64 {
         self.layers.iter().map(Layer::items).sum::<u64>()
             + self.patches.iter().map(|p| p.len() as u64).sum::<u64>()
+            + self
+                .static_patches
+                .iter()
+                .map(RibbonFilter::len)
+                .sum::<u64>()
     }
 
     /// Bytes over all layers and patches (in memory).
@@ -282,6 +314,11 @@ impl Layers {
                 .patches
                 .iter()
                 .map(PrefixSet::size_in_bytes)
+                .sum::<u64>()
+            + self
+                .static_patches
+                .iter()
+                .map(RibbonFilter::size_in_bytes)
                 .sum::<u64>()
     }
 
@@ -301,6 +338,7 @@ impl Layers {
         let v = fingerprint(hash);
         self.layers.iter().any(|layer| layer.contains(hash, v))
             || self.patches.iter().any(|patch| patch.contains(v))
+            || self.static_patches.iter().any(|patch| patch.contains(v))
     }
 
     /// Whether a whole key may be held (a Bloom filter of the sha256 strategy hashes keys its
@@ -339,6 +377,7 @@ impl Layers {
             .iter()
             .any(|layer| layer.contains_fingerprint(v))
             || self.patches.iter().any(|patch| patch.contains(v))
+            || self.static_patches.iter().any(|patch| patch.contains(v))
     }
 
     /// Inserts a key hash into the newest layer; a full layer of a growing list gets a
@@ -593,6 +632,8 @@ impl Layers {
         for patch in &other.patches {
             self.patch(patch.bits(), patch.prefixes().to_vec())?;
         }
+        self.static_patches
+            .extend(other.static_patches.iter().cloned());
         Ok(())
     }
 
@@ -632,6 +673,19 @@ impl Layers {
                 ),
                 items: patch.len() as u64,
                 capacity: patch.len() as u64,
+                target_fpp: None,
+                expected_fpp_now: patch.expected_fpp(),
+                bytes: patch.size_in_bytes(),
+            }))
+            .chain(self.static_patches.iter().map(|patch| LayerInfo {
+                structure: format!(
+                    "static patch, ribbon filter of {}-bit results in {} slots added by a \
+                     compact delta",
+                    patch.bits(),
+                    patch.slots()
+                ),
+                items: patch.len(),
+                capacity: patch.len(),
                 target_fpp: None,
                 expected_fpp_now: patch.expected_fpp(),
                 bytes: patch.size_in_bytes(),

@@ -107,6 +107,14 @@ pub fn golomb_bits_per_value(universe: f64, count: u64) -> f64 {
     (universe / count.max(1) as f64).log2() + 1.5
 }
 
+/// The fewest bits per key of any set representation that answers members and lets strangers
+/// through at rate `p`: `log₂(1/p)` (Carter, Floyd, Gill, Markowsky & Wegman, "Exact and
+/// approximate membership testers", STOC 1978) — the bound a compact delta's additions are
+/// measured against.
+pub fn membership_bound_bits(p: f64) -> f64 {
+    (1.0 / p).log2()
+}
+
 /// Bits as MiB (2²⁰ bytes): `bits / 8 / 1,048,576`.
 pub fn bits_to_mib(bits: u64) -> f64 {
     bits as f64 / 8.0 / 1_048_576.0

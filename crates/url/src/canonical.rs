@@ -78,6 +78,9 @@ pub(crate) struct Parsed {
     pub(crate) explicit_path: bool,
     /// Whether the authority had user info (`user@host`).
     pub(crate) userinfo: bool,
+    /// Whether the input named its scheme (`http://…`, `https:…`): with one, user info is
+    /// part of a URL (dropped); without, `user@host` is an address.
+    pub(crate) named_scheme: bool,
 }
 
 /// Canonicalizes a URL (or a bare `host/path`) following the Safe Browsing v4 rules.
@@ -210,6 +213,8 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
             url: CanonicalUrl::from_fast(serialized, parts),
             explicit_path: parts.explicit_path,
             userinfo: false,
+            // Only read with user info, which the fast path never accepts.
+            named_scheme: false,
         }),
         None => parse_full(input),
     }
@@ -365,6 +370,7 @@ pub(crate) fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
         },
         explicit_path,
         userinfo,
+        named_scheme: scheme.is_some(),
     })
 }
 

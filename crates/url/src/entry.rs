@@ -71,7 +71,9 @@ impl Entry {
     /// ```
     pub fn parse(line: &[u8]) -> Result<Entry, Error> {
         let parsed = parse(line)?;
-        if parsed.userinfo {
+        // `http://user:pass@evil.example/login` is a URL (its user info dropped, as when it
+        // is checked); `user@evil.example` without a scheme is an address.
+        if parsed.userinfo && !parsed.named_scheme {
             return Err(Error::EntryUserinfo {
                 input: snippet(line),
             });
@@ -360,11 +362,7 @@ mod tests {
     #[test]
     fn addresses_are_not_entries() {
         // `other@evil.com` as an entry would list all of evil.com: refused, it is a whole key.
-        for line in [
-            "spammer@evil.com",
-            "http://user:pw@evil.com/x",
-            "a%40evil.com",
-        ] {
+        for line in ["spammer@evil.com", "a%40evil.com", "//user@evil.com/x"] {
             assert!(
                 matches!(
                     Entry::parse(line.as_bytes()),
@@ -376,5 +374,11 @@ mod tests {
         // As a query, user info is dropped like the port: the URL is still checked.
         let url = crate::canonicalize(b"http://user@evil.com/x").unwrap();
         assert_eq!(url.host(), "evil.com");
+        // A URL that names its scheme is a URL with or without user info (issue 20, item 2):
+        // listed as the same entry a query without the user info finds.
+        for line in ["http://user:pw@evil.com/x", "HTTPS://a@b@evil.com:8443/x"] {
+            let entry = Entry::parse(line.as_bytes()).unwrap();
+            assert_eq!(entry.to_key_string(), "evil.com/x", "{line}");
+        }
     }
 }

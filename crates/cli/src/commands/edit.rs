@@ -168,6 +168,11 @@ pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let form = match &delta.added {
         Additions::Exact(_) => "exact: whole fingerprints".to_string(),
         Additions::Prefixes { bits, .. } => format!("compact: {bits}-bit prefixes"),
+        Additions::Filter(filter) => format!(
+            "compact: a ribbon filter of {}-bit results in {} slots",
+            filter.bits(),
+            filter.slots()
+        ),
     };
     println!(
         "{}: +{} −{} entries, {} recategorized, {} ({form}, {:.2} bytes per change)",

@@ -84,11 +84,9 @@ impl Blocklist {
             });
         }
         let table = self.resolver.verification();
-        if matches!(delta.added, Additions::Prefixes { .. })
-            && (table.is_some() || self.kind.deletes())
-        {
+        if delta.added.is_compact() && (table.is_some() || self.kind.deletes()) {
             return Err(unsuitable(format!(
-                "the delta is compact (fingerprint prefixes, for Bloom files without a \
+                "the delta is compact (fingerprint prefixes or a filter, for Bloom files without a \
                  verification section), and this {} file{} needs whole fingerprints: make an exact \
                  delta, not a compact one",
                 self.kind,
@@ -228,6 +226,7 @@ impl Blocklist {
                 }
             }
             Additions::Prefixes { bits, prefixes } => layers.patch(*bits, prefixes.clone())?,
+            Additions::Filter(filter) => layers.patch_static(filter.clone()),
         }
         let mut table_removed = removed.clone();
         for (v, ids) in &recategorized {

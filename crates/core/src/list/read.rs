@@ -84,7 +84,7 @@ impl Blocklist {
                 tag::FILTER | tag::CUCKOO | tag::COUNTERS => entry.tag == layer_tag,
                 tag::CABF => kind == Kind::Cabf && entry.index == 0,
                 tag::GROWTH => kind != Kind::Cabf && entry.index == 0,
-                tag::PATCH => kind.layout().is_some(),
+                tag::PATCH | tag::STATIC_PATCH => kind.layout().is_some(),
                 tag::KEYWORD_LENGTHS | tag::KEYWORD_INDEX => kind != Kind::Cabf && entry.index == 0,
                 t if t >= format::OPTIONAL_TAGS => true,
                 t => {
@@ -185,7 +185,29 @@ impl Blocklist {
                     }
                     patches.push(patch);
                 }
-                let layers = Layers::from_parts(kind, layers, grows, patches);
+                let static_count = directory
+                    .sections
+                    .iter()
+                    .filter(|s| s.tag == tag::STATIC_PATCH)
+                    .count();
+                let mut static_patches = Vec::with_capacity(static_count);
+                for index in 0..static_count {
+                    let entry =
+                        directory
+                            .find(tag::STATIC_PATCH, index as u16)
+                            .ok_or_else(|| {
+                                Error::invalid(
+                                    path,
+                                    "static patch numbering",
+                                    format!("no static patch {index}"),
+                                )
+                            })?;
+                    static_patches.push(sections::decode_static_patch(
+                        path,
+                        &format::read_section_vec(path, source, entry)?,
+                    )?);
+                }
+                let layers = Layers::from_parts(kind, layers, grows, patches, static_patches);
                 match meta.scheme {
                     KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
                     KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),

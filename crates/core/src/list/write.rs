@@ -39,6 +39,7 @@ impl Blocklist {
         let mut blocks: Vec<(u16, u16, Vec<u8>, &[u8])> = Vec::new();
         let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
         let mut patch_parts: Vec<(u16, Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut static_parts: Vec<(u16, Vec<u8>, Vec<u8>)> = Vec::new();
         let layers = match &self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers()),
@@ -78,6 +79,10 @@ impl Blocklist {
                 let (block, coded) = sections::encode_patch(patch);
                 patch_parts.push((index as u16, block, coded));
             }
+            for (index, patch) in layers.static_patches().iter().enumerate() {
+                let (block, solution) = sections::encode_static_patch(patch);
+                static_parts.push((index as u16, block, solution));
+            }
             if layers.grows() {
                 extra.push((
                     tag::GROWTH,
@@ -98,6 +103,13 @@ impl Blocklist {
                 tag: tag::PATCH,
                 index: *index,
                 parts: vec![block, coded],
+            });
+        }
+        for (index, block, solution) in &static_parts {
+            data.push(SectionData {
+                tag: tag::STATIC_PATCH,
+                index: *index,
+                parts: vec![block, solution],
             });
         }
         for (tag, index, params, bits) in &blocks {

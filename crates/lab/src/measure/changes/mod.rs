@@ -28,7 +28,7 @@ mod speed;
 pub use apply::{apply, ApplyTimes, FILL_CATEGORY, TARGET_APPLY_MS};
 pub use bits::{bits_per_key, formula_bits_per_key, BitsPoint, RATES};
 pub use deltas::{
-    deltas, ChangeKind, DeltaRow, Deltas, Encoding, ANCHOR_PATCH_FPP, TARGET_ADDITIONS,
+    deltas, BoundRow, ChangeKind, DeltaRow, Deltas, Encoding, ANCHOR_PATCH_FPP, TARGET_ADDITIONS,
     TARGET_ADDITION_BYTES, TARGET_BYTES_PER_REMOVAL,
 };
 pub use list::{read_list, ut1_root, ListSource};
@@ -110,6 +110,16 @@ pub(crate) mod tests {
         let deltas = deltas(&settings, &set, source).unwrap();
         // Two probe settings × (3 + 1 + 3 encodings).
         assert_eq!(deltas.rows.len(), 2 * 7);
+        // 2 probe settings × (100 and 1,000 additions) × 2 codings; the ribbon at 1 probe
+        // per item meets the 1,000-byte target.
+        assert_eq!(deltas.bound.len(), 2 * 2 * 2);
+        let anchor = deltas
+            .bound
+            .iter()
+            .find(|r| r.probes == 1 && r.added == 1_000 && r.coding == "ribbon")
+            .unwrap();
+        assert!(anchor.bytes <= TARGET_ADDITION_BYTES, "{anchor:?}");
+        assert!(anchor.ratio() < 1.2, "{anchor:?}");
         for row in &deltas.rows {
             assert!(row.bytes >= deltas.empty_bytes, "{row:?}");
             // Golomb–Rice with the best parameter lands within 10 % of the formula.
