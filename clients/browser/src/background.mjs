@@ -187,6 +187,8 @@ async function sync(url, list) {
         syncedAt: list.syncedAt,
       });
       console.info(`phishbloom: ${url}: version ${summary.version} (${summary.via})`);
+      // An entry removed from the list takes its session rules with it.
+      await removeRulesNoLongerWarned();
     }
     return plan.min_interval;
   } finally {

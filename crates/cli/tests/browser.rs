@@ -446,6 +446,106 @@ fn warn_eventually(
     None
 }
 
+/// The extension's console lines Chromium logged to `dir/chromium.log`.
+fn console_lines(dir: &Path) -> String {
+    let log = std::fs::read_to_string(dir.join("chromium.log")).unwrap_or_default();
+    let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
+    console.join("\n")
+}
+
+/// Starts a headless Chromium on `profile` with `extension` loaded and `rules` as its host
+/// resolver rules (its log appended to `dir/chromium.log`); waits for its DevTools port and the
+/// extension's service worker. The process (its own process group), the browser and the
+/// extension's id.
+fn launch(
+    dir: &Path,
+    profile: &Path,
+    extension: &Path,
+    rules: &[String],
+) -> (Child, Browser, String) {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("chromium.log"))
+        .unwrap();
+    let port_file = profile.join("DevToolsActivePort");
+    let _ = std::fs::remove_file(&port_file);
+    let mut chromium = Command::new("chromium")
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-gpu",
+            "--disable-features=DisableLoadExtensionCommandLineSwitch",
+            "--remote-debugging-port=0",
+            // The extension's console lines go to chromium.log (shown when the test fails).
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--load-extension={}", extension.display()))
+        .arg(format!(
+            "--disable-extensions-except={}",
+            extension.display()
+        ))
+        .arg(format!("--host-resolver-rules={}", rules.join(", ")))
+        .arg("about:blank")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .expect("chromium starts");
+    // The DevTools port Chromium picked.
+    if !serve_common::eventually(Duration::from_secs(30), || port_file.exists()) {
+        let _ = chromium.kill();
+        panic!(
+            "chromium did not open its DevTools port: {}",
+            std::fs::read_to_string(dir.join("chromium.log")).unwrap_or_default()
+        );
+    }
+    let mut port = String::new();
+    serve_common::eventually(Duration::from_secs(5), || {
+        port = std::fs::read_to_string(&port_file).unwrap_or_default();
+        port.contains('\n')
+    });
+    let browser = Browser {
+        devtools: format!(
+            "http://127.0.0.1:{}",
+            port.lines().next().unwrap_or("").trim()
+        ),
+        http: reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+    };
+    // The extension's service worker is running: it loaded.
+    let mut extension_id = String::new();
+    let loaded = serve_common::eventually(Duration::from_secs(30), || {
+        let worker = browser.targets().into_iter().find(|t| {
+            t["type"] == "service_worker"
+                && t["url"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with("/background.mjs"))
+        });
+        if let Some(worker) = worker {
+            let url = worker["url"].as_str().unwrap_or("");
+            extension_id = url.split('/').nth(2).unwrap_or("").to_owned();
+        }
+        !extension_id.is_empty()
+    });
+    if !loaded {
+        let targets = browser.targets();
+        let _ = chromium.kill();
+        panic!(
+            "the extension's service worker never ran: {targets:?}\n{}",
+            console_lines(dir)
+        );
+    }
+    (chromium, browser, extension_id)
+}
+
 #[test]
 fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
     let Some(dist) = prerequisites(
@@ -495,82 +595,9 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         .map(|h| format!("MAP {h} 127.0.0.1:{origin}"))
         .collect();
     let profile = dir.path().join("profile");
-    let log = std::fs::File::create(dir.path().join("chromium.log")).unwrap();
-    let chromium = Command::new("chromium")
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--no-first-run",
-            "--no-default-browser-check",
-            "--disable-gpu",
-            "--disable-features=DisableLoadExtensionCommandLineSwitch",
-            "--remote-debugging-port=0",
-            // The extension's console lines go to chromium.log (shown when the test fails).
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--load-extension={}", extension.display()))
-        .arg(format!(
-            "--disable-extensions-except={}",
-            extension.display()
-        ))
-        .arg(format!("--host-resolver-rules={}", rules.join(", ")))
-        .arg("about:blank")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .process_group(0)
-        .spawn()
-        .expect("chromium starts");
+    let (chromium, browser, extension_id) = launch(dir.path(), &profile, &extension, &rules);
     processes.0.push(chromium);
-    let chromium_log = || {
-        let log = std::fs::read_to_string(dir.path().join("chromium.log")).unwrap_or_default();
-        let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
-        console.join("\n")
-    };
-
-    // The DevTools port Chromium picked.
-    let port_file = profile.join("DevToolsActivePort");
-    assert!(
-        serve_common::eventually(Duration::from_secs(30), || port_file.exists()),
-        "chromium did not open its DevTools port: {}",
-        chromium_log()
-    );
-    let mut port = String::new();
-    std::fs::File::open(&port_file)
-        .unwrap()
-        .read_to_string(&mut port)
-        .unwrap();
-    let browser = Browser {
-        devtools: format!("http://127.0.0.1:{}", port.lines().next().unwrap().trim()),
-        http: reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .unwrap(),
-    };
-
-    // The extension's service worker is running: it loaded.
-    let mut extension_id = String::new();
-    let loaded = serve_common::eventually(Duration::from_secs(30), || {
-        let worker = browser.targets().into_iter().find(|t| {
-            t["type"] == "service_worker"
-                && t["url"]
-                    .as_str()
-                    .is_some_and(|u| u.ends_with("/background.mjs"))
-        });
-        if let Some(worker) = worker {
-            let url = worker["url"].as_str().unwrap_or("");
-            extension_id = url.split('/').nth(2).unwrap_or("").to_owned();
-        }
-        !extension_id.is_empty()
-    });
-    assert!(
-        loaded,
-        "the extension's service worker never ran: {:?}\n{}",
-        browser.targets(),
-        chromium_log()
-    );
+    let chromium_log = || console_lines(dir.path());
     let warning_prefix = format!("chrome-extension://{extension_id}/warning.html?id=");
     let warned = |url: &str, title: &str| {
         url.starts_with(&warning_prefix) && title.contains("dangerous site blocked")
@@ -650,6 +677,20 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         elapsed < Duration::from_secs(update_seconds + 5),
         "warned only after {elapsed:?}"
     );
+
+    // A restart needs no download: with the server gone, the list stored in the extension's
+    // IndexedDB is loaded again and warns at once (the entry added above included).
     drop(processes);
     drop(server);
+    let (chromium, browser, _) = launch(dir.path(), &profile, &extension, &rules);
+    let _processes = Processes(vec![chromium]);
+    let restarted = Instant::now();
+    for url in ["http://added.example/", "http://evil1.example/"] {
+        warn_eventually(&browser, url, Duration::from_secs(15), &warned)
+            .unwrap_or_else(|| panic!("{url} not warned after a restart\n{}", chromium_log()));
+    }
+    eprintln!(
+        "warned {:?} after a restart without the server",
+        restarted.elapsed()
+    );
 }
