@@ -311,8 +311,13 @@ impl Drop for Processes {
     }
 }
 
+/// Whether the origin was asked for the prerendered page (the speculation check is only
+/// meaningful when the browser did prerender).
+static PRERENDERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// A tiny web origin on a free loopback port: every path answers a page titled
-/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`).
+/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`); the page
+/// at `/speculate` also asks for a prefetch and a prerender of `/login/…` on its own host.
 fn start_origin() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -329,7 +334,23 @@ fn start_origin() -> u16 {
                     line.clear();
                 }
                 let path = first.split(' ').nth(1).unwrap_or("/");
-                let answer = if path.starts_with("/redirect") {
+                if path.starts_with("/login/prerendered") {
+                    PRERENDERED.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                let answer = if path.starts_with("/speculate") {
+                    // A page that asks for a prefetch and a prerender of a listed URL of its
+                    // own site (phish3.example/login is listed, phish3.example is not).
+                    let body = "<!doctype html><title>origin page</title>\
+                        <link rel=\"prefetch\" href=\"/login/prefetched\">\
+                        <script type=\"speculationrules\">{\"prerender\": [{\"source\": \
+                        \"list\", \"urls\": [\"/login/prerendered\"]}], \"prefetch\": [{\
+                        \"source\": \"list\", \"urls\": [\"/login/speculated\"]}]}</script>";
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                } else if path.starts_with("/redirect") {
                     "HTTP/1.1 302 Found\r\nLocation: http://evil1.example/from-redirect\r\n\
                      Content-Length: 0\r\nConnection: close\r\n\r\n"
                         .to_owned()
@@ -658,6 +679,18 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
             "{url} was left: {found} {title:?}"
         );
     }
+
+    // Prefetches and prerenders of a listed URL are no false warning for the page that asked.
+    let speculating = browser.open("http://phish3.example/speculate");
+    let expected = origin_page("http://phish3.example/speculate");
+    let (ok, url, title) = browser.wait_tab(&speculating, Duration::from_secs(15), &expected);
+    assert!(ok, "phish3.example/speculate did not load: {url} {title:?}");
+    std::thread::sleep(Duration::from_millis(2_000));
+    let (url, title) = browser.tab(&speculating).unwrap_or_default();
+    assert!(
+        expected(&url, &title),
+        "a speculation warned the page: {url} {title:?}"
+    );
 
     // An entry added on the server is warned within the update interval.
     let added = reqwest::blocking::Client::new()
