@@ -316,8 +316,10 @@ impl Drop for Processes {
 static PRERENDERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A tiny web origin on a free loopback port: every path answers a page titled
-/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`); the page
-/// at `/speculate` also asks for a prefetch and a prerender of `/login/…` on its own host.
+/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`) and
+/// `/frame` (frames `evil1.example/in-frame` and `docs.evil1.example/in-frame`; its title counts
+/// what loaded in them); the page at `/speculate` also asks for a prefetch and a prerender of
+/// `/login/…` on its own host.
 fn start_origin() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -350,10 +352,32 @@ fn start_origin() -> u16 {
                          Connection: close\r\n\r\n{body}",
                         body.len()
                     )
+                } else if path.starts_with("/frame") {
+                    // Its title counts the frames inside each of its two frames (a number a
+                    // cross-origin parent may read): 1 where the origin's page loaded, 0 in
+                    // a blocked frame's error page.
+                    let body = "<!doctype html><title>frames</title>\
+                        <iframe src=\"http://evil1.example/in-frame\"></iframe>\
+                        <iframe src=\"http://docs.evil1.example/in-frame\"></iframe>\
+                        <script>setInterval(() => { document.title = \
+                        `frames ${frames[0].length},${frames[1].length}`; }, 100);</script>";
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
                 } else if path.starts_with("/redirect") {
                     "HTTP/1.1 302 Found\r\nLocation: http://evil1.example/from-redirect\r\n\
                      Content-Length: 0\r\nConnection: close\r\n\r\n"
                         .to_owned()
+                } else if path.starts_with("/in-frame") {
+                    let body = "<!doctype html><title>origin page</title>\
+                        <iframe src=\"about:blank\"></iframe>";
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
                 } else {
                     let body = "<!doctype html><title>origin page</title><p>hello</p>";
                     format!(
@@ -691,6 +715,14 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         expected(&url, &title),
         "a speculation warned the page: {url} {title:?}"
     );
+
+    // A listed subframe is blocked (its page replaced by an error page), an allowed one loads,
+    // and the page around them stays.
+    let framing = browser.open("http://good.example/frame");
+    let (ok, url, title) = browser.wait_tab(&framing, Duration::from_secs(15), |url, title| {
+        url == "http://good.example/frame" && title == "frames 0,1"
+    });
+    assert!(ok, "the listed frame was not blocked: {url} {title:?}");
 
     // An entry added on the server is warned within the update interval.
     let added = reqwest::blocking::Client::new()
