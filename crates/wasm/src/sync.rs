@@ -116,7 +116,12 @@ impl Session {
         }
         match std::mem::replace(&mut self.step, Step::Done) {
             Step::Delta { links, at } => {
-                match self.apply(&links[at], download) {
+                // `at` is always a link of `links`: a plan's chain is never empty, and the
+                // step only moves to `at + 1` while that is below `links.len()`.
+                let Some(link) = links.get(at) else {
+                    return Err("the sync has no such delta".to_owned());
+                };
+                match self.apply(link, download) {
                     Ok(()) if at + 1 < links.len() => self.step = Step::Delta { links, at: at + 1 },
                     Ok(()) => match self.confirmed() {
                         Ok(()) => self.step = Step::Done,
