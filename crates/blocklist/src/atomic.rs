@@ -8,10 +8,11 @@
 //! of the command's inputs (`build list.txt -o list.txt` would destroy the list).
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use phishbloom_core::{Error, Result};
 
@@ -76,6 +77,9 @@ pub struct AtomicFile {
     destination: PathBuf,
     temp: PathBuf,
     writer: Option<BufWriter<File>>,
+    /// Whether the temporary file was renamed onto the destination (until then, dropping
+    /// removes it — also after a failed commit: a full disk must not keep the partial file).
+    renamed: bool,
 }
 
 impl AtomicFile {
@@ -92,6 +96,7 @@ impl AtomicFile {
             .file_name()
             .unwrap_or_default()
             .to_string_lossy();
+        remove_dead_temporaries(&directory, &name);
         let temp = directory.join(format!(
             ".{name}.tmp.{}.{}",
             std::process::id(),
@@ -111,6 +116,7 @@ impl AtomicFile {
             temp,
             // 1 MiB: large sequential writes without a second copy of a big filter in memory.
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            renamed: false,
         })
     }
 
@@ -132,6 +138,7 @@ impl AtomicFile {
         drop(file);
         std::fs::rename(&self.temp, &destination)
             .map_err(|e| Error::io(&destination, "rename the temporary file onto", e))?;
+        self.renamed = true;
         // Persist the rename itself. Some file systems cannot fsync a directory; the data is
         // already durable, so that failure is not worth failing the write for.
         let directory = match destination.parent() {
@@ -168,10 +175,37 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.writer.take().is_some() {
-            // Not committed: the destination stays as it was. The removal is best effort (the
-            // directory may have gone away).
+        if !self.renamed {
+            // Not committed, or the commit failed: the destination stays as it was. The
+            // removal is best effort (the directory may have gone away).
+            drop(self.writer.take());
             let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// Removes the temporary files of `name` in `directory` (`.NAME.tmp.PID.N`) left by writers
+/// that are gone — killed, or out of disk before they could clean up — so that their
+/// leftovers do not fill the disk for the next write. A temporary file of a live process is
+/// left alone. Only where `/proc` tells which processes live (Linux); best effort.
+fn remove_dead_temporaries(directory: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.tmp.");
+    let Ok(entries) = std::fs::read_dir(directory) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(rest) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }
@@ -185,23 +219,58 @@ pub struct EditLock {
 }
 
 impl EditLock {
-    /// Waits for and takes the lock of `path`.
-    pub fn acquire(path: &Path) -> Result<Self> {
+    /// Takes the lock of `path`, waiting at most `timeout` for another writer to release it
+    /// (a stopped writer holds it for as long as it is stopped); then [`Error::Locked`],
+    /// naming the holder's PID, which every holder writes into the lock file.
+    pub fn acquire(path: &Path, timeout: Duration) -> Result<Self> {
         // No lock file beside a file that is not there (the open that follows would fail).
         std::fs::metadata(path).map_err(|e| Error::io(path, "open", e))?;
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(".lock");
         let lock = path.with_file_name(name);
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(&lock)
             .map_err(|e| Error::io(&lock, "create the lock file", e))?;
-        file.lock().map_err(|e| Error::io(&lock, "lock", e))?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    if start.elapsed() >= timeout {
+                        let mut text = String::new();
+                        let _ = file.read_to_string(&mut text);
+                        return Err(Error::Locked {
+                            path: path.to_path_buf(),
+                            holder: text.trim().parse().ok(),
+                            waited: timeout.as_secs_f64(),
+                        });
+                    }
+                    std::thread::sleep(LOCK_POLL);
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(Error::io(&lock, "lock", e));
+                }
+            }
+        }
+        // Ours now: say who holds it, for a writer that times out waiting (best effort).
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()));
         Ok(EditLock { _file: file })
     }
 }
+
+/// How often a writer waiting for the edit lock tries again: short next to a write (tens of
+/// milliseconds to seconds), long enough to cost nothing while waiting.
+const LOCK_POLL: Duration = Duration::from_millis(20);
+
+/// How long a writer waits for the edit lock by default (`--lock-timeout`): far longer than
+/// any change of a list takes, short enough that a stuck writer is reported, not waited on.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Writes `parts` to `destination` atomically (see [`AtomicFile`]).
 pub fn write_atomic(destination: &Path, inputs: &[PathBuf], parts: &[&[u8]]) -> Result<()> {
@@ -229,6 +298,42 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_failed_commit_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bloom");
+        let mut file = AtomicFile::create(&path, &[]).unwrap();
+        file.write_all(b"content").unwrap();
+        // The rename cannot replace a directory that holds a file.
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("inside"), b"x").unwrap();
+        assert!(file.commit().is_err());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["out.bloom"], "a temporary file was left");
+    }
+
+    #[test]
+    fn the_next_writer_removes_temporaries_of_dead_writers_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bloom");
+        // PIDs never exceed 2^22 on Linux: 99,999,999 is no process.
+        let dead = dir.path().join(".out.bloom.tmp.99999999.3");
+        let alive = dir
+            .path()
+            .join(format!(".out.bloom.tmp.{}.77", std::process::id()));
+        let other = dir.path().join(".other.bloom.tmp.99999999.0");
+        for leftover in [&dead, &alive, &other] {
+            std::fs::write(leftover, b"partial").unwrap();
+        }
+        write_atomic(&path, &[], &[b"new"]).unwrap();
+        assert!(!dead.exists(), "a dead writer's temporary file stayed");
+        assert!(alive.exists(), "a live writer's temporary file was removed");
+        assert!(other.exists(), "another file's temporary was touched");
     }
 
     #[test]

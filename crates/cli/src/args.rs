@@ -367,6 +367,9 @@ pub struct ChangeArgs {
     /// list).
     #[arg(long, value_name = "NAME")]
     pub category: Option<String>,
+    /// Wait at most this long for another writer of the file to finish (e.g. 30, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
 }
 
 /// Options of `merge`.
@@ -437,6 +440,9 @@ pub struct ApplyArgs {
     pub file: PathBuf,
     /// The delta file.
     pub delta: PathBuf,
+    /// Wait at most this long for another writer of the file to finish (e.g. 30, 2m).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub lock_timeout: Duration,
 }
 
 /// Options of `publish`.

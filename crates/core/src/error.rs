@@ -505,6 +505,31 @@ pub enum Error {
         detail: String,
     },
 
+    /// Another writer holds a file's edit lock for longer than a writer waits.
+    #[error(
+        "{path}: another writer{} holds its edit lock; waited {waited} s (is that process \
+         stopped? `kill -CONT` it, or wait longer with --lock-timeout)",
+        holder.map_or(String::new(), |pid| format!(" (process {pid})"))
+    )]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// The PID the holder wrote into the lock file, if readable.
+        holder: Option<u32>,
+        /// Seconds waited.
+        waited: f64,
+    },
+
+    /// A keyword list given to `check`.
+    #[error(
+        "{path}: a keyword list: it finds keywords and phrases inside text; use `phishbloom \
+         scan {path} FILE…` (check answers whole URLs and keys)"
+    )]
+    KeywordList {
+        /// The list.
+        path: PathBuf,
+    },
+
     /// Input given as a list that is not text.
     #[error(
         "{path}: not a text list ({detail}); a list is text, one entry per line (gzip and zstd \

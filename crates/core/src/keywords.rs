@@ -193,6 +193,47 @@ impl KeywordIndex {
             return Ok(false);
         };
         let mut buffer = vec![0u8; block.len as usize];
+        let bytes = self.block_bytes(&block, &mut buffer)?;
+        let mut found = false;
+        self.each_keyword(&block, bytes, |keyword| {
+            found |= keyword == phrase.as_bytes()
+        })?;
+        Ok(found)
+    }
+
+    /// Reads every block and checks its checksum and its keywords' framing (`info` verifies
+    /// the whole file with it; a check or scan reads only the blocks it needs).
+    pub fn verify(&self) -> Result<()> {
+        let mut buffer = Vec::new();
+        for block in &self.blocks {
+            buffer.resize(block.len as usize, 0);
+            let bytes = self.block_bytes(block, &mut buffer)?;
+            self.each_keyword(block, bytes, |_| {})?;
+        }
+        Ok(())
+    }
+
+    /// Calls `each` with every keyword of `block` (its `bytes`); a truncated block is an error.
+    fn each_keyword(
+        &self,
+        block: &IndexBlock,
+        bytes: &[u8],
+        mut each: impl FnMut(&[u8]),
+    ) -> Result<()> {
+        let mut reader = ByteReader::new(bytes);
+        for _ in 0..block.entries {
+            let keyword = reader
+                .u16()
+                .and_then(|len| reader.take(len as usize))
+                .ok_or_else(|| Error::invalid(&self.path, "keyword index block", "truncated"))?;
+            each(keyword);
+        }
+        Ok(())
+    }
+
+    /// The bytes of `block` (read into `buffer`, of its length, when they are not in memory),
+    /// their checksum checked.
+    fn block_bytes<'a>(&'a self, block: &IndexBlock, buffer: &'a mut [u8]) -> Result<&'a [u8]> {
         let read = |source: &SharedSource, at: u64, buffer: &mut [u8]| {
             source
                 .read_exact_at(buffer, at)
@@ -205,13 +246,13 @@ impl KeywordIndex {
                 &section[start..start + block.len as usize]
             }
             IndexData::Shared(file, offset) => {
-                read(file, offset + block.offset, &mut buffer)?;
-                &buffer
+                read(file, offset + block.offset, buffer)?;
+                buffer
             }
             IndexData::Spilled { head, blocks } => {
                 // Blocks lie after the header and directory (checked when it was read).
-                read(blocks, block.offset - head.len() as u64, &mut buffer)?;
-                &buffer
+                read(blocks, block.offset - head.len() as u64, buffer)?;
+                buffer
             }
             IndexData::Detached => {
                 return Err(Error::invalid(
@@ -230,17 +271,7 @@ impl KeywordIndex {
                 computed,
             });
         }
-        let mut reader = ByteReader::new(bytes);
-        for _ in 0..block.entries {
-            let keyword = reader
-                .u16()
-                .and_then(|len| reader.take(len as usize))
-                .ok_or_else(|| Error::invalid(&self.path, "keyword index block", "truncated"))?;
-            if keyword == phrase.as_bytes() {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        Ok(bytes)
     }
 
     /// The index just written by an [`IndexWriter`]: its header and directory `head` in

@@ -52,6 +52,7 @@ impl CountingParams {
 impl CountingFilter {
     /// A filter for `expected_items` keys at rate `fpp`: the classic optimum's m counters and k.
     pub fn new(expected_items: u64, fpp: f64) -> crate::Result<Self> {
+        math::validate_classic_fpp(fpp, "counting")?;
         let num_counters = math::optimal_num_bits(expected_items, fpp)?;
         let num_hashes = math::optimal_num_hashes(expected_items, num_counters);
         Self::with_params(&CountingParams {

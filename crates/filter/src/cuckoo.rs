@@ -116,7 +116,7 @@ impl CuckooFilter {
         if bits > MAX_FINGERPRINT_BITS {
             return Err(crate::Error::invalid(
                 "fpp",
-                fpp,
+                format!("{fpp:e}"),
                 format!("a cuckoo filter's fingerprints hold at most {MAX_FINGERPRINT_BITS} bits (rates down to 2e-9)"),
             ));
         }

@@ -169,6 +169,7 @@ impl Layout for Classic {
     const KIND: LayoutKind = LayoutKind::Classic;
 
     fn size_for(expected_items: u64, fpp: f64) -> Result<(u64, u32)> {
+        math::validate_classic_fpp(fpp, "classic")?;
         let num_bits = math::optimal_num_bits(expected_items, fpp)?;
         Ok((num_bits, math::optimal_num_hashes(expected_items, num_bits)))
     }

@@ -28,7 +28,7 @@ pub fn validate_fpp(fpp: f64) -> Result<()> {
     } else {
         Err(Error::invalid(
             "fpp",
-            fpp,
+            format!("{fpp:e}"),
             "the false-positive rate must be a number strictly between 0 and 1, e.g. 0.01 for 1 %",
         ))
     }
@@ -89,6 +89,31 @@ pub fn optimal_num_bits(expected_items: u64, fpp: f64) -> Result<u64> {
         });
     }
     Ok(bits as u64)
+}
+
+/// The lowest false-positive rate a classic (or counting) filter can be sized for: at the
+/// optimal size the rate is `2^−k` (Broder & Mitzenmacher 2004, §2.1: `(1/2)^k` at
+/// `k = (m/n)·ln 2`), and k is at most [`MAX_NUM_HASHES`], so `2^−64 ≈ 5.4e-20`.
+pub fn lowest_classic_fpp() -> f64 {
+    0.5f64.powi(MAX_NUM_HASHES as i32)
+}
+
+/// Refuses a rate below [`lowest_classic_fpp`] for `kind` (a classic or counting filter): built,
+/// it would report a target it cannot meet.
+pub fn validate_classic_fpp(fpp: f64, kind: &str) -> Result<()> {
+    validate_fpp(fpp)?;
+    let lowest = lowest_classic_fpp();
+    if fpp < lowest {
+        return Err(Error::invalid(
+            "fpp",
+            format!("{fpp:e}"),
+            format!(
+                "a {kind} filter's rate cannot go below {lowest:.1e} per probe (2^-{MAX_NUM_HASHES}: it has \
+                 at most {MAX_NUM_HASHES} hash functions); raise the rate"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Optimal number of hash functions for `m` bits and `n` items: `k = max(1, round((m/n)·ln 2))`.
@@ -556,6 +581,18 @@ mod tests {
         assert_eq!(optimal_num_hashes(10_000, m), 13);
         let m = optimal_num_bits(10_000, 1e-7).unwrap();
         assert_eq!(optimal_num_hashes(10_000, m), 23);
+    }
+
+    #[test]
+    fn classic_rates_below_two_to_the_minus_64_are_refused() {
+        assert!(validate_classic_fpp(1e-19, "classic").is_ok());
+        assert!(validate_classic_fpp(1e-20, "classic").is_err());
+        // At the lowest rate allowed, the sizing meets it with k = 64.
+        let lowest = lowest_classic_fpp();
+        let bits = optimal_num_bits(1000, lowest).unwrap();
+        let k = optimal_num_hashes(1000, bits);
+        assert_eq!(k, MAX_NUM_HASHES);
+        assert!(classic_fpp(bits, 1000.0, k) <= lowest * 1.01);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::atomic::{write_atomic, EditLock};
+use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
 use phishbloom_blocklist::delta::Delta;
 use phishbloom_blocklist::{Blocklist, BlocklistFile};
 use phishbloom_core::sync::{Index, LocalState, Plan, PublicKey, MAX_INDEX_BYTES};
@@ -215,7 +215,7 @@ impl Client {
     /// concurrent `add` or `apply` of the same file runs before or after, never between).
     fn replace(&self, write: impl FnOnce(&Path) -> phishbloom_blocklist::Result<()>) -> Result<()> {
         let _lock = if self.file.exists() {
-            Some(EditLock::acquire(&self.file)?)
+            Some(EditLock::acquire(&self.file, DEFAULT_LOCK_TIMEOUT)?)
         } else {
             None
         };

@@ -24,6 +24,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("give a blocklist file, or --redis URL --name NAME");
     };
     let mut blocklist = Blocklist::open(filter)?;
+    blocklist.require_checkable()?;
     if args.verify && blocklist.verification().is_none() {
         return Err(Error::NoVerification {
             path: filter.clone(),

@@ -39,7 +39,7 @@ fn change(
     verb: &str,
     apply: impl FnOnce(&mut Blocklist, &[&[u8]]) -> phishbloom_blocklist::Result<Change>,
 ) -> anyhow::Result<ExitCode> {
-    let _lock = EditLock::acquire(&args.file)?;
+    let _lock = EditLock::acquire(&args.file, args.lock_timeout)?;
     let mut list = Blocklist::open(&args.file)?;
     let mut items: Vec<Vec<u8>> = args.items.iter().map(|i| i.as_bytes().to_vec()).collect();
     let mut inputs = Vec::new();
@@ -279,7 +279,7 @@ fn stem(arg: &str) -> String {
 
 /// `apply`: the delta, checked, then saved over the file.
 pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
-    let _lock = EditLock::acquire(&args.file)?;
+    let _lock = EditLock::acquire(&args.file, args.lock_timeout)?;
     let mut list = Blocklist::open(&args.file)?;
     let delta = Delta::open(&args.delta)?;
     let applied = list.apply(&delta)?;

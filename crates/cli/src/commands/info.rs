@@ -12,9 +12,12 @@ use phishbloom_blocklist::{Description, FilterInfo};
 
 use crate::args::InfoArgs;
 
-/// Opens (which verifies every checksum) and describes the blocklist.
+/// Opens (which verifies every checksum), verifies what opening leaves for later (a keyword
+/// index's blocks), and describes the blocklist.
 pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
-    let description = Blocklist::open(&args.filter)?.describe();
+    let list = Blocklist::open(&args.filter)?;
+    list.verify_all()?;
+    let description = list.describe();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&description)?);
     } else {

@@ -9,10 +9,10 @@ use phishbloom_url::CanonicalUrl;
 use crate::engine::cabf::CabfEngine;
 use crate::engine::urls::UrlFilter;
 use crate::engine::{Matcher, Scratch};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::Directory;
 use crate::hits::Hit;
-use crate::keys::fingerprint;
+use crate::keys::{fingerprint, KeyScheme};
 use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
 use crate::prepare::{Preparer, Query};
@@ -130,6 +130,30 @@ impl Blocklist {
         } else {
             None
         }
+    }
+
+    /// Verifies the parts opening leaves to be checked when first read — the blocks of a
+    /// keyword index, which a scan reads only on hits — so that a file said to be verified is
+    /// verified whole (`info`).
+    pub fn verify_all(&self) -> Result<()> {
+        if let Engine::Keywords(engine) = self.engine() {
+            if let Some(index) = engine.index() {
+                index.verify()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a list that does not answer `check`: a keyword list finds its phrases inside
+    /// text (`scan`); checked as whole items it would answer only for lines that are exactly a
+    /// keyword, and clean for any text that contains one.
+    pub fn require_checkable(&self) -> Result<()> {
+        if self.meta().scheme == KeyScheme::Keywords {
+            return Err(Error::KeywordList {
+                path: self.origin(),
+            });
+        }
+        Ok(())
     }
 
     /// Answers one item (a line without its terminator).
