@@ -269,6 +269,34 @@ fn the_wasm_core_prints_what_check_prints_for_2000_urls() {
     let (found, node_code) = node_cli(&check_args, b"");
     assert_eq!(code, node_code);
     assert_same(&expected, &found);
+    // A keyword list answers `scan`, not `check`: both refuse it (exit 2, naming scan).
+    let words = dir.path().join("words.txt");
+    std::fs::write(&words, "free money\nwire transfer\n").unwrap();
+    let keywords = dir.path().join("words.bloom");
+    common::phishbloom()
+        .arg("build")
+        .arg("--keywords")
+        .arg(&words)
+        .arg("-o")
+        .arg(&keywords)
+        .assert()
+        .success();
+    for program in ["phishbloom", "node"] {
+        let mut command = if program == "node" {
+            let mut node = Command::new("node");
+            node.arg(root().join("clients/browser/cli.mjs"));
+            node
+        } else {
+            Command::new(serve_common::bin())
+        };
+        if program == "phishbloom" {
+            command.arg("check");
+        }
+        let output = command.arg(&keywords).arg("free money").output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{program}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("scan"), "{program}: {stderr}");
+    }
     // Nothing listed: both exit 1.
     let clean = [verified.to_str().unwrap(), "http://clean.example/"];
     assert_eq!(check(&clean, b"").1, 1);

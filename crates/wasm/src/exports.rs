@@ -429,9 +429,12 @@ pub extern "C" fn pb_sync_finish(session_id: u32, handle: u32) -> u32 {
         };
         let handle = match list {
             Some(list) => {
-                let loaded = Loaded {
-                    list,
-                    scratch: Default::default(),
+                let loaded = match Loaded::new(list) {
+                    Ok(loaded) => loaded,
+                    Err(error) => {
+                        set_result(state, error.into_bytes());
+                        return 0;
+                    }
                 };
                 if handle == 0 {
                     state.lists.insert(loaded)

@@ -31,6 +31,13 @@ impl Loaded {
     /// A list read from a whole file image (every section checked); `name` labels errors.
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<Loaded, String> {
         let list = Blocklist::from_bytes(name, bytes).map_err(|e| e.to_string())?;
+        Loaded::new(list)
+    }
+
+    /// Holds `list` for checks; refuses one that does not answer `check` (a keyword list),
+    /// as `phishbloom check` does.
+    pub fn new(list: Blocklist) -> Result<Loaded, String> {
+        list.require_checkable().map_err(|e| e.to_string())?;
         Ok(Loaded {
             list,
             scratch: Scratch::default(),
