@@ -743,6 +743,10 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         expected(&url, &title),
         "a speculation warned the page: {url} {title:?}"
     );
+    eprintln!(
+        "the browser prerendered the listed page: {}",
+        PRERENDERED.load(std::sync::atomic::Ordering::Relaxed)
+    );
 
     // A listed subframe is blocked (its page replaced by an error page), an allowed one loads,
     // and the page around them stays.
