@@ -1,0 +1,169 @@
+// phishbloom's check core (crates/wasm compiled to WebAssembly) for JavaScript: the browser
+// extension's service worker and `cli.mjs` (node) both use this one wrapper. It only moves
+// bytes: every rule (reading a list, the verdict, the printed line, deltas, sync plans) is the
+// Rust code behind the `pb_*` exports; see crates/wasm/src/exports.rs for their contract.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The loaded WebAssembly module with byte-moving helpers around its exports. */
+export class Core {
+  /** Instantiates the core from the .wasm file's bytes (or a compiled WebAssembly.Module). */
+  static async load(wasm) {
+    const instance =
+      wasm instanceof WebAssembly.Module
+        ? await WebAssembly.instantiate(wasm, {})
+        : (await WebAssembly.instantiate(wasm, {})).instance;
+    return new Core(instance);
+  }
+
+  constructor(instance) {
+    this.x = instance.exports;
+  }
+
+  /** Bytes of the module's linear memory now (what the lists and buffers take). */
+  memoryBytes() {
+    return this.x.memory.buffer.byteLength;
+  }
+
+  /** Runs `f(ptr, len, ...)` with each argument (string or bytes) copied into module memory. */
+  withInputs(inputs, f) {
+    const held = inputs.map((input) => {
+      const bytes = typeof input === "string" ? encoder.encode(input) : input;
+      const ptr = this.x.pb_alloc(bytes.length);
+      new Uint8Array(this.x.memory.buffer, ptr, bytes.length).set(bytes);
+      return [ptr, bytes.length];
+    });
+    try {
+      return f(...held.flat());
+    } finally {
+      for (const [ptr, len] of held) this.x.pb_free(ptr, len);
+    }
+  }
+
+  /** A copy of the last call's result bytes. */
+  resultBytes() {
+    const ptr = this.x.pb_result_ptr();
+    const len = this.x.pb_result_len();
+    return new Uint8Array(this.x.memory.buffer, ptr, len).slice();
+  }
+
+  /** The last call's result as text. */
+  resultText() {
+    const ptr = this.x.pb_result_ptr();
+    const len = this.x.pb_result_len();
+    return decoder.decode(new Uint8Array(this.x.memory.buffer, ptr, len));
+  }
+
+  /** The last call's result parsed as JSON. */
+  resultJson() {
+    return JSON.parse(this.resultText());
+  }
+
+  /** Reads a list from its file image; returns its handle, or throws the core's error. */
+  loadList(name, bytes) {
+    const handle = this.withInputs([name, bytes], (n, nl, b, bl) => this.x.pb_load(n, nl, b, bl));
+    if (handle === 0) throw new Error(this.resultText());
+    return handle;
+  }
+
+  /** Drops a held list. */
+  dropList(handle) {
+    this.x.pb_drop(handle);
+  }
+
+  /** The list's info: {name, version, entries, created, fingerprint, kind, categories}. */
+  info(handle) {
+    if (this.x.pb_info(handle) < 0) throw new Error(this.resultText());
+    return this.resultJson();
+  }
+
+  /** The line(s) `phishbloom check` prints for one item (bytes or string) and its code. */
+  check(handle, item, json = false) {
+    const code = this.withInputs([item], (p, l) => this.x.pb_check(handle, p, l, json ? 1 : 0));
+    if (code < 0) throw new Error(this.resultText());
+    return { code, bytes: this.resultBytes() };
+  }
+
+  /** Answers a stream's bytes as `phishbloom check` answers standard input. */
+  checkLines(handle, text, json = false) {
+    const listed = this.withInputs([text], (p, l) =>
+      this.x.pb_check_lines(handle, p, l, json ? 1 : 0),
+    );
+    if (listed < 0) throw new Error(this.resultText());
+    return { listed, bytes: this.resultBytes() };
+  }
+
+  /** The warning for a navigation to `url` across every held list, or null. */
+  warning(url) {
+    const listed = this.withInputs([url], (p, l) => this.x.pb_warning(p, l));
+    return listed === 1 ? this.resultJson() : null;
+  }
+
+  /** The entries the user continued past this session: [{list, entry}]. */
+  setPassed(passed) {
+    const text = passed.map(({ list, entry }) => `${list}\t${entry}\n`).join("");
+    this.withInputs([text], (p, l) => this.x.pb_set_passed(p, l));
+  }
+
+  /** Applies a delta file's bytes to a held list; returns the new info or throws. */
+  applyDelta(handle, bytes) {
+    const code = this.withInputs([bytes], (p, l) => this.x.pb_apply_delta(handle, p, l));
+    if (code < 0) throw new Error(this.resultText());
+    return this.resultJson();
+  }
+
+  /** The held list's file image (for storage). */
+  toBytes(handle) {
+    if (this.x.pb_to_bytes(handle) < 0) throw new Error(this.resultText());
+    return this.resultBytes();
+  }
+
+  /**
+   * Begins a sync of the list `handle` (0: none held yet) from an index's bytes; `trust` is a
+   * public key's text form or "". Returns {session, plan} or throws the core's refusal.
+   */
+  syncBegin(handle, origin, indexBytes, trust = "", allowRollback = false) {
+    const session = this.withInputs([origin, indexBytes, trust || ""], (o, ol, i, il, t, tl) =>
+      this.x.pb_sync_begin(handle, o, ol, i, il, t, tl, allowRollback ? 1 : 0),
+    );
+    if (session === 0) throw new Error(this.resultText());
+    return { session, plan: this.resultJson() };
+  }
+
+  /** The next download of a sync ({path, bytes}), or null when it can finish. */
+  syncNext(session) {
+    const code = this.x.pb_sync_next(session);
+    if (code < 0) throw new Error(this.resultText());
+    return code === 1 ? this.resultJson() : null;
+  }
+
+  /** Hands a sync the bytes it asked for; throws when the sync cannot go on. */
+  syncGive(session, bytes) {
+    const code = this.withInputs([bytes], (p, l) => this.x.pb_sync_give(session, p, l, 0));
+    if (code < 0) throw new Error(this.resultText());
+  }
+
+  /** Tells a sync its download failed (it falls back or throws when it cannot go on). */
+  syncFailed(session, why) {
+    const code = this.withInputs([String(why)], (p, l) => this.x.pb_sync_give(session, p, l, 1));
+    if (code < 0) throw new Error(this.resultText());
+  }
+
+  /** Ends a sync: {handle, summary} of the list now current; throws on a refusal. */
+  syncFinish(session, handle) {
+    const current = this.x.pb_sync_finish(session, handle);
+    if (current === 0) throw new Error(this.resultText());
+    return { handle: current, summary: this.resultJson() };
+  }
+
+  /** Abandons a sync (harmless when it already ended). */
+  syncEnd(session) {
+    this.x.pb_sync_end(session);
+  }
+
+  /** Seconds until the next poll of a list (the publisher's interval, the back-off rule). */
+  nextPoll(everySeconds, minInterval, failures) {
+    return this.x.pb_next_poll(everySeconds, minInterval, failures, Math.random());
+  }
+}
