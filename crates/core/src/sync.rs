@@ -380,6 +380,25 @@ fn cheapest_chain(links: &[DeltaLink], from: u64, to: u64) -> Option<(u64, Vec<D
     Some((cost, chain))
 }
 
+/// Seconds a client waits before its next poll: after a success, what its user asked
+/// (`every`) but never less than the publisher's least interval (`min_interval`); after the
+/// `failures`-th failure in a row, Safe Browsing Update API v4's back-off
+/// (developers.google.com/safe-browsing/v4/request-frequency, "Back-off mode"):
+/// `min(2^(N−1) × 15 min × (1 + rand), 24 h)`, `rand` uniform in [0, 1). `phishbloom sync
+/// --every` and the browser extension both wait by it.
+pub fn next_poll(every: f64, min_interval: f64, failures: u32, rand: f64) -> f64 {
+    /// The first back-off: 15 minutes.
+    const BASE: f64 = 15.0 * 60.0;
+    /// The longest back-off: 24 hours.
+    const MAX: f64 = 24.0 * 3600.0;
+    if failures == 0 {
+        return every.max(min_interval).max(0.0);
+    }
+    // 2^(N−1) is capped at 2^64, far past the 24 h cap anyway.
+    let factor = 2f64.powi(failures.saturating_sub(1).min(64) as i32);
+    (factor * BASE * (1.0 + rand.clamp(0.0, 1.0))).min(MAX)
+}
+
 /// SHA-256 of `data` in lowercase hexadecimal.
 pub fn sha256_hex(data: &[u8]) -> String {
     hex(&sha2::Sha256::digest(data))
@@ -697,6 +716,17 @@ mod tests {
         assert!(PublicKey::parse("k", &key.to_text("x")).is_err());
         assert!(PublicKey::parse("k", "phishbloom-ed25519-public abc").is_err());
         assert!(PublicKey::parse("k", "").is_err());
+    }
+
+    #[test]
+    fn polls_wait_the_interval_or_back_off_from_fifteen_minutes_to_a_day() {
+        assert_eq!(next_poll(5.0, 300.0, 0, 0.3), 300.0);
+        assert_eq!(next_poll(600.0, 300.0, 0, 0.3), 600.0);
+        assert_eq!(next_poll(5.0, 1.0, 1, 0.0), 900.0);
+        assert_eq!(next_poll(5.0, 1.0, 2, 0.0), 1800.0);
+        assert_eq!(next_poll(5.0, 1.0, 3, 0.5), 5400.0);
+        assert_eq!(next_poll(5.0, 1.0, 7, 0.0), 16.0 * 3600.0);
+        assert_eq!(next_poll(5.0, 1.0, 1000, 0.9), 86400.0);
     }
 
     #[test]

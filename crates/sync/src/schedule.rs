@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use phishbloom_core::sync::next_poll;
+
 use crate::client::{Client, Outcome};
 use crate::error::Error;
 
@@ -75,27 +77,20 @@ fn sleep_unless_stopped(wait: Duration, stop: &AtomicBool) -> bool {
     }
 }
 
-/// The wait after `failures` consecutive failed updates, Safe Browsing Update API v4's rule
-/// (developers.google.com/safe-browsing/v4/request-frequency, "Back-off mode"):
-/// `min(2^(N−1) × 15 min × (1 + rand), 24 h)` for the N-th failure in a row, `rand` uniform
-/// in [0, 1). No failure: no back-off.
+/// The wait after `failures` consecutive failed updates (none: no back-off): the core's
+/// [`next_poll`], Safe Browsing v4's back-off.
 pub fn backoff(failures: u32, rand: f64) -> Duration {
-    /// The first back-off: 15 minutes.
-    const BASE: f64 = 15.0 * 60.0;
-    /// The longest back-off: 24 hours.
-    const MAX: f64 = 24.0 * 3600.0;
     if failures == 0 {
         return Duration::ZERO;
     }
-    // 2^(N−1) overflows nothing in f64 and is capped at 24 h anyway.
-    let factor = 2f64.powi(failures.saturating_sub(1).min(64) as i32);
-    Duration::from_secs_f64((factor * BASE * (1.0 + rand.clamp(0.0, 1.0))).min(MAX))
+    Duration::from_secs_f64(next_poll(0.0, 0.0, failures, rand))
 }
 
 /// The wait between successful polls: what the user asked, but never less than the
-/// publisher's minimum interval.
+/// publisher's minimum interval (the core's [`next_poll`]).
 pub fn interval(every: Duration, min_interval: Option<u64>) -> Duration {
-    every.max(Duration::from_secs(min_interval.unwrap_or(0)))
+    let min = min_interval.unwrap_or(0) as f64;
+    Duration::from_secs_f64(next_poll(every.as_secs_f64(), min, 0, 0.0))
 }
 
 /// A uniform random number in [0, 1) from the operating system's source (jitter needs no

@@ -202,21 +202,8 @@ impl Session {
     }
 }
 
-/// Seconds to wait before the next poll: after a success, what the user asked
-/// (`every`) but never less than the publisher's least interval; after the `failures`-th
-/// failure in a row, Safe Browsing Update API v4's back-off, `min(2^(N−1) × 15 min ×
-/// (1 + rand), 24 h)` (`rand` uniform in [0, 1)) — the waits of `phishbloom sync --every`.
-pub fn next_poll(every: f64, min_interval: f64, failures: u32, rand: f64) -> f64 {
-    /// The first back-off: 15 minutes.
-    const BASE: f64 = 15.0 * 60.0;
-    /// The longest back-off: 24 hours.
-    const MAX: f64 = 24.0 * 3600.0;
-    if failures == 0 {
-        return every.max(min_interval).max(0.0);
-    }
-    let factor = 2f64.powi(failures.saturating_sub(1).min(64) as i32);
-    (factor * BASE * (1.0 + rand.clamp(0.0, 1.0))).min(MAX)
-}
+/// Seconds to wait before the next poll: the core's rule, shared with `phishbloom sync`.
+pub use phishbloom_core::sync::next_poll;
 
 #[cfg(test)]
 mod tests {
@@ -356,14 +343,5 @@ mod tests {
         assert!(Session::begin("i", &signed, None, Some(&newer), false).is_err());
         let session = Session::begin("i", &signed, None, Some(&newer), true).unwrap();
         assert_eq!(session.summary()["plan"], "whole");
-    }
-
-    #[test]
-    fn polls_wait_the_least_interval_and_back_off_after_failures() {
-        assert_eq!(next_poll(5.0, 300.0, 0, 0.3), 300.0);
-        assert_eq!(next_poll(600.0, 300.0, 0, 0.3), 600.0);
-        assert_eq!(next_poll(5.0, 1.0, 1, 0.0), 900.0);
-        assert_eq!(next_poll(5.0, 1.0, 3, 0.5), 5400.0);
-        assert_eq!(next_poll(5.0, 1.0, 1000, 0.9), 86400.0);
     }
 }
