@@ -53,7 +53,9 @@ pub enum Command {
     Plan(PlanArgs),
     /// Add entries (or keys) to a blocklist file in place; the list version goes up by one.
     Add(ChangeArgs),
-    /// Remove entries from a cuckoo or counting blocklist built with --verify, in place.
+    /// Remove entries from a blocklist built with --verify (cuckoo and counting filters forget
+    /// them; a blocked filter keeps their bits and its verification section settles them), in
+    /// place.
     Remove(ChangeArgs),
     /// Combine two blocklist files of the same kind and sizing into one.
     Merge(MergeArgs),

@@ -172,3 +172,27 @@ fn item_10_a_held_edit_lock_is_waited_for_at_most_the_lock_timeout() {
         .assert()
         .success();
 }
+
+#[test]
+fn item_18_remove_help_says_what_remove_works_on() {
+    let help = phishbloom()
+        .args(["remove", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8(help).unwrap();
+    assert!(help.contains("--verify"), "{help}");
+    assert!(help.contains("blocked"), "{help}");
+    // And it does: a blocked list with its verification section forgets a removed entry.
+    let dir = tempfile::tempdir().unwrap();
+    let list = room_list(dir.path());
+    phishbloom()
+        .arg("remove")
+        .arg(&list)
+        .arg("evil.example")
+        .assert()
+        .success();
+    assert_eq!(verdicts(&list, &["http://evil.example/".into()]), ["clean"]);
+}
