@@ -710,6 +710,10 @@ pub struct PushArgs {
     /// Bytes per chunk key: a multiple of 64 up to 1 MiB.
     #[arg(long, default_value_t = MAX_CHUNK_BYTES)]
     pub chunk_bytes: u64,
+    /// Push even if keys added with `redis add` since the live version was pushed are not in
+    /// the file (they would answer clean).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options of `redis add`.

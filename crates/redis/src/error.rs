@@ -273,6 +273,26 @@ pub enum Error {
         problem: String,
     },
 
+    /// A push that would drop keys added to the live version.
+    #[error(
+        "{path}: pushing it as {name:?} would drop {lost} key(s) added to the live version {live} \
+         with `redis add` {}; they would answer clean. Add them to the file and rebuild it first, \
+         or push anyway with --force",
+        if *checked { "that the file does not hold" } else { "(the file has no verification section, so none can be found in it)" }
+    )]
+    WouldLoseAdds {
+        /// The file pushed.
+        path: PathBuf,
+        /// The list's name.
+        name: String,
+        /// The live version.
+        live: u64,
+        /// Keys that would be lost.
+        lost: u64,
+        /// Whether the file's verification table was searched for them.
+        checked: bool,
+    },
+
     /// A key given to `add` is not an entry of a URL-entry list.
     #[error(
         "`{key}` is not a list entry ({error}); give a host (`evil.com`) or a host and path \

@@ -50,6 +50,49 @@ end
 return {0, live}
 ";
 
+/// Refuses a push that would drop keys added to the live version since it was pushed (`redis
+/// add` records each added key's fingerprint in `NAME:vV:added`): those not in the file's
+/// verification table — all of them, for a file without one — would answer clean.
+fn refuse_lost_adds(
+    store: &mut Store,
+    keys: &Keys,
+    name: &str,
+    source: &PushSource<'_>,
+) -> Result<()> {
+    let current = keys.current();
+    let live: Option<u64> = store.query(
+        cmd("GET").arg(&current).clone(),
+        &current,
+        "read the live version",
+    )?;
+    let Some(live) = live else {
+        return Ok(());
+    };
+    let added_key = keys.added(live);
+    let added: Vec<u64> = store.query(
+        cmd("SMEMBERS").arg(&added_key).clone(),
+        &added_key,
+        "read the keys added to the live version",
+    )?;
+    let lost = match source.resolver.verification() {
+        Some(table) => added
+            .iter()
+            .filter(|&&v| !table.fingerprints().contains(v))
+            .count(),
+        None => added.len(),
+    };
+    if lost > 0 {
+        return Err(Error::WouldLoseAdds {
+            path: source.path.clone(),
+            name: name.to_string(),
+            live,
+            lost: lost as u64,
+            checked: source.resolver.verification().is_some(),
+        });
+    }
+    Ok(())
+}
+
 /// How to push.
 #[derive(Clone, Debug)]
 pub struct PushOptions {
@@ -57,6 +100,9 @@ pub struct PushOptions {
     pub chunk_bytes: u64,
     /// Seconds a replaced version lives on (0 deletes it at once).
     pub grace_secs: u64,
+    /// Push even when keys added to the live version (`redis add`) are not in the file:
+    /// they then answer clean.
+    pub force: bool,
 }
 
 impl Default for PushOptions {
@@ -64,6 +110,7 @@ impl Default for PushOptions {
         PushOptions {
             chunk_bytes: MAX_CHUNK_BYTES,
             grace_secs: DEFAULT_GRACE_SECS,
+            force: false,
         }
     }
 }
@@ -165,6 +212,9 @@ pub fn push(
         });
     }
     let keys = Keys::new(name);
+    if !options.force {
+        refuse_lost_adds(store, &keys, name, source)?;
+    }
     let version: u64 = store.query(
         cmd("INCR").arg(keys.seq()).clone(),
         &keys.seq(),

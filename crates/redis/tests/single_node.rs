@@ -119,6 +119,7 @@ fn add_makes_a_new_key_listed_and_the_bits_come_back_to_the_local_filter() {
         &PushOptions {
             chunk_bytes: 1024,
             grace_secs: 60,
+            force: false,
         },
     );
     let mut remote = RedisBlocklist::open(&target, "live").unwrap();
@@ -349,6 +350,7 @@ fn failures_are_clear_errors_never_clean_verdicts() {
         &PushOptions {
             chunk_bytes: 512,
             grace_secs: 60,
+            force: false,
         },
     );
     let mut remote = RedisBlocklist::open(&target, "fragile").unwrap();
@@ -753,4 +755,74 @@ fn damaged_categories_and_exceptions_are_errors_naming_their_keys() {
         matches!(&error, Error::BadChunk { problem, key, .. } if problem == "missing" && key.contains(":categories:")),
         "{error}"
     );
+}
+
+/// Issue 20, item 15: a push over a live version that received `redis add` keys the file does
+/// not hold is refused (naming how many), unless forced; a file that holds them pushes.
+#[test]
+fn a_push_that_would_drop_added_keys_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries: Vec<Entry> = (0..200)
+        .map(|i| Entry::parse(format!("host{i}.example").as_bytes()).unwrap())
+        .collect();
+    let (list, path) = build(&entries, 0.01, true, dir.path(), "live");
+    let server = RedisServer::start();
+    let target = Target::parse(&server.url()).unwrap();
+    push_file(&target, "live", &list, &path, &PushOptions::default());
+    // Pushing the same file again loses nothing.
+    push_file(&target, "live", &list, &path, &PushOptions::default());
+    for key in [&b"added-1.example"[..], b"added-2.example"] {
+        add(&mut target.connect().unwrap(), "live", &[key], None).unwrap();
+    }
+    let source = PushSource::of(&list, &path).unwrap();
+    let refused = push(
+        &mut target.connect().unwrap(),
+        "live",
+        &source,
+        &PushOptions::default(),
+    );
+    match refused {
+        Err(error @ phishbloom_redis::Error::WouldLoseAdds { lost: 2, .. }) => {
+            assert!(error.to_string().contains("--force"), "{error}");
+        }
+        other => panic!(
+            "expected a refusal losing 2 keys, got {:?}",
+            other.map(|p| p.meta.version)
+        ),
+    }
+    let mut remote = RedisBlocklist::open(&target, "live").unwrap();
+    assert!(remote.check(b"http://added-1.example/").unwrap().listed());
+
+    // A file that holds the added keys pushes.
+    let mut with_adds = entries.clone();
+    with_adds.push(Entry::parse(b"added-1.example").unwrap());
+    with_adds.push(Entry::parse(b"added-2.example").unwrap());
+    let (bigger, bigger_path) = build(&with_adds, 0.01, true, dir.path(), "bigger");
+    push_file(
+        &target,
+        "live",
+        &bigger,
+        &bigger_path,
+        &PushOptions::default(),
+    );
+    add(
+        &mut target.connect().unwrap(),
+        "live",
+        &[&b"added-3.example"[..]],
+        None,
+    )
+    .unwrap();
+    // Forced, the old file goes out and the added keys are gone.
+    push_file(
+        &target,
+        "live",
+        &list,
+        &path,
+        &PushOptions {
+            force: true,
+            ..PushOptions::default()
+        },
+    );
+    let mut remote = RedisBlocklist::open(&target, "live").unwrap();
+    assert!(!remote.check(b"http://added-3.example/").unwrap().listed());
 }

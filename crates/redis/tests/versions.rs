@@ -49,6 +49,8 @@ fn checks_during_pushes_never_mix_versions_and_never_fail() {
     let options = PushOptions {
         chunk_bytes: 4096,
         grace_secs: 1,
+        // Pushes here replace versions other threads add to on purpose.
+        force: true,
     };
     let push_one = |list, path: &std::path::Path| {
         let source = PushSource::of(list, path).unwrap();

@@ -35,6 +35,7 @@ fn push(args: &PushArgs) -> anyhow::Result<ExitCode> {
     let options = PushOptions {
         chunk_bytes: args.chunk_bytes,
         grace_secs: args.grace,
+        force: args.force,
     };
     let pushed =
         phishbloom_redis::push::push(&mut target.connect()?, &args.name, &source, &options)?;
