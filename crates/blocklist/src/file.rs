@@ -15,6 +15,55 @@ use phishbloom_core::{Blocklist, Error, Kind, Result};
 
 use crate::atomic::AtomicFile;
 
+/// Bytes available to this user on the file system holding `path` (a file or directory; for a
+/// file not yet there, its directory), or `None` when the system cannot tell.
+pub fn free_space(path: &Path) -> Option<u64> {
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        }
+    };
+    let c_path = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c_path` is a NUL-terminated string that outlives the call, and `stat` points to
+    // writable memory of the structure's size; statvfs(3) only writes it.
+    let result = unsafe { libc::statvfs(c_path.as_ptr(), stat.as_mut_ptr()) };
+    if result != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled the whole structure.
+    let stat = unsafe { stat.assume_init() };
+    // The field types are 32 bits wide on some targets (64 here): widen them.
+    #[allow(clippy::unnecessary_cast)]
+    let (blocks, block_bytes) = (stat.f_bavail as u64, stat.f_frsize as u64);
+    Some(blocks.saturating_mul(block_bytes))
+}
+
+/// A lower bound of the bytes `list`'s file takes: its filters and verification table (the
+/// rest — header, metadata, categories — is small next to them).
+pub fn file_bytes_at_least(list: &Blocklist) -> u64 {
+    let description = list.describe();
+    let filters: u64 = description.filters.iter().map(|f| f.bytes).sum();
+    filters.saturating_add(description.verification.unwrap_or(0).saturating_mul(8))
+}
+
+/// Refuses to write `list` to `path` when its file cannot fit in the free space there (checked
+/// before writing, so that a build of gigabytes fails at once, not after filling the disk).
+pub fn check_room(list: &Blocklist, path: &Path) -> Result<()> {
+    let needed = file_bytes_at_least(list);
+    match free_space(path) {
+        Some(available) if needed > available => Err(Error::NoRoom {
+            path: path.to_path_buf(),
+            needed,
+            available,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Seconds since the Unix epoch: `SOURCE_DATE_EPOCH` when set (reproducible builds), else the
 /// clock.
 pub fn now() -> u64 {
@@ -113,5 +162,24 @@ impl DeltaFile for Delta {
     fn open(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
         Delta::from_bytes(path, &bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_space_is_known_here_and_a_list_needs_at_least_its_filter() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(free_space(dir.path()).is_some_and(|b| b > 0));
+        assert!(free_space(&dir.path().join("not-yet.bloom")).is_some());
+        let set = crate::EntrySet::uncategorized(
+            vec![phishbloom_url::Entry::parse(b"evil.com").unwrap()],
+            "x",
+        );
+        let list = Blocklist::from_entries(&set, &crate::BuildOptions::default()).unwrap();
+        assert!(file_bytes_at_least(&list) >= 64);
+        assert!(check_room(&list, &dir.path().join("l.bloom")).is_ok());
     }
 }

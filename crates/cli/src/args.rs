@@ -328,6 +328,10 @@ pub struct BuildArgs {
     /// cuckoo filter refuses more entries and a full Bloom filter's rate rises.
     #[arg(long)]
     pub grow: bool,
+    /// Build even when --capacity is over 1,000 times the entries, or the file may not fit in
+    /// the free disk space.
+    #[arg(long)]
+    pub force: bool,
     /// Also store the 64-bit fingerprints of the entries in the file, so that every filter hit
     /// is confirmed exactly and `check` names the matched entry's own categories (8 bytes per
     /// entry).

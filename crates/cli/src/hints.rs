@@ -42,6 +42,8 @@ fn for_list_error(error: &ListError) -> Option<&'static str> {
             "lists that change are built with `--verify`; `phishbloom diff` without `--compact` \
              makes an exact delta"
         }
+        ListError::CapacityTooLarge { .. } => "build it with `--force` if you mean it",
+        ListError::NoRoom { .. } => "`--force` writes anyway (it fails cleanly if the disk fills)",
         ListError::WrongScheme { .. } => {
             "a keyword list is built with `phishbloom build --keywords LIST`"
         }

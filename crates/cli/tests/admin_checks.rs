@@ -1,6 +1,6 @@
 //! Issue 20's refusals and verifications, through the real executable: `check` on a keyword
 //! list (item 5), `info` verifying a keyword index whole (item 6), rates a kind cannot reach
-//! (item 8), a failed writer's temporary files (item 9), a held edit lock (item 10).
+//! (item 8), an absurd capacity and a failed allocation (item 7), a failed writer's temporary files (item 9), a held edit lock (item 10).
 
 mod common;
 
@@ -195,4 +195,43 @@ fn item_18_remove_help_says_what_remove_works_on() {
         .assert()
         .success();
     assert_eq!(verdicts(&list, &["http://evil.example/".into()]), ["clean"]);
+}
+
+#[test]
+fn item_07_an_absurd_capacity_is_refused_and_a_failed_allocation_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("keys.txt");
+    let keys: Vec<String> = (0..1000).map(|i| format!("key{i}")).collect();
+    std::fs::write(&input, keys.join("\n")).unwrap();
+    let output = dir.path().join("big.bloom");
+    assert_error(
+        phishbloom()
+            .args(["build", "--exact"])
+            .arg(&input)
+            .args(["--capacity", "3e9", "-o"])
+            .arg(&output),
+        &["more than 1000 times", "--force"],
+    );
+    assert!(!output.exists());
+    // Forced under a 3 GB address-space limit: the 3.7 GB filter cannot be had — an error
+    // naming the size, exit 2, no panic, no abort, nothing written.
+    let script = format!(
+        "ulimit -v 3000000 && exec '{}' build --exact '{}' --capacity 3e9 --force -o '{}'",
+        env!("CARGO_BIN_EXE_phishbloom"),
+        input.display(),
+        output.display()
+    );
+    let run = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot allocate"), "{stderr}");
+    assert!(!output.exists());
+    // A capacity up to 1,000 times the entries builds.
+    build_list(
+        dir.path().join("ok.bloom"),
+        ["--exact", input.to_str().unwrap(), "--capacity", "1000000"],
+    );
 }

@@ -520,6 +520,35 @@ pub enum Error {
         waited: f64,
     },
 
+    /// A capacity far beyond the entries, refused unless forced.
+    #[error(
+        "a capacity of {capacity} for {entries} entries is more than {ratio} times the list: \
+         the file would be sized for a list that large (a typo such as 3e9 for 3e6?); give a \
+         smaller capacity, or force it"
+    )]
+    CapacityTooLarge {
+        /// The capacity asked for.
+        capacity: u64,
+        /// The entries the list has.
+        entries: u64,
+        /// The largest ratio taken unforced.
+        ratio: u64,
+    },
+
+    /// A file that cannot fit in the free space where it is to be written.
+    #[error(
+        "{path}: the file needs at least {needed} bytes and the file system has {available} \
+         free; free some space or write it elsewhere (nothing was written)"
+    )]
+    NoRoom {
+        /// The file.
+        path: PathBuf,
+        /// Bytes needed (at least).
+        needed: u64,
+        /// Bytes free.
+        available: u64,
+    },
+
     /// A keyword list given to `check`.
     #[error(
         "{path}: a keyword list: it finds keywords and phrases inside text; use `phishbloom \

@@ -36,10 +36,10 @@ impl Storage {
     /// `blocks` zeroed blocks. Large arrays (≥ 1 MiB) are an anonymous mapping, whose pages the
     /// kernel zeroes lazily on first touch, so a 100 MB filter is created in microseconds (the
     /// allocator would memset 64-byte-aligned memory eagerly); small ones are a `Vec`.
-    pub(crate) fn zeroed(blocks: usize) -> Storage {
+    pub(crate) fn zeroed(blocks: usize) -> crate::Result<Storage> {
         /// Below this, a heap allocation is cheaper than a system call.
         const ANONYMOUS_MIN_BYTES: usize = 1 << 20;
-        let bytes = blocks * BLOCK_BYTES;
+        let bytes = blocks.saturating_mul(BLOCK_BYTES);
         if bytes >= ANONYMOUS_MIN_BYTES {
             // A failed mapping (address space exhausted; or no mappings at all, as on wasm32,
             // where memmap2 compiles to a stub that always fails) falls back to the allocator
@@ -51,10 +51,14 @@ impl Storage {
                 // pages). Only a hint: refused or unsupported, the mapping works as it is.
                 #[cfg(target_os = "linux")]
                 let _ = map.advise(memmap2::Advice::HugePage);
-                return Storage::Anonymous { map, blocks };
+                return Ok(Storage::Anonymous { map, blocks });
             }
         }
-        Storage::Owned(bytemuck::allocation::zeroed_vec(blocks))
+        bytemuck::allocation::try_zeroed_vec(blocks)
+            .map(Storage::Owned)
+            .map_err(|()| crate::Error::OutOfMemory {
+                bytes: bytes as u64,
+            })
     }
 
     /// The bits as blocks.
@@ -140,7 +144,7 @@ mod tests {
     fn blocks_are_one_aligned_cache_line() {
         assert_eq!(std::mem::size_of::<Block>(), BLOCK_BYTES);
         assert_eq!(std::mem::align_of::<Block>(), BLOCK_BYTES);
-        let storage = Storage::zeroed(3);
+        let storage = Storage::zeroed(3).unwrap();
         assert_eq!(storage.blocks().as_ptr() as usize % BLOCK_BYTES, 0);
         assert_eq!(storage.words().len(), 24);
         assert_eq!(storage.count_ones(), 0);
@@ -148,7 +152,7 @@ mod tests {
 
     #[test]
     fn atomic_view_writes_through() {
-        let mut storage = Storage::zeroed(1);
+        let mut storage = Storage::zeroed(1).unwrap();
         storage.atomic_words()[3].fetch_or(0b101, std::sync::atomic::Ordering::Relaxed);
         assert_eq!(storage.words()[3], 0b101);
         assert_eq!(storage.count_ones(), 2);

@@ -77,7 +77,7 @@ impl CountingFilter {
             ));
         }
         Ok(CountingFilter {
-            counters: vec![0; params.data_len() as usize],
+            counters: math::try_zeroed(params.data_len() as usize)?,
             num_counters: params.num_counters,
             num_hashes: params.num_hashes,
             items: params.items,

@@ -152,7 +152,7 @@ impl CuckooFilter {
             ));
         }
         Ok(CuckooFilter {
-            words: vec![0; (params.data_len() / 8) as usize],
+            words: math::try_zeroed((params.data_len() / 8) as usize)?,
             num_buckets: params.num_buckets,
             fingerprint_bits: params.fingerprint_bits,
             items: params.items,

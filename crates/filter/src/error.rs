@@ -32,6 +32,16 @@ pub enum Error {
         bits: f64,
     },
 
+    /// Memory for a structure could not be had.
+    #[error(
+        "cannot allocate {bytes} bytes for the filter: not enough memory (or a memory limit); \
+         build with a smaller capacity or a higher rate, or on a machine with more memory"
+    )]
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: u64,
+    },
+
     /// Two filters cannot be combined because a parameter differs.
     #[error(
         "cannot combine filters: {parameter} differs ({left} vs {right}); \

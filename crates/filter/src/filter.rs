@@ -133,7 +133,7 @@ impl<L: Layout> Bloom<L> {
         math::validate_num_bits(num_bits)?;
         let blocks = data_len(num_bits) as usize / BLOCK_BYTES;
         Ok(Bloom {
-            bits: Storage::zeroed(blocks),
+            bits: Storage::zeroed(blocks)?,
             num_bits,
             num_hashes,
             strategy,

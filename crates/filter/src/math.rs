@@ -58,6 +58,17 @@ pub fn validate_num_bits(num_bits: u64) -> Result<()> {
     Ok(())
 }
 
+/// A zeroed vector of `len` elements, or [`Error::OutOfMemory`] instead of an abort when the
+/// memory cannot be had (an absurd size, a container's memory limit).
+pub fn try_zeroed<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| Error::OutOfMemory {
+        bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+    })?;
+    out.resize(len, T::default());
+    Ok(out)
+}
+
 /// Checks a hash count against `1..=`[`MAX_NUM_HASHES`].
 pub fn validate_num_hashes(num_hashes: u32) -> Result<()> {
     if num_hashes == 0 || num_hashes > MAX_NUM_HASHES {

@@ -711,6 +711,8 @@ pub fn empty_keys(
         grow,
         verify: kind.deletes(),
         name: name.to_owned(),
+        // An empty list reserved for keys to come: its capacity is the point, not a typo.
+        force: true,
         ..BuildOptions::default()
     };
     Ok(Blocklist::from_keys(

@@ -12,6 +12,7 @@ use phishbloom_blocklist::atomic::check_output;
 use phishbloom_blocklist::engine::per_probe_fpp;
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
+use phishbloom_blocklist::file::check_room;
 use phishbloom_blocklist::fmt;
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
 use phishbloom_blocklist::plan_check::{BuildPlan, PlanError, PlanField, PlanRule};
@@ -44,6 +45,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         created: now(),
         capacity: args.capacity,
         grow: args.grow,
+        force: args.force,
     };
     if let Some(list) = &args.keywords {
         return build_keywords_list(args, list, &options, started);
@@ -101,6 +103,9 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         let files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
         (Blocklist::from_entries(&set, &options)?, files)
     };
+    if !args.force {
+        check_room(&blocklist, &args.output)?;
+    }
     blocklist.save(&args.output, &files).with_context(|| {
         format!(
             "cannot write the blocklist; {} was left as it was",

@@ -70,7 +70,14 @@ pub struct BuildOptions {
     /// Grow when full: add layers of twice the capacity at half the rate (RedisBloom's
     /// scalable scheme), so a list of unknown size keeps its rate.
     pub grow: bool,
+    /// Build even with a capacity over [`MAX_CAPACITY_RATIO`] times the entries (refused
+    /// otherwise: a typo such as `3e9` for `3e6` makes a file of gigabytes).
+    pub force: bool,
 }
+
+/// The largest capacity a build takes without `force`, as a multiple of its entries: room for
+/// a list to grow a thousandfold is far beyond any real plan; more is a typo.
+pub const MAX_CAPACITY_RATIO: u64 = 1000;
 
 impl BuildOptions {
     /// The entry count the structure (its first layer, for a list that grows) is sized for:
@@ -98,6 +105,7 @@ impl Default for BuildOptions {
             created: 0,
             capacity: None,
             grow: false,
+            force: false,
         }
     }
 }
@@ -112,6 +120,14 @@ fn fill(
     insert: impl Fn(&mut Layers) -> Result<()>,
 ) -> Result<Layers> {
     let capacity = options.sized_for(entries);
+    let most = MAX_CAPACITY_RATIO.saturating_mul((entries as u64).max(1));
+    if capacity > most && !options.force {
+        return Err(Error::CapacityTooLarge {
+            capacity,
+            entries: entries as u64,
+            ratio: MAX_CAPACITY_RATIO,
+        });
+    }
     let mut headroom = 1.0;
     loop {
         let sized = (capacity as f64 * headroom).ceil() as u64;
