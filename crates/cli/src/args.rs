@@ -513,6 +513,9 @@ pub struct SyncArgs {
     /// A header sent with every request, e.g. 'Authorization: Bearer TOKEN' (repeatable).
     #[arg(long, value_name = "NAME: VALUE")]
     pub header: Vec<String>,
+    /// Also trust this certificate authority (PEM) for HTTPS, beside Mozilla's roots.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
     /// Accept a published version older than the local one.
     #[arg(long)]
     pub allow_rollback: bool,

@@ -1,6 +1,6 @@
 //! `publish`, `sync` and `keygen` driven through the real executable: a publish directory on a
 //! static web server (a small one here, serving files as any would, with ETags and 304s),
-//! the whole file then deltas, a corrupt delta, a rollback, signatures, `serve` as the
+//! the whole file then deltas, a corrupt delta, a rollback, signatures, HTTPS, `serve` as the
 //! publisher, and `sync --every` following 20 changes while `check` reads the file.
 
 mod common;
@@ -518,4 +518,84 @@ fn every_follows_twenty_changes_while_check_reads_the_file() {
         .unwrap()
         .read(&mut [0; 8])
         .unwrap();
+}
+
+/// An HTTPS server for `root` (Python's, with `cert` and `key`), on a free port; its port.
+fn https_server(root: &Path, cert: &Path, key: &Path) -> Option<(Child, u16)> {
+    let script = "import functools, http.server, ssl, sys\n\
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
+        ctx.load_cert_chain(sys.argv[1], sys.argv[2])\n\
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[3])\n\
+        server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)\n\
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)\n\
+        print(server.server_address[1], flush=True)\n\
+        server.serve_forever()\n";
+    let mut child = match Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(cert)
+        .arg(key)
+        .arg(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "python3 is needed for the HTTPS test in CI: {error}"
+            );
+            eprintln!("\n=== SKIPPED the HTTPS sync test: python3 is not installed ===\n");
+            return None;
+        }
+    };
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().parse().expect("the server prints its port");
+    Some((child, port))
+}
+
+#[test]
+fn sync_over_https_refuses_an_unknown_ca_and_trusts_a_given_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = list(dir.path(), "phish", &hosts("a", 100), 1_000);
+    let site = dir.path().join("site");
+    publish(&source, &site, &[]);
+    // A certificate authority of our own, and a certificate for localhost it signed.
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    let (ca_pem, cert_pem, key_pem) = (
+        dir.path().join("ca.pem"),
+        dir.path().join("cert.pem"),
+        dir.path().join("key.pem"),
+    );
+    std::fs::write(&ca_pem, ca.pem()).unwrap();
+    std::fs::write(&cert_pem, cert.pem()).unwrap();
+    std::fs::write(&key_pem, key.serialize_pem()).unwrap();
+    let Some((server, port)) = https_server(&site, &cert_pem, &key_pem) else {
+        return;
+    };
+    let _guard = Killer(vec![server]);
+    let url = format!("https://localhost:{port}");
+    let copy = dir.path().join("copy.bloom");
+    // Not signed by a CA the client trusts: refused, nothing written.
+    let (code, out) = sync(&url, &copy, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("certificate") || out.contains("cert"), "{out}");
+    assert!(!copy.exists());
+    // Trusting our CA: the list arrives over TLS.
+    let (code, out) = sync(&url, &copy, &["--ca-cert", ca_pem.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("by the whole file"), "{out}");
+    assert_eq!(listed(&copy, &hosts("a", 5)), 5);
 }

@@ -33,9 +33,15 @@ pub trait Fetch: Send {
 /// Opens the base a user gave: `http://` or `https://` URLs over HTTP, anything else as a
 /// local directory. `headers` (`Name: value`, e.g. an auth token) go with every request.
 pub fn open(base: &str, headers: &[String]) -> Result<Box<dyn Fetch>> {
+    open_with(base, headers, None)
+}
+
+/// [`open`], trusting also the certificate authority in `ca_pem` (PEM) for HTTPS: a
+/// publisher behind an organisation's own CA.
+pub fn open_with(base: &str, headers: &[String], ca_pem: Option<&[u8]>) -> Result<Box<dyn Fetch>> {
     let lower = base.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
-        return Ok(Box::new(Http::new(base, headers)?));
+        return Ok(Box::new(Http::with_ca(base, headers, ca_pem)?));
     }
     let root = PathBuf::from(base.strip_prefix("file://").unwrap_or(base));
     if !root.is_dir() {
@@ -60,6 +66,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 impl Http {
     /// A client of the list at `base` sending `headers`.
     pub fn new(base: &str, headers: &[String]) -> Result<Http> {
+        Http::with_ca(base, headers, None)
+    }
+
+    /// [`Http::new`], trusting also the certificate authority `ca_pem` (PEM).
+    pub fn with_ca(base: &str, headers: &[String], ca_pem: Option<&[u8]>) -> Result<Http> {
         let mut map = reqwest::header::HeaderMap::new();
         for header in headers {
             let bad = || Error::BadHeader {
@@ -73,16 +84,22 @@ impl Http {
             value.set_sensitive(true);
             map.insert(name, value);
         }
-        let client = reqwest::blocking::Client::builder()
+        let mut builder = reqwest::blocking::Client::builder()
             .user_agent(concat!("phishbloom-sync/", env!("CARGO_PKG_VERSION")))
             .default_headers(map)
             .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .map_err(|e| Error::Http {
+            .connect_timeout(CONNECT_TIMEOUT);
+        if let Some(pem) = ca_pem {
+            let certificate = reqwest::Certificate::from_pem(pem).map_err(|e| Error::Http {
                 url: base.into(),
-                problem: format!("cannot make an HTTP client: {e}"),
+                problem: format!("the CA certificate is not PEM: {}", error_chain(&e)),
             })?;
+            builder = builder.add_root_certificate(certificate);
+        }
+        let client = builder.build().map_err(|e| Error::Http {
+            url: base.into(),
+            problem: format!("cannot make an HTTP client: {e}"),
+        })?;
         Ok(Http {
             base: base.trim_end_matches('/').to_string(),
             client,

@@ -60,7 +60,12 @@ pub fn sync(args: &SyncArgs) -> anyhow::Result<ExitCode> {
         trust,
         allow_rollback: args.allow_rollback,
     };
-    let source = fetch::open(&args.url, &args.header)?;
+    let ca = args
+        .ca_cert
+        .as_deref()
+        .map(|path| std::fs::read(path).with_context(|| format!("{}: cannot read", path.display())))
+        .transpose()?;
+    let source = fetch::open_with(&args.url, &args.header, ca.as_deref())?;
     let mut client = Client::new(source, &args.file, options);
     let file = args.file.display().to_string();
     let Some(every) = args.every else {
