@@ -405,6 +405,15 @@ fn sync_follows_a_served_list() {
     let (code, out) = sync(&base, &copy, &[]);
     assert_eq!(code, 0);
     assert!(out.contains("v2 is current"), "{out}");
+    // The index answers conditional requests: unchanged, a 304 without a body.
+    let index = client.get(format!("{base}/index.json")).send().unwrap();
+    let etag = index.headers()["etag"].clone();
+    let again = client
+        .get(format!("{base}/index.json"))
+        .header("If-None-Match", etag)
+        .send()
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 304);
     let _ = serve.kill();
     let _ = serve.wait();
     drop(guard);

@@ -702,22 +702,34 @@ async fn file(
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     let etag = format!("\"{}\"", image.checksum);
-    let etag_value = HeaderValue::from_str(&etag)
+    conditional(&headers, &etag, "application/octet-stream", || {
+        Body::from(image.bytes.clone())
+    })
+}
+
+/// A response with `ETag: etag`: 304 when `If-None-Match` names it, else 200 with the body
+/// `body` makes and `content_type`.
+fn conditional(
+    headers: &HeaderMap,
+    etag: &str,
+    content_type: &'static str,
+    body: impl FnOnce() -> Body,
+) -> ApiResult {
+    let etag_value = HeaderValue::from_str(etag)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let matched = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| none_match(v, &etag));
+        .is_some_and(|v| none_match(v, etag));
     let mut response = if matched {
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::NOT_MODIFIED;
         response
     } else {
-        let mut response = Response::new(Body::from(image.bytes.clone()));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
-        );
+        let mut response = Response::new(body());
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         response
     };
     response.headers_mut().insert(header::ETAG, etag_value);
@@ -775,26 +787,7 @@ async fn index(
     let (json, etag) = tokio::task::spawn_blocking(move || slot.index(min_interval))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
-    let etag_value = HeaderValue::from_str(&etag)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-    let matched = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| none_match(v, &etag));
-    let mut response = if matched {
-        let mut response = Response::new(Body::empty());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        response
-    } else {
-        let mut response = Response::new(Body::from(json));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
-    };
-    response.headers_mut().insert(header::ETAG, etag_value);
-    Ok(response)
+    conditional(&headers, &etag, "application/json", || Body::from(json))
 }
 
 #[derive(serde::Deserialize)]
