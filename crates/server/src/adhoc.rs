@@ -956,8 +956,8 @@ mod tests {
     #[test]
     fn dumps_load_back_in_chunks() {
         // Two layers and more than one chunk.
-        let mut b = ScalingBloom::new(0.001, 400_000, Some(2)).unwrap();
-        for i in 0..400_010u32 {
+        let mut b = ScalingBloom::new(0.001, 700_000, Some(2)).unwrap();
+        for i in 0..700_010u32 {
             b.add(&i.to_le_bytes()).unwrap();
         }
         let bloom = Filter::Bloom(b);
@@ -969,7 +969,7 @@ mod tests {
             unreachable!()
         };
         assert_eq!(copy.debug(), b.debug());
-        assert!((0..400_010u32).all(|i| copy.contains(&i.to_le_bytes())));
+        assert!((0..700_010u32).all(|i| copy.contains(&i.to_le_bytes())));
 
         let mut c = ScalingCuckoo::new(64, 4, 10, 2).unwrap();
         for i in 0..300u32 {

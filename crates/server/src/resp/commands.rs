@@ -1171,7 +1171,7 @@ impl Session {
     /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`, checked as
     /// RedisBloom checks it.
     fn cf_reserve(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
-        if argv.len() % 2 == 0 {
+        if argv.len().is_multiple_of(2) {
             return arity_error(out, argv[0]);
         }
         let Some(capacity) = parse_i64(argv[2]).filter(|&c| c > 0) else {
@@ -1508,6 +1508,165 @@ mod tests {
             parse_insert(&argv),
             Err(InsertError::Message("Bad argument received"))
         ));
+    }
+
+    /// A session on a server with no served list and the token `t`, authenticated.
+    fn session() -> Session {
+        let shared = Arc::new(Shared {
+            lists: crate::Lists::open(&[], Arc::default()).unwrap(),
+            limits: crate::Limits::default(),
+            token: crate::Token::new(b"t"),
+        });
+        let mut session = Session::new(shared);
+        assert_eq!(run(&mut session, &["AUTH", "t"]), "+OK\r\n");
+        session
+    }
+
+    /// One command's reply, as text.
+    fn run(session: &mut Session, argv: &[&str]) -> String {
+        let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_bytes()).collect();
+        let mut out = Vec::new();
+        session.execute(&argv, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn multi_queues_and_exec_answers_an_array() {
+        let mut s = session();
+        assert_eq!(run(&mut s, &["EXEC"]), "-ERR EXEC without MULTI\r\n");
+        assert_eq!(run(&mut s, &["MULTI"]), "+OK\r\n");
+        assert_eq!(
+            run(&mut s, &["MULTI"]),
+            "-ERR MULTI calls can not be nested\r\n"
+        );
+        assert_eq!(run(&mut s, &["BF.ADD", "b", "x"]), "+QUEUED\r\n");
+        assert_eq!(run(&mut s, &["BF.MEXISTS", "b", "x", "y"]), "+QUEUED\r\n");
+        // Nothing ran yet.
+        assert_eq!(s.shared.lists.adhoc().len(), 0);
+        assert_eq!(run(&mut s, &["EXEC"]), "*2\r\n:1\r\n*2\r\n:1\r\n:0\r\n");
+        // An unknown command or a wrong arity discards the whole transaction.
+        run(&mut s, &["MULTI"]);
+        assert_eq!(run(&mut s, &["BF.ADD", "b", "z"]), "+QUEUED\r\n");
+        assert!(run(&mut s, &["BF.ADD", "b"]).starts_with("-ERR wrong number"));
+        assert_eq!(
+            run(&mut s, &["EXEC"]),
+            "-EXECABORT Transaction discarded because of previous errors.\r\n"
+        );
+        assert_eq!(run(&mut s, &["BF.EXISTS", "b", "z"]), ":0\r\n");
+        run(&mut s, &["MULTI"]);
+        run(&mut s, &["BF.ADD", "b", "z"]);
+        assert_eq!(run(&mut s, &["DISCARD"]), "+OK\r\n");
+        assert_eq!(run(&mut s, &["BF.EXISTS", "b", "z"]), ":0\r\n");
+        assert_eq!(run(&mut s, &["DISCARD"]), "-ERR DISCARD without MULTI\r\n");
+    }
+
+    #[test]
+    fn cuckoo_counts_each_add_and_reserve_checks_options() {
+        let mut s = session();
+        assert_eq!(
+            run(
+                &mut s,
+                &[
+                    "CF.RESERVE",
+                    "c",
+                    "1000",
+                    "BUCKETSIZE",
+                    "4",
+                    "MAXITERATIONS",
+                    "10",
+                    "EXPANSION",
+                    "2"
+                ]
+            ),
+            "+OK\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["CF.RESERVE", "c", "1000"]),
+            "-ERR item exists\r\n"
+        );
+        assert!(
+            run(&mut s, &["CF.RESERVE", "d", "1000", "BUCKETSIZE", "0"]).starts_with("-BUCKETSIZE")
+        );
+        assert!(
+            run(&mut s, &["CF.RESERVE", "d", "3", "BUCKETSIZE", "2"]).starts_with("-Capacity must")
+        );
+        assert_eq!(
+            run(&mut s, &["CF.RESERVE", "d", "1000", "BOGUS", "1"]),
+            "-Unknown argument received\r\n"
+        );
+        assert_eq!(run(&mut s, &["CF.ADD", "c", "x"]), ":1\r\n");
+        assert_eq!(run(&mut s, &["CF.ADD", "c", "x"]), ":1\r\n");
+        assert_eq!(run(&mut s, &["CF.COUNT", "c", "x"]), ":2\r\n");
+        assert_eq!(run(&mut s, &["CF.DEL", "c", "x"]), ":1\r\n");
+        assert_eq!(run(&mut s, &["CF.DEL", "c", "x"]), ":1\r\n");
+        assert_eq!(run(&mut s, &["CF.DEL", "c", "x"]), ":0\r\n");
+        assert_eq!(
+            run(&mut s, &["CF.INSERTNX", "c", "ITEMS", "y", "y"]),
+            "*2\r\n:1\r\n:0\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["CF.INSERT", "n", "NOCREATE", "ITEMS", "y"]),
+            "-ERR not found\r\n"
+        );
+        let info = run(&mut s, &["CF.INFO", "c"]);
+        assert!(info.contains("+Bucket size\r\n:4\r\n"), "{info}");
+        assert!(info.contains("+Max iterations\r\n:10\r\n"), "{info}");
+        assert!(info.contains("+Expansion rate\r\n:2\r\n"), "{info}");
+        assert!(
+            info.contains("+Number of items deleted\r\n:2\r\n"),
+            "{info}"
+        );
+        assert_eq!(run(&mut s, &["TYPE", "c"]), "+MBbloomCF\r\n");
+    }
+
+    #[test]
+    fn scandump_and_loadchunk_round_trip() {
+        let mut s = session();
+        assert_eq!(
+            run(
+                &mut s,
+                &["BF.RESERVE", "b", "0.001", "100", "EXPANSION", "3"]
+            ),
+            "+OK\r\n"
+        );
+        for i in 0..300 {
+            run(&mut s, &["BF.ADD", "b", &format!("k{i}")]);
+        }
+        let debug = run(&mut s, &["BF.DEBUG", "b"]);
+        let mut chunks = Vec::new();
+        let mut iter = 0;
+        loop {
+            let (next, data) = s
+                .shared
+                .lists
+                .adhoc()
+                .read(b"b", |f| f.dump_chunk(iter))
+                .unwrap();
+            // The reply carries the same iterator and bytes.
+            let reply = run(&mut s, &["BF.SCANDUMP", "b", &iter.to_string()]);
+            assert!(reply.starts_with(&format!("*2\r\n:{next}\r\n${}\r\n", data.len())));
+            if next == 0 {
+                break;
+            }
+            chunks.push((next, data));
+            iter = next;
+        }
+        assert_eq!(run(&mut s, &["DEL", "b", "nothing"]), ":1\r\n");
+        assert_eq!(run(&mut s, &["BF.EXISTS", "b", "k1"]), ":0\r\n");
+        for (iter, data) in &chunks {
+            let iter = iter.to_string();
+            let argv: Vec<&[u8]> = vec![b"BF.LOADCHUNK", b"b", iter.as_bytes(), data];
+            let mut out = Vec::new();
+            s.execute(&argv, &mut out);
+            assert_eq!(out, b"+OK\r\n");
+        }
+        assert_eq!(run(&mut s, &["BF.DEBUG", "b"]), debug);
+        assert!((0..300).all(|i| run(&mut s, &["BF.EXISTS", "b", &format!("k{i}")]) == ":1\r\n"));
+        assert!(run(&mut s, &["BF.INFO", "b"]).contains("+Expansion rate\r\n:3\r\n"));
+        // 100, then 300: two filters.
+        assert_eq!(run(&mut s, &["BF.INFO", "b", "FILTERS"]), "*1\r\n:2\r\n");
+        assert_eq!(run(&mut s, &["BF.INFO", "b", "CAPACITY"]), "*1\r\n:400\r\n");
+        assert_eq!(run(&mut s, &["BF.CARD", "b"]), ":300\r\n");
     }
 
     #[test]
