@@ -266,11 +266,14 @@ impl CuckooLayer {
                 bytes: used.saturating_add(bytes),
             });
         }
-        Ok(CuckooLayer {
-            // Under MAX_FILTER_BYTES, so it fits in usize on the 64-bit targets served.
-            slots: vec![0; bytes as usize],
-            num_buckets,
-        })
+        // Under MAX_FILTER_BYTES, so it fits in usize on the 64-bit targets served; the
+        // allocation may still fail, and says so.
+        let mut slots = Vec::new();
+        slots
+            .try_reserve_exact(bytes as usize)
+            .map_err(|_| FilterError::TooLarge { bytes })?;
+        slots.resize(bytes as usize, 0);
+        Ok(CuckooLayer { slots, num_buckets })
     }
 
     fn buckets(&self, f: Fingerprint) -> (u64, u64) {

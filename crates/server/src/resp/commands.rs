@@ -6,12 +6,13 @@
 //! type (`CF.*`); the others its Bloom type (`BF.*`); the wrong family gets
 //! `WRONGTYPE`, a missing key answers 0 to the `EXISTS` commands.
 //!
-//! Lists created here live in memory: `BF.RESERVE`/`BF.INSERT`/`BF.ADD` make blocked Bloom lists
-//! of exact keys that grow when full (the library's layers, ×2 each — an `EXPANSION` is checked
-//! as RedisBloom checks it, and the factor is always 2) unless `NONSCALING`; `CF.ADD` makes a
-//! growing cuckoo list with a verification section (RedisBloom's 1,024 entries). A list that does
-//! not grow and holds as many entries as it was sized for answers `ERR non scaling filter is
-//! full` to a new item, as RedisBloom does. `CF.COUNT` answers 0 or 1: a list holds an entry once.
+//! Keys that are not served lists are RedisBloom's own filters, created here and held in memory
+//! apart from the served lists ([`crate::adhoc`]): `BF.RESERVE`/`BF.INSERT`/`BF.ADD` make a
+//! scalable Bloom filter (`EXPANSION` honoured, `NONSCALING` answering `ERR non scaling filter is
+//! full` when full), `CF.RESERVE`/`CF.INSERT`/`CF.ADD` a cuckoo filter that stores an item once per
+//! add (`CF.COUNT` counts them); `BF.DEBUG`, `CF.INFO`, `SCANDUMP`/`LOADCHUNK` and `DEL` work on
+//! them. A served list holds an entry once (`CF.COUNT` answers 0 or 1) and is never deleted.
+//! `MULTI` queues commands until `EXEC` runs them in order (one array of replies) or `DISCARD`.
 //!
 //! Reads are open to everyone; writes need a token file on the server and `AUTH TOKEN` (or
 //! `HELLO 3 AUTH default TOKEN`) on the connection.
@@ -1104,24 +1105,26 @@ impl Session {
         let results: Vec<Result<bool, String>> = match self.served_for_write(key, Family::Cuckoo) {
             Some(Err(message)) => return reply::error(out, message),
             Some(Ok(slot)) => {
-                let mut results = Vec::with_capacity(items.len());
-                for item in items {
-                    let result = self
-                        .shared
-                        .lists
-                        .change(&slot, |state| Ok(state.list.add(&[item], None)?));
-                    results.push(match result {
-                        // A served list holds an entry once: CF.ADD of a present item answers 1
-                        // and stores nothing; CF.ADDNX answers 0.
-                        Ok(change) => Ok(!nx || change.changed > 0),
-                        // RedisBloom's words for a cuckoo filter without room.
-                        Err(Error::Blocklist(phishbloom_blocklist::Error::Full {
-                            kind, ..
-                        })) => Err(crate::error::full_reason(kind).to_owned()),
-                        Err(error) => Err(error_message(&error)),
-                    });
+                // One change (one save of the file) for every item; each answers for itself.
+                let results = self.shared.lists.change(&slot, |state| {
+                    Ok(items
+                        .iter()
+                        .map(|item| match state.list.add(&[item], None) {
+                            // A served list holds an entry once: CF.ADD of a present item
+                            // answers 1 and stores nothing; CF.ADDNX answers 0.
+                            Ok(change) => Ok(!nx || change.changed > 0),
+                            // RedisBloom's words for a cuckoo filter without room.
+                            Err(phishbloom_blocklist::Error::Full { kind, .. }) => {
+                                Err(crate::error::full_reason(kind).to_owned())
+                            }
+                            Err(error) => Err(error_message(&Error::from_list(error))),
+                        })
+                        .collect::<Vec<_>>())
+                });
+                match results {
+                    Ok(results) => results,
+                    Err(error) => return reply::error(out, &error_message(&error)),
                 }
-                results
             }
             None => {
                 let add = |filter: &mut Filter| match filter {
