@@ -6,7 +6,7 @@
 //! | `GET /v1/check?url=U[&list=L]` | one answer object |
 //! | `POST /v1/check[?list=L]` `{"urls": [...]}` | `{"results": [...]}`, or NDJSON with `Accept: application/x-ndjson` |
 //! | `POST /v1/check[?list=L]` NDJSON body | NDJSON answers, streamed as lines arrive |
-//! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at |
+//! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at, `ad_hoc` (`true` for the filters created over the Redis protocol: listed, never checked) |
 //! | `GET /v1/lists/{name}/file` | the blocklist file; `ETag`, `If-None-Match` → 304 |
 //! | `GET /v1/lists/{name}/delta?from=V[&to=W]` | the delta file from version V (404 if not kept, or if W is not the version served) |
 //! | `GET /healthz` | liveness, always 200: `status` is `ok`, or `degraded` when a list's last reload was refused (each list's version, age, last error) |
@@ -640,7 +640,7 @@ fn answer_block(
 
 /// `GET /v1/lists`.
 async fn lists(State(shared): State<Arc<Shared>>) -> Response {
-    let lists: Vec<serde_json::Value> = shared
+    let mut lists: Vec<serde_json::Value> = shared
         .lists
         .registry()
         .slots()
@@ -675,9 +675,24 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
                 "writable": shared.token.is_some() && list.kind() != phishbloom_blocklist::Kind::Cabf,
                 "supports_remove": list.supports_remove(),
                 "delta_from": slot.delta_versions(),
+                "ad_hoc": false,
             })
         })
         .collect();
+    // Filters created over the Redis protocol: held in memory, never asked by a check.
+    lists.extend(shared.lists.adhoc().summaries().into_iter().map(|f| {
+        serde_json::json!({
+            "name": f.name,
+            "ad_hoc": true,
+            "type": f.kind,
+            "entries": f.items,
+            "capacity": f.capacity,
+            "bytes": f.bytes,
+            "filters": f.filters,
+            "grows": f.grows,
+            "file": null,
+        })
+    }));
     axum::Json(serde_json::json!({ "lists": lists })).into_response()
 }
 

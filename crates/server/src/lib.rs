@@ -5,6 +5,8 @@
 //! # Modules
 //! - [`lists`] — [`Lists`]: the served lists by name, swapped atomically on reload (SIGHUP, a
 //!   file replaced by rename), written through with add/remove and saved over their files.
+//! - [`adhoc`] — the filters created over the Redis protocol (RedisBloom's scalable Bloom and
+//!   cuckoo filters), held in memory apart from the served lists.
 //! - [`check`] — [`check::Checker`]: items against one or several lists, and the JSON answer
 //!   line (the CLI's `check --json` line plus the deciding list).
 //! - [`http`] — the HTTP/JSON routes (axum); [`server`] — listeners, timeouts, idle and
@@ -58,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adhoc;
 pub mod check;
 pub mod config;
 mod error;

@@ -4,7 +4,7 @@
 //! [`arc_swap::ArcSwap`]: a request takes the `Arc` once and answers from it to the end, so a
 //! reload (SIGHUP, or the file replaced by rename) that swaps a new `Served` in never disturbs a
 //! request in flight, and a new file that cannot be opened is refused while the old one keeps
-//! serving. Writes (add, remove, `BF.RESERVE`) are serialized per slot and change the current
+//! serving. Writes (add, remove) are serialized per slot and change the current
 //! list in place under its lock, then save it over its file (atomically, by rename) so a later
 //! reload reads them back.
 
@@ -18,10 +18,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
+use phishbloom_blocklist::Blocklist;
 use phishbloom_blocklist::Change;
-use phishbloom_blocklist::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
 use phishbloom_core::sync::{DeltaLink, Download, IndexBody};
 
+use crate::adhoc::AdHoc;
 use crate::error::{Error, Result};
 use crate::metrics::{ListLabels, Metrics};
 
@@ -225,7 +226,8 @@ type DeltaCache = HashMap<(u64, u64), Arc<Vec<u8>>>;
 pub struct Slot {
     /// The name.
     pub name: String,
-    /// The file it is read from and saved to (`None` for lists created by the Redis protocol).
+    /// The file it is read from and saved to (filters created over the Redis protocol are
+    /// not slots: see [`crate::adhoc`]).
     pub path: Option<PathBuf>,
     current: ArcSwap<Served>,
     /// Serializes writers and reloads of this slot.
@@ -426,10 +428,10 @@ pub struct ReloadReport {
 pub struct Lists {
     registry: ArcSwap<Registry>,
     metrics: Arc<Metrics>,
-    /// Serializes creating lists (`BF.RESERVE`, `BF.ADD` of a new key).
-    create: Mutex<()>,
     /// Whether a reload may load an older list version than the one served.
     allow_rollback: AtomicBool,
+    /// Filters created over the Redis protocol: apart from the served lists.
+    adhoc: AdHoc,
 }
 
 /// Seconds since the Unix epoch.
@@ -485,8 +487,8 @@ impl Lists {
         let lists = Lists {
             registry: ArcSwap::from_pointee(registry),
             metrics,
-            create: Mutex::new(()),
             allow_rollback: AtomicBool::new(false),
+            adhoc: AdHoc::default(),
         };
         for slot in lists.registry().slots() {
             lists.report(slot);
@@ -498,6 +500,11 @@ impl Lists {
     /// counted otherwise: clients holding the newer version would refuse its deltas).
     pub fn set_allow_rollback(&self, allow: bool) {
         self.allow_rollback.store(allow, Ordering::Relaxed);
+    }
+
+    /// The filters created over the Redis protocol (never asked by the HTTP check).
+    pub fn adhoc(&self) -> &AdHoc {
+        &self.adhoc
     }
 
     /// The metrics.
@@ -642,47 +649,6 @@ impl Lists {
         self.report(slot);
         result
     }
-
-    /// Creates an empty Bloom list of exact keys named `name` (RedisBloom's `BF.RESERVE`) for
-    /// `capacity` keys at `fpp`, that grows when full if `grow`, held in memory;
-    /// [`Error::Exists`] if the name is taken.
-    pub fn reserve(&self, name: &[u8], fpp: f64, capacity: u64, grow: bool) -> Result<Arc<Slot>> {
-        self.reserve_kind(name, fpp, capacity, grow, Kind::Blocked)
-    }
-
-    /// [`Lists::reserve`] with a list of `kind` (a kind that deletes keeps a verification
-    /// section, which removing needs).
-    pub fn reserve_kind(
-        &self,
-        name: &[u8],
-        fpp: f64,
-        capacity: u64,
-        grow: bool,
-        kind: Kind,
-    ) -> Result<Arc<Slot>> {
-        let _create = self.create.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.get(name).is_some() {
-            return Err(Error::Exists);
-        }
-        let name = String::from_utf8(name.to_vec())
-            .map_err(|_| Error::Unsupported("ERR list names must be UTF-8".into()))?;
-        let list = empty_keys(&name, fpp, capacity, grow, kind)?;
-        let state = State::of(list);
-        let slot = Arc::new(Slot {
-            name,
-            path: None,
-            current: ArcSwap::from_pointee(Served::new(state, None)),
-            writer: Mutex::new(()),
-            stamp: Mutex::new(None),
-            history: Mutex::new(VecDeque::new()),
-            problem: Mutex::default(),
-            deltas: Mutex::default(),
-        });
-        slot.remember(&slot.load());
-        self.registry.rcu(|registry| registry.with(slot.clone()));
-        self.report(&slot);
-        Ok(slot)
-    }
 }
 
 /// Adds one item the way RedisBloom's `BF.ADD` does: `Ok(true)` if it was new, `Ok(false)` if
@@ -695,37 +661,11 @@ pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
     }
 }
 
-/// An empty list of exact keys, sized for `capacity` at `fpp` per key, growing when full if
-/// `grow`; a kind that deletes keeps a verification section (removing needs it).
-pub fn empty_keys(
-    name: &str,
-    fpp: f64,
-    capacity: u64,
-    grow: bool,
-    kind: Kind,
-) -> Result<Blocklist> {
-    let options = BuildOptions {
-        kind,
-        fpp,
-        capacity: Some(capacity.max(1)),
-        grow,
-        verify: kind.deletes(),
-        name: name.to_owned(),
-        // An empty list reserved for keys to come: its capacity is the point, not a typo.
-        force: true,
-        ..BuildOptions::default()
-    };
-    Ok(Blocklist::from_keys(
-        &[(name.to_owned(), KeyList::default())],
-        KeyScheme::Exact,
-        &options,
-    )?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use phishbloom_blocklist::engine::Scratch;
+    use phishbloom_blocklist::{BuildOptions, KeyList, KeyScheme};
 
     fn keys_file(dir: &Path, name: &str, keys: &[&str]) -> PathBuf {
         let mut list = KeyList::default();
@@ -836,36 +776,5 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         let list = Blocklist::open(&path).unwrap();
         assert_eq!(list.to_bytes(), bytes);
-    }
-
-    #[test]
-    fn reserved_lists_fill_or_grow() {
-        let lists = Lists::open(&[], Arc::default()).unwrap();
-        let fixed = lists.reserve(b"r", 0.01, 2, false).unwrap();
-        assert!(matches!(
-            lists.reserve(b"r", 0.01, 2, true),
-            Err(Error::Exists)
-        ));
-        let served = fixed.load();
-        let mut state = served.write();
-        assert_eq!(state.capacity(), 2);
-        assert!(add_item(&mut state, b"a").unwrap());
-        assert!(!add_item(&mut state, b"a").unwrap());
-        assert!(add_item(&mut state, b"b").unwrap());
-        assert!(matches!(
-            add_item(&mut state, b"c"),
-            Err(Error::Full { .. })
-        ));
-        assert!(!add_item(&mut state, b"b").unwrap());
-
-        let growing = lists.reserve(b"g", 0.01, 2, true).unwrap();
-        let served = growing.load();
-        let mut state = served.write();
-        for key in [&b"a"[..], b"b", b"c", b"d", b"e"] {
-            assert!(add_item(&mut state, key).unwrap());
-        }
-        assert!(state.grows());
-        assert!(state.capacity() >= 5);
-        assert!(state.filters().1 >= 2);
     }
 }
