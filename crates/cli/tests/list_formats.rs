@@ -241,7 +241,10 @@ fn item_17_adblock_rules_block_domains_allow_exceptions_and_count_the_rest() {
         "6 comments, 1 header, 6 cosmetic rules, 2 regex rules, 3 path or wildcard rules, \
          2 rules that modify rather than block"
     );
-    assert!(summary.contains("2 exception rules"), "{summary}");
+    assert!(
+        summary.contains("exceptions in the list: 2 (@@ rules)"),
+        "{summary}"
+    );
     assert!(
         summary.contains(&format!("entries: {} domain, 0 URL", blocked.len())),
         "{summary}"

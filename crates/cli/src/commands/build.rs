@@ -393,7 +393,7 @@ fn print_list_summary(source: &str, summary: &ListSummary) {
     }
     if summary.exceptions > 0 {
         println!(
-            "  {} exception rules (kept as exceptions)",
+            "  exceptions in the list: {} (@@ rules)",
             fmt::count(summary.exceptions)
         );
     }
