@@ -906,6 +906,8 @@ impl Read for CommentLines {
                 self.pending_at = 0;
                 if !self.header_seen && is_urlhaus_header(&lower) {
                     self.header_seen = true;
+                    // The trimmed line starts with its `#` (`is_urlhaus_header` checked), so
+                    // `[1..]` is in bounds.
                     let header = self.line.trim_ascii();
                     self.pending
                         .extend_from_slice(header[1..].trim_ascii_start());
@@ -1033,6 +1035,114 @@ mod tests {
             read(&input, &ListOptions::default()),
             Err(Error::Io { .. })
         ));
+    }
+
+    #[test]
+    fn urlhaus_comments_are_counted_and_line_numbers_stay_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "#####\n# URLhaus\n#\n# id,dateadded,url,url_status\n\
+                    \"1\",\"2025-01-01\",\"http://a.example/x\",\"online\"\n\
+                    \"2\",\"2025-01-01\"\n\
+                    # a comment between rows\n\
+                    \"3\",\"2025-01-01\",\"http://b.example/y,z\",\"offline\"\n";
+        let input = write(dir.path(), "csv.txt", text.as_bytes());
+        let options = ListOptions {
+            format: Format::Urlhaus,
+            ..ListOptions::default()
+        };
+        let (keys, summary) = read(&input, &options).unwrap();
+        let keys: Vec<_> = keys.iter().collect();
+        assert_eq!(keys, vec![&b"a.example/x"[..], b"b.example/y,z"]);
+        assert_eq!(summary.format, "urlhaus");
+        assert_eq!(summary.skipped.get(&Skip::Comment), Some(&4));
+        // The short row is line 6 of the file.
+        assert_eq!(summary.malformed_examples[0].0, 6);
+        // An uncommented header is the header too.
+        let input = write(
+            dir.path(),
+            "plain.txt",
+            b"id,dateadded,url\n1,2025,http://c.example/\n",
+        );
+        let (keys, _) = read(&input, &options).unwrap();
+        assert_eq!(keys.iter().collect::<Vec<_>>(), vec![&b"c.example"[..]]);
+    }
+
+    #[test]
+    fn entry_lists_are_recognized_and_keep_their_exceptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = ListOptions {
+            scheme: KeyScheme::Exact,
+            ..ListOptions::default()
+        };
+        let input = write(
+            dir.path(),
+            "f.txt",
+            b"! t\n||a.example^\n@@||b.a.example^\nx.example##.ad\n",
+        );
+        let parts = read_entry_list(&input, &raw, "f").unwrap();
+        assert_eq!(parts.summary.format, "adblock");
+        assert_eq!(parts.groups[0].1.iter().collect::<Vec<_>>(), [b"a.example"]);
+        assert_eq!(
+            parts.exceptions.iter().collect::<Vec<_>>(),
+            [b"b.a.example"]
+        );
+        assert_eq!(
+            parts.summary.skipped_text().as_deref(),
+            Some("1 comment, 1 cosmetic rule")
+        );
+        // A plain list of entries: `#` lines are comments.
+        let input = write(dir.path(), "l.txt", b"# my list\nevil.example\n");
+        let parts = read_entry_list(&input, &raw, "l").unwrap();
+        assert_eq!(parts.summary.format, "lines");
+        assert_eq!(parts.summary.skipped.get(&Skip::Comment), Some(&1));
+        // A list of whole keys keeps `#` lines as keys, and has no exceptions.
+        let (keys, summary) = read(&input, &raw).unwrap();
+        assert_eq!(keys.len(), 2);
+        assert!(summary.skipped.is_empty());
+        let options = ListOptions {
+            format: Format::Adblock,
+            ..raw.clone()
+        };
+        let input = write(dir.path(), "k.txt", b"||a.example^\n@@||b.example^\n");
+        let (keys, summary) = read(&input, &options).unwrap();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(
+            summary.skipped_text().as_deref(),
+            Some("1 exception rule (a list of keys has no exceptions)")
+        );
+    }
+
+    proptest::proptest! {
+        /// No list in any format panics the reader (errors are fine): lines of rule-like
+        /// bytes, through every format's reading, URLhaus's comment filter included.
+        #[test]
+        fn no_list_panics_any_format(
+            lines in proptest::collection::vec("[|@^$#!/*.,=~\" a-z0-9:%\\[\\]\t-]{0,40}", 0..12)
+        ) {
+            let text = lines.join("\n");
+            let formats = [
+                ListFormat::Lines,
+                ListFormat::Csv,
+                ListFormat::Hosts,
+                ListFormat::Adblock,
+                ListFormat::Phishtank,
+                ListFormat::Urlhaus,
+                ListFormat::Openphish,
+            ];
+            for format in formats {
+                let reader = Box::new(std::io::Cursor::new(text.clone().into_bytes()));
+                let collector = Collector::with_exceptions(KeyScheme::Exact, "p");
+                let _ = read_parts(
+                    reader,
+                    Path::new("p"),
+                    format,
+                    true,
+                    &ListOptions::default(),
+                    collector,
+                    &mut |_| {},
+                );
+            }
+        }
     }
 
     #[test]
