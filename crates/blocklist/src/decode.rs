@@ -39,6 +39,19 @@ pub fn open_list(
     path: &Path,
     keys_are_bytes: bool,
 ) -> Result<(Box<dyn Read + Send>, Decoding)> {
+    open_list_with_head(reader, path, keys_are_bytes, 0)
+        .map(|(reader, decoding, _)| (reader, decoding))
+}
+
+/// [`open_list`], also returning a copy of the list's first `head_bytes` bytes (at most
+/// [`SNIFF_BYTES`]) as they will be read — decompressed, without a byte-order mark — for
+/// recognizing its format ([`crate::formats::detect`]).
+pub fn open_list_with_head(
+    reader: Box<dyn Read + Send>,
+    path: &Path,
+    keys_are_bytes: bool,
+    head_bytes: usize,
+) -> Result<(Box<dyn Read + Send>, Decoding, Vec<u8>)> {
     let mut decoding = Decoding::default();
     let mut raw = BufReader::with_capacity(1 << 16, reader);
     let magic = peek(&mut raw, 4).map_err(|e| Error::io(path, "read", e))?;
@@ -74,7 +87,8 @@ pub fn open_list(
             });
         }
     }
-    Ok((Box::new(Cursor::new(head).chain(decoded)), decoding))
+    let copy = head[..head.len().min(head_bytes)].to_vec();
+    Ok((Box::new(Cursor::new(head).chain(decoded)), decoding, copy))
 }
 
 /// Up to `n` bytes at the start of `reader`, left unread.

@@ -1,6 +1,8 @@
-//! Reading blocklist entries: plain lists, dataset-style CSVs and UT1 category folders, each line
-//! parsed as a domain or URL entry (see `phishbloom_url::Entry`), each entry carrying the
-//! categories of the lists it came from, and exception lists kept apart.
+//! Reading blocklist entries: plain lists, dataset-style CSVs, UT1 category folders and the
+//! formats admins already have (hosts files, AdBlock rules, PhishTank's and URLhaus's CSVs,
+//! OpenPhish's feed: see [`crate::formats`]), each line parsed as a domain or URL entry (see
+//! `phishbloom_url::Entry`), each entry carrying the categories of the lists it came from, and
+//! exceptions (exception lists, AdBlock `@@` rules) kept apart.
 //!
 //! A list whose lines are mostly not entries is refused rather than half-read: a CSV read as
 //! lines (its header gives it away, see [`crate::source`]), a list of e-mail addresses (entries
@@ -15,9 +17,7 @@ use crate::keys::KeyScheme;
 use crate::resolve::MAX_CATEGORIES;
 use phishbloom_core::{Error, Result};
 
-use crate::source::{
-    read_list_groups_of, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES,
-};
+use crate::source::{read_entry_list, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
 pub use phishbloom_core::contents::EntrySet;
 
 /// The name of UT1's exception category: a `--ut1` folder of this name is read as exceptions.
@@ -154,14 +154,14 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                 scheme: KeyScheme::Exact,
                 ..options
             };
-            let read =
-                read_list_groups_of(&input, &raw_options, &source.category(), &mut |_| {}, false);
-            let (groups, list_summary) = match read {
+            let read = read_entry_list(&input, &raw_options, &source.category());
+            let parts = match read {
                 // UT1 ships some empty lists; the category's other file (or the other
                 // categories) still count, and an empty result overall is reported below.
                 Err(Error::EmptyInput { .. }) if ut1 => continue,
                 other => other?,
             };
+            let (groups, list_summary) = (parts.groups, parts.summary);
             let path = input.display_path();
             let mut file = FileTally::default();
             for (category, lines) in &groups {
@@ -193,12 +193,7 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                     };
                     let key = entry.to_key_string();
                     if role == Role::Allow {
-                        if exception_keys.insert(key, ()).is_none() {
-                            summary.exceptions += 1;
-                            set.exceptions.push(entry);
-                        } else {
-                            summary.duplicates += 1;
-                        }
+                        add_exception(entry, key, &mut exception_keys, &mut set, &mut summary);
                         continue;
                     }
                     match index.get(&key) {
@@ -222,6 +217,17 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                     }
                 }
             }
+            // The list's own exceptions (AdBlock `@@` rules), whatever its role.
+            for line in parts.exceptions.iter() {
+                file.lines += 1;
+                match Entry::parse(line) {
+                    Ok(entry) => {
+                        let key = entry.to_key_string();
+                        add_exception(entry, key, &mut exception_keys, &mut set, &mut summary);
+                    }
+                    Err(error) => file.reject(line, &error, &path, &mut summary),
+                }
+            }
             file.check(&path)?;
             summary.files.push((path, list_summary));
         }
@@ -242,6 +248,22 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
         });
     }
     Ok((set, summary))
+}
+
+/// Records an exception once (a repeated one is a duplicate).
+fn add_exception(
+    entry: Entry,
+    key: String,
+    seen: &mut HashMap<String, ()>,
+    set: &mut EntrySet,
+    summary: &mut EntrySummary,
+) {
+    if seen.insert(key, ()).is_none() {
+        summary.exceptions += 1;
+        set.exceptions.push(entry);
+    } else {
+        summary.duplicates += 1;
+    }
 }
 
 /// One file's lines and refusals, to refuse a file that is mostly not entries.

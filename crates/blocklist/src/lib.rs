@@ -6,6 +6,9 @@
 //! # Modules
 //! - [`decode`] — a list's bytes before its lines: gzip and zstd by magic, no byte-order
 //!   mark, binary input refused.
+//! - [`formats`] — the list formats admins already have (hosts files, AdBlock rules,
+//!   PhishTank's and URLhaus's CSVs, OpenPhish's feed): recognized by content, parsed line by
+//!   line, skipped lines given a reason.
 //! - [`source`] — reads a CSV (key column by name, rows selected by a label) or a plain list,
 //!   from a file or standard input, into a [`KeyList`] with a [`ListSummary`].
 //! - [`stream`] — reads a list of whole keys without holding them: their distinct hashes,
@@ -62,6 +65,7 @@ pub mod documents;
 pub mod entries;
 pub mod eval;
 pub mod file;
+pub mod formats;
 pub mod keywords;
 mod partition;
 pub mod plan_check;

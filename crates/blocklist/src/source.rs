@@ -1,15 +1,21 @@
 //! List sources: a CSV with a header (the key column found by name, rows selected by a label)
-//! or a plain list, one key per line, from a file or standard input; malformed rows and
-//! duplicates counted, not fatal. (UT1 category folders are read as two plain lists, see
-//! [`crate::entries`].)
+//! or a plain list, one key per line, from a file or standard input — and, for lists of
+//! entries, the formats admins already have, recognized by their content ([`crate::formats`]):
+//! hosts files, AdBlock rules (with their exceptions), PhishTank's and URLhaus's CSVs,
+//! OpenPhish's feed. Malformed rows, duplicates and skipped lines counted, not fatal. (UT1
+//! category folders are read as two plain lists, see [`crate::entries`].)
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use phishbloom_filter::KeyHash;
 
+use crate::formats::{detect, is_urlhaus_header, parse_adblock_line, parse_hosts_line};
+use crate::formats::{Line, ListFormat, Skip};
 use crate::keys::KeyScheme;
 use crate::partition::Partitioner;
 use phishbloom_core::{Error, Result};
@@ -74,6 +80,22 @@ impl Input {
             crate::decode::open_list(self.open()?, &self.display_path(), keys_are_bytes)?;
         Ok(reader)
     }
+
+    /// [`Input::open_list`], with a copy of the list's first `head_bytes` decoded bytes (to
+    /// recognize its format).
+    pub fn open_list_with_head(
+        &self,
+        keys_are_bytes: bool,
+        head_bytes: usize,
+    ) -> Result<(Box<dyn Read + Send>, Vec<u8>)> {
+        let (reader, _, head) = crate::decode::open_list_with_head(
+            self.open()?,
+            &self.display_path(),
+            keys_are_bytes,
+            head_bytes,
+        )?;
+        Ok((reader, head))
+    }
 }
 
 /// Opens a regular file, with errors that name it.
@@ -91,29 +113,63 @@ pub fn open_file(path: &Path) -> Result<File> {
 /// How to interpret the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Format {
-    /// CSV if the file name ends in `.csv`, otherwise one key per line.
+    /// Recognized: for lists of entries by their content ([`crate::formats::detect`]: hosts,
+    /// AdBlock, PhishTank, URLhaus, else CSV by a `.csv` name, else lines); for lists of whole
+    /// keys by the name alone (CSV if it ends in `.csv`, otherwise one key per line), since a
+    /// key may look like anything.
     #[default]
     Auto,
     /// CSV with a header row.
     Csv,
     /// One key per line.
     Lines,
+    /// A hosts file ([`ListFormat::Hosts`]).
+    Hosts,
+    /// AdBlock / uBlock Origin rules ([`ListFormat::Adblock`]).
+    Adblock,
+    /// PhishTank's CSV ([`ListFormat::Phishtank`]).
+    Phishtank,
+    /// URLhaus's CSV ([`ListFormat::Urlhaus`]).
+    Urlhaus,
+    /// OpenPhish's feed ([`ListFormat::Openphish`]): one URL per line.
+    Openphish,
 }
 
 impl Format {
-    /// Whether `input` is read as CSV: always with [`Format::Csv`], never with
-    /// [`Format::Lines`], by a `.csv` file name (any case) with [`Format::Auto`] — so never
-    /// standard input unless the format says CSV.
+    /// The format this one forces, `None` for [`Format::Auto`].
+    pub fn forced(self) -> Option<ListFormat> {
+        Some(match self {
+            Format::Auto => return None,
+            Format::Csv => ListFormat::Csv,
+            Format::Lines => ListFormat::Lines,
+            Format::Hosts => ListFormat::Hosts,
+            Format::Adblock => ListFormat::Adblock,
+            Format::Phishtank => ListFormat::Phishtank,
+            Format::Urlhaus => ListFormat::Urlhaus,
+            Format::Openphish => ListFormat::Openphish,
+        })
+    }
+
+    /// Whether `input` is read as CSV: always with a CSV format ([`Format::Csv`], PhishTank's,
+    /// URLhaus's), never with the others, by a `.csv` file name (any case) with
+    /// [`Format::Auto`] — so never standard input unless the format says CSV. (A list of
+    /// entries may still be recognized as PhishTank's or URLhaus's CSV by its content.)
     pub fn reads_as_csv(self, input: &Input) -> bool {
-        match self {
-            Format::Csv => true,
-            Format::Lines => false,
-            Format::Auto => {
-                matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
-            }
+        match self.forced() {
+            Some(format) => format.is_csv(),
+            None => has_csv_name(input),
         }
     }
 }
+
+/// Whether the input is a file named `*.csv` (any case).
+fn has_csv_name(input: &Input) -> bool {
+    matches!(input, Input::Path(p) if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv")))
+}
+
+/// How much of a list's start [`crate::formats::detect`] is given: 16 KiB, a few hundred
+/// lines.
+const DETECT_BYTES: usize = 16 << 10;
 
 /// Which CSV rows to take.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -166,11 +222,12 @@ impl Default for ListOptions {
 /// What reading a list found.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ListSummary {
-    /// `csv` or `lines`.
+    /// The format read ([`ListFormat::name`]: `csv`, `lines`, `hosts`, …).
     pub format: &'static str,
     /// Data rows or lines read (header excluded).
     pub rows: u64,
-    /// Rows whose label selected them (all rows without a label filter).
+    /// Rows whose label selected them (all rows without a label filter), or keys taken from
+    /// lines (a hosts line may give several), blank ones included.
     pub selected: u64,
     /// Selected rows that were blank.
     pub blank: u64,
@@ -182,9 +239,38 @@ pub struct ListSummary {
     pub duplicates: u64,
     /// The label filter applied, as `column = value`, if any.
     pub label: Option<String>,
+    /// Lines that held nothing to block, by reason (comments, localhost lines, cosmetic rules,
+    /// …); not counted in `selected`.
+    pub skipped: BTreeMap<Skip, u64>,
+    /// Exceptions read from the list itself (AdBlock `@@` rules).
+    pub exceptions: u64,
 }
 
 impl ListSummary {
+    /// Counts one line skipped for `reason`.
+    pub fn skip(&mut self, reason: Skip) {
+        self.skip_many(reason, 1);
+    }
+
+    fn skip_many(&mut self, reason: Skip, count: u64) {
+        if count > 0 {
+            *self.skipped.entry(reason).or_default() += count;
+        }
+    }
+
+    /// The skipped lines in words, most frequent reason first within the summary's order
+    /// (`12 comments, 3 localhost lines`), or `None` when no line was skipped.
+    pub fn skipped_text(&self) -> Option<String> {
+        let parts: Vec<String> = Skip::ALL
+            .iter()
+            .filter_map(|reason| {
+                let count = *self.skipped.get(reason)?;
+                Some(format!("{count} {}", reason.describe(count)))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
     fn malformed(&mut self, line: u64, reason: impl Into<String>) {
         self.malformed += 1;
         if self.malformed_examples.len() < MALFORMED_EXAMPLES {
@@ -213,6 +299,9 @@ pub(crate) struct Collector {
     scratch: Vec<u8>,
     scheme: KeyScheme,
     hashes: Option<Partitioner>,
+    /// A list's own exceptions (AdBlock `@@` rules), when its lines are entries; `None` for
+    /// whole keys, which have none.
+    exceptions: Option<KeyList>,
 }
 
 impl Collector {
@@ -226,6 +315,27 @@ impl Collector {
             scratch: Vec::new(),
             scheme,
             hashes: None,
+            exceptions: None,
+        }
+    }
+
+    /// A collector that also keeps the list's own exceptions (lines that are entries).
+    fn with_exceptions(scheme: KeyScheme, default_group: &str) -> Self {
+        Collector {
+            exceptions: Some(KeyList::default()),
+            ..Collector::new(scheme, default_group)
+        }
+    }
+
+    /// Records an exception rule's entry, or counts it skipped when the list holds keys.
+    fn add_exception(&mut self, raw: &[u8], summary: &mut ListSummary) {
+        match &mut self.exceptions {
+            Some(exceptions) if self.scheme.normalize_into(raw, &mut self.scratch) => {
+                summary.exceptions += 1;
+                exceptions.push(&self.scratch);
+            }
+            Some(_) => summary.blank += 1,
+            None => summary.skip(Skip::Exception),
         }
     }
 
@@ -327,9 +437,20 @@ pub fn read_list_groups(
     read_list_groups_of(input, options, category, progress, bytes)
 }
 
+/// What [`read_entry_list`] read: the groups of entry lines, the list's own exceptions
+/// (AdBlock `@@` rules) and the summary.
+pub(crate) struct ListParts {
+    /// Lines (entries or keys) by category.
+    pub groups: Vec<(String, KeyList)>,
+    /// The list's own exceptions.
+    pub exceptions: KeyList,
+    /// What reading found.
+    pub summary: ListSummary,
+}
+
 /// [`read_list_groups`], saying whether the keys may be any bytes (`keys_are_bytes`: binary
-/// input is not refused) whatever `options.scheme` reads them as (entries are read as raw
-/// lines, but a list of entries is text).
+/// input is not refused) whatever `options.scheme` reads them as. [`Format::Auto`] goes by the
+/// file's name: keys may look like anything.
 pub(crate) fn read_list_groups_of(
     input: &Input,
     options: &ListOptions,
@@ -338,9 +459,45 @@ pub(crate) fn read_list_groups_of(
     keys_are_bytes: bool,
 ) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
     let path = input.display_path();
-    let csv = options.format.reads_as_csv(input);
+    let format = options.format.forced().unwrap_or(if has_csv_name(input) {
+        ListFormat::Csv
+    } else {
+        ListFormat::Lines
+    });
+    let sniff = options.format == Format::Auto && format == ListFormat::Lines;
     let reader = input.open_list(keys_are_bytes)?;
-    read_groups_from(reader, &path, csv, options, category, progress)
+    let collector = Collector::new(options.scheme, category);
+    let parts = read_parts(reader, &path, format, sniff, options, collector, progress)?;
+    Ok((parts.groups, parts.summary))
+}
+
+/// Reads a list of entries as raw lines (`options.scheme` should be [`KeyScheme::Exact`]: the
+/// lines are parsed as entries afterwards): [`Format::Auto`] recognizes the format by content
+/// ([`detect`]), `#` lines of a plain list are comments, and AdBlock exceptions are kept apart.
+pub(crate) fn read_entry_list(
+    input: &Input,
+    options: &ListOptions,
+    category: &str,
+) -> Result<ListParts> {
+    let path = input.display_path();
+    let (reader, format, sniff) = match options.format.forced() {
+        Some(format) => (input.open_list(false)?, format, false),
+        None => {
+            let (reader, head) = input.open_list_with_head(false, DETECT_BYTES)?;
+            let format = detect(&head, has_csv_name(input));
+            (reader, format, format == ListFormat::Lines)
+        }
+    };
+    let collector = Collector::with_exceptions(options.scheme, category);
+    read_parts(
+        reader,
+        &path,
+        format,
+        sniff,
+        options,
+        collector,
+        &mut |_| {},
+    )
 }
 
 /// [`read_list`] from any reader (`csv` chooses the format; `path` names it in messages).
@@ -351,48 +508,67 @@ pub fn read_list_from(
     options: &ListOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(KeyList, ListSummary)> {
-    let (groups, summary) = read_groups_from(reader, path, csv, options, "", progress)?;
+    let format = if csv {
+        ListFormat::Csv
+    } else {
+        ListFormat::Lines
+    };
+    let sniff = !csv && options.format == Format::Auto;
+    let collector = Collector::new(options.scheme, "");
+    let parts = read_parts(reader, path, format, sniff, options, collector, progress)?;
     let mut keys = KeyList::default();
-    for (_, group) in &groups {
+    for (_, group) in &parts.groups {
         keys.extend(group);
     }
-    Ok((keys, summary))
+    Ok((keys, parts.summary))
 }
 
-fn read_groups_from(
+/// Reads `reader` in `format` into `collector`'s groups; `sniff` refuses plain lines that
+/// start with a CSV header. A list that gave neither a key nor an exception is an error.
+fn read_parts(
     reader: Box<dyn Read + Send>,
     path: &Path,
-    csv: bool,
+    format: ListFormat,
+    sniff: bool,
     options: &ListOptions,
-    category: &str,
+    mut collector: Collector,
     progress: &mut dyn FnMut(u64),
-) -> Result<(Vec<(String, KeyList)>, ListSummary)> {
+) -> Result<ListParts> {
     let path = path.to_path_buf();
-    let mut collector = Collector::new(options.scheme, category);
     let mut summary = ListSummary::default();
-    if csv {
+    if format.is_csv() {
         read_csv(
             reader,
             &path,
+            format,
             options,
             &mut collector,
             &mut summary,
             progress,
         )?;
     } else {
-        let sniff = options.format == Format::Auto;
-        read_lines(reader, &path, sniff, &mut collector, &mut summary, progress)?;
+        let lines = LineReading {
+            format,
+            sniff,
+            comments: collector.exceptions.is_some(),
+        };
+        read_lines(reader, &path, lines, &mut collector, &mut summary, progress)?;
     }
+    let exceptions = collector.exceptions.take().unwrap_or_default();
     let groups: Vec<(String, KeyList)> = collector
         .groups
         .into_iter()
         .filter(|(_, keys, _)| !keys.is_empty())
         .map(|(name, keys, _)| (name, keys))
         .collect();
-    if groups.is_empty() {
+    if groups.is_empty() && exceptions.is_empty() {
         return Err(summary.empty_input(path));
     }
-    Ok((groups, summary))
+    Ok(ListParts {
+        groups,
+        exceptions,
+        summary,
+    })
 }
 
 /// Whether a plain list's first line looks like a CSV header (`url,isMalicious`): two or more
@@ -414,15 +590,26 @@ pub(crate) fn looks_like_csv_header(line: &[u8]) -> bool {
 /// Reports progress every this many rows (cheap enough not to show in profiles).
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+/// How [`read_lines`] reads a list that is not a CSV.
+#[derive(Clone, Copy)]
+struct LineReading {
+    /// Lines, OpenPhish's feed, a hosts file or AdBlock rules.
+    format: ListFormat,
+    /// Refuse a first line that is a CSV header.
+    sniff: bool,
+    /// `#` lines of plain lines are comments (lines of entries, which never start with `#`).
+    comments: bool,
+}
+
 fn read_lines(
     reader: Box<dyn Read + Send>,
     path: &Path,
-    sniff: bool,
+    how: LineReading,
     collector: &mut Collector,
     summary: &mut ListSummary,
     progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    summary.format = "lines";
+    summary.format = how.format.name();
     // 1 MiB buffer: few read syscalls on large lists.
     let mut reader = BufReader::with_capacity(1 << 20, reader);
     let mut line = Vec::new();
@@ -436,22 +623,61 @@ fn read_lines(
         bytes_read += consumed as u64;
         summary.rows += 1;
         let number = summary.rows;
-        if number == 1 && sniff && looks_like_csv_header(&line) {
+        if number == 1 && how.sniff && looks_like_csv_header(&line) {
             return Err(Error::LooksLikeCsv {
                 path: path.to_path_buf(),
                 header: String::from_utf8_lossy(&line).trim_end().to_string(),
             });
         }
-        if complete {
-            collector.add(&line, number, summary, 0)?;
-        } else {
+        if !complete {
             summary.selected += 1;
             summary.malformed(number, format!("line longer than {MAX_KEY_BYTES} bytes"));
+        } else {
+            let parsed = match how.format {
+                ListFormat::Hosts => Some(parse_hosts_line(&line)),
+                ListFormat::Adblock => Some(parse_adblock_line(&line)),
+                _ if how.comments && line.trim_ascii_start().starts_with(b"#") => {
+                    Some(Line::Skip(Skip::Comment))
+                }
+                // Plain lines, the common case: the line is the key.
+                _ => None,
+            };
+            match parsed {
+                None => collector.add(&line, number, summary, 0)?,
+                Some(parsed) => take_line(parsed, number, collector, summary)?,
+            }
         }
         if number.is_multiple_of(PROGRESS_EVERY) {
             progress(bytes_read);
         }
     }
+}
+
+/// Records what one line of a hosts file or an AdBlock list holds.
+fn take_line(
+    parsed: Line<'_>,
+    number: u64,
+    collector: &mut Collector,
+    summary: &mut ListSummary,
+) -> Result<()> {
+    match parsed {
+        Line::Block(keys) => {
+            for key in keys {
+                collector.add(key, number, summary, 0)?;
+            }
+        }
+        Line::Blank => {
+            summary.selected += 1;
+            summary.blank += 1;
+        }
+        Line::Allow(entry) => collector.add_exception(entry, summary),
+        Line::Skip(reason) => summary.skip(reason),
+        Line::Malformed(reason) => {
+            summary.selected += 1;
+            summary.malformed(number, reason);
+        }
+    }
+    Ok(())
 }
 
 /// Reads one line into `line` (without its `\n`), keeping at most `limit + 1` bytes of it and
@@ -492,7 +718,29 @@ pub fn read_bounded_line(
     }
 }
 
+/// Reads a CSV (`format`: plain, PhishTank's or URLhaus's, whose `#` lines are comments and
+/// whose header is the commented `# id,dateadded,url,…` line).
 pub(crate) fn read_csv(
+    reader: Box<dyn Read + Send>,
+    path: &Path,
+    format: ListFormat,
+    options: &ListOptions,
+    collector: &mut Collector,
+    summary: &mut ListSummary,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    summary.format = format.name();
+    let comments = Arc::new(AtomicU64::new(0));
+    let reader: Box<dyn Read + Send> = match format {
+        ListFormat::Urlhaus => Box::new(CommentLines::new(reader, Arc::clone(&comments))),
+        _ => reader,
+    };
+    let result = read_csv_rows(reader, path, options, collector, summary, progress);
+    summary.skip_many(Skip::Comment, comments.load(Ordering::Relaxed));
+    result
+}
+
+fn read_csv_rows(
     reader: Box<dyn Read + Send>,
     path: &Path,
     options: &ListOptions,
@@ -500,7 +748,6 @@ pub(crate) fn read_csv(
     summary: &mut ListSummary,
     progress: &mut dyn FnMut(u64),
 ) -> Result<()> {
-    summary.format = "csv";
     let mut csv = csv::ReaderBuilder::new()
         .flexible(true)
         .buffer_capacity(1 << 20)
@@ -601,6 +848,86 @@ pub(crate) fn read_csv(
         }
     }
     Ok(())
+}
+
+/// URLhaus's CSV as a plain CSV: every `#` line becomes an empty line (which the CSV reader
+/// skips, so that its line numbers stay the file's), counted in `comments`, except the
+/// commented header line `# id,dateadded,url,…`, which loses its `#`. Lines that do not start
+/// with `#` pass through untouched, however long.
+struct CommentLines {
+    inner: BufReader<Box<dyn Read + Send>>,
+    comments: Arc<AtomicU64>,
+    /// Bytes to hand out before reading on: a header or an emptied comment line.
+    pending: Vec<u8>,
+    pending_at: usize,
+    at_line_start: bool,
+    header_seen: bool,
+    line: Vec<u8>,
+}
+
+/// The longest comment or header line kept whole; longer ones are cut (a comment is dropped
+/// anyway, and no header is that long).
+const COMMENT_BYTES: usize = 4096;
+
+impl CommentLines {
+    fn new(reader: Box<dyn Read + Send>, comments: Arc<AtomicU64>) -> Self {
+        CommentLines {
+            inner: BufReader::with_capacity(1 << 16, reader),
+            comments,
+            pending: Vec::new(),
+            pending_at: 0,
+            at_line_start: true,
+            header_seen: false,
+            line: Vec::new(),
+        }
+    }
+}
+
+impl Read for CommentLines {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if self.pending_at < self.pending.len() {
+                let n = (self.pending.len() - self.pending_at).min(out.len());
+                out[..n].copy_from_slice(&self.pending[self.pending_at..self.pending_at + n]);
+                self.pending_at += n;
+                return Ok(n);
+            }
+            let buffer = self.inner.fill_buf()?;
+            if buffer.is_empty() {
+                return Ok(0);
+            }
+            if self.at_line_start && buffer[0] == b'#' {
+                read_bounded_line(&mut self.inner, &mut self.line, COMMENT_BYTES)?;
+                let lower = self.line.trim_ascii().to_ascii_lowercase();
+                self.pending.clear();
+                self.pending_at = 0;
+                if !self.header_seen && is_urlhaus_header(&lower) {
+                    self.header_seen = true;
+                    // The trimmed line starts with its `#` (`is_urlhaus_header` checked), so
+                    // `[1..]` is in bounds.
+                    let header = self.line.trim_ascii();
+                    self.pending
+                        .extend_from_slice(header[1..].trim_ascii_start());
+                } else {
+                    self.comments.fetch_add(1, Ordering::Relaxed);
+                }
+                self.pending.push(b'\n');
+                continue;
+            }
+            // A line that is not a comment (an uncommented header counts as the header).
+            self.header_seen = true;
+            let take = memchr::memchr(b'\n', buffer)
+                .map_or(buffer.len(), |at| at + 1)
+                .min(out.len());
+            out[..take].copy_from_slice(&buffer[..take]);
+            self.at_line_start = buffer[take - 1] == b'\n';
+            self.inner.consume(take);
+            return Ok(take);
+        }
+    }
 }
 
 /// Keeps up to eight distinct label values for the "no matching rows" message.
@@ -708,6 +1035,114 @@ mod tests {
             read(&input, &ListOptions::default()),
             Err(Error::Io { .. })
         ));
+    }
+
+    #[test]
+    fn urlhaus_comments_are_counted_and_line_numbers_stay_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "#####\n# URLhaus\n#\n# id,dateadded,url,url_status\n\
+                    \"1\",\"2025-01-01\",\"http://a.example/x\",\"online\"\n\
+                    \"2\",\"2025-01-01\"\n\
+                    # a comment between rows\n\
+                    \"3\",\"2025-01-01\",\"http://b.example/y,z\",\"offline\"\n";
+        let input = write(dir.path(), "csv.txt", text.as_bytes());
+        let options = ListOptions {
+            format: Format::Urlhaus,
+            ..ListOptions::default()
+        };
+        let (keys, summary) = read(&input, &options).unwrap();
+        let keys: Vec<_> = keys.iter().collect();
+        assert_eq!(keys, vec![&b"a.example/x"[..], b"b.example/y,z"]);
+        assert_eq!(summary.format, "urlhaus");
+        assert_eq!(summary.skipped.get(&Skip::Comment), Some(&4));
+        // The short row is line 6 of the file.
+        assert_eq!(summary.malformed_examples[0].0, 6);
+        // An uncommented header is the header too.
+        let input = write(
+            dir.path(),
+            "plain.txt",
+            b"id,dateadded,url\n1,2025,http://c.example/\n",
+        );
+        let (keys, _) = read(&input, &options).unwrap();
+        assert_eq!(keys.iter().collect::<Vec<_>>(), vec![&b"c.example"[..]]);
+    }
+
+    #[test]
+    fn entry_lists_are_recognized_and_keep_their_exceptions() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = ListOptions {
+            scheme: KeyScheme::Exact,
+            ..ListOptions::default()
+        };
+        let input = write(
+            dir.path(),
+            "f.txt",
+            b"! t\n||a.example^\n@@||b.a.example^\nx.example##.ad\n",
+        );
+        let parts = read_entry_list(&input, &raw, "f").unwrap();
+        assert_eq!(parts.summary.format, "adblock");
+        assert_eq!(parts.groups[0].1.iter().collect::<Vec<_>>(), [b"a.example"]);
+        assert_eq!(
+            parts.exceptions.iter().collect::<Vec<_>>(),
+            [b"b.a.example"]
+        );
+        assert_eq!(
+            parts.summary.skipped_text().as_deref(),
+            Some("1 comment, 1 cosmetic rule")
+        );
+        // A plain list of entries: `#` lines are comments.
+        let input = write(dir.path(), "l.txt", b"# my list\nevil.example\n");
+        let parts = read_entry_list(&input, &raw, "l").unwrap();
+        assert_eq!(parts.summary.format, "lines");
+        assert_eq!(parts.summary.skipped.get(&Skip::Comment), Some(&1));
+        // A list of whole keys keeps `#` lines as keys, and has no exceptions.
+        let (keys, summary) = read(&input, &raw).unwrap();
+        assert_eq!(keys.len(), 2);
+        assert!(summary.skipped.is_empty());
+        let options = ListOptions {
+            format: Format::Adblock,
+            ..raw.clone()
+        };
+        let input = write(dir.path(), "k.txt", b"||a.example^\n@@||b.example^\n");
+        let (keys, summary) = read(&input, &options).unwrap();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(
+            summary.skipped_text().as_deref(),
+            Some("1 exception rule (a list of keys has no exceptions)")
+        );
+    }
+
+    proptest::proptest! {
+        /// No list in any format panics the reader (errors are fine): lines of rule-like
+        /// bytes, through every format's reading, URLhaus's comment filter included.
+        #[test]
+        fn no_list_panics_any_format(
+            lines in proptest::collection::vec("[|@^$#!/*.,=~\" a-z0-9:%\\[\\]\t-]{0,40}", 0..12)
+        ) {
+            let text = lines.join("\n");
+            let formats = [
+                ListFormat::Lines,
+                ListFormat::Csv,
+                ListFormat::Hosts,
+                ListFormat::Adblock,
+                ListFormat::Phishtank,
+                ListFormat::Urlhaus,
+                ListFormat::Openphish,
+            ];
+            for format in formats {
+                let reader = Box::new(std::io::Cursor::new(text.clone().into_bytes()));
+                let collector = Collector::with_exceptions(KeyScheme::Exact, "p");
+                let _ = read_parts(
+                    reader,
+                    Path::new("p"),
+                    format,
+                    true,
+                    &ListOptions::default(),
+                    collector,
+                    &mut |_| {},
+                );
+            }
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ use std::sync::Mutex;
 use phishbloom_filter::KeyHash;
 
 use crate::engine::fingerprint;
+use crate::formats::ListFormat;
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 use crate::source::{
@@ -155,6 +156,16 @@ pub fn read_hashed(
             why: "keys by category are read into memory (read_list_groups)",
         });
     }
+    if options
+        .format
+        .forced()
+        .is_some_and(|format| format.is_entry_format())
+    {
+        return Err(Error::Unsupported {
+            what: "a hosts, AdBlock, PhishTank, URLhaus or OpenPhish list of whole keys",
+            why: "those formats list domains and URLs; read them as entries (read_entries)",
+        });
+    }
     let path = input.display_path();
     let dir = std::env::temp_dir();
     let mut summary = ListSummary::default();
@@ -164,6 +175,7 @@ pub fn read_hashed(
         read_csv(
             reader,
             &path,
+            ListFormat::Csv,
             options,
             &mut collector,
             &mut summary,

@@ -167,14 +167,26 @@ impl From<KindArg> for phishbloom_blocklist::Kind {
 }
 
 /// Input format on the command line.
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
-    /// CSV if the file name ends in .csv, else one key per line.
+    /// Recognized from the content (hosts, adblock, phishtank, urlhaus), else CSV if the file
+    /// name ends in .csv, else one entry per line; with --exact by the name alone.
     Auto,
     /// CSV with a header row.
     Csv,
-    /// One key per line.
+    /// One entry (or key) per line.
     Lines,
+    /// A hosts file: `0.0.0.0 evil.example` (several names a line), localhost lines skipped.
+    Hosts,
+    /// AdBlock / uBlock Origin rules: `||evil.example^` blocks, `@@||good.example^` allows;
+    /// cosmetic, regex and path rules skipped.
+    Adblock,
+    /// PhishTank's CSV (phish_id,url,…): the url column.
+    Phishtank,
+    /// URLhaus's CSV (`#` comments, a `# id,dateadded,url,…` header): the url column.
+    Urlhaus,
+    /// OpenPhish's feed: one URL per line (the same as lines).
+    Openphish,
 }
 
 impl From<FormatArg> for Format {
@@ -183,6 +195,11 @@ impl From<FormatArg> for Format {
             FormatArg::Auto => Format::Auto,
             FormatArg::Csv => Format::Csv,
             FormatArg::Lines => Format::Lines,
+            FormatArg::Hosts => Format::Hosts,
+            FormatArg::Adblock => Format::Adblock,
+            FormatArg::Phishtank => Format::Phishtank,
+            FormatArg::Urlhaus => Format::Urlhaus,
+            FormatArg::Openphish => Format::Openphish,
         }
     }
 }
@@ -258,7 +275,9 @@ pub struct FilterArgs {
     of the entry that matched (exactly when the file was built with --verify)."
 )]
 pub struct BuildArgs {
-    /// Lists to read: a CSV with a header row, or one entry per line; `-` reads standard input.
+    /// Lists to read: one entry per line, a CSV with a header row, a hosts file, AdBlock rules,
+    /// PhishTank's or URLhaus's CSV, OpenPhish's feed (see --format), gzip'd or zstd'd or
+    /// not; `-` reads standard input.
     #[arg(required_unless_present_any = ["ut1", "keywords"], value_name = "LIST")]
     pub inputs: Vec<String>,
     /// Build a keyword list for `scan` from LIST (one keyword or phrase per line, any language;
@@ -295,8 +314,11 @@ pub struct BuildArgs {
     pub category_column: Option<String>,
     #[command(flatten)]
     pub filter: FilterArgs,
-    /// How to read the LIST arguments: `auto` reads files ending in .csv as CSV and others as one
-    /// entry per line (refusing a list that starts with a CSV header); `csv` also for stdin.
+    /// How to read the LIST arguments (--allow lists are always recognized): `auto` recognizes hosts files, AdBlock
+    /// rules and PhishTank's and URLhaus's CSVs by their content, reads other files ending in
+    /// .csv as CSV and the rest as one entry per line (refusing a list that starts with a CSV
+    /// header; `#` lines are comments); the others force a format, also on stdin. With --exact,
+    /// `auto` goes by the name alone and only `lines` and `csv` apply.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
     /// CSV column holding the entries.

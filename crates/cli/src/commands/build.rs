@@ -224,6 +224,15 @@ fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
     plan.check().map_err(plan_error)?;
     let refuse = |flag: &str, why: &str| Err(anyhow::anyhow!("{flag} {why}"));
     let format = Format::from(args.format);
+    if let Some(forced) = format.forced().filter(|f| f.is_entry_format()) {
+        if args.exact || args.keywords.is_some() {
+            return refuse(
+                &format!("--format {}", forced.name()),
+                "reads domain and URL entries; a list of whole keys or keywords is read as \
+                 lines or csv (leave out --exact, or pass --format lines or csv)",
+            );
+        }
+    }
     let csv_inputs = args
         .inputs
         .iter()
@@ -239,7 +248,8 @@ fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
         if let Some((flag, _)) = csv_flags.iter().find(|(_, given)| *given) {
             return refuse(
                 flag,
-                "applies to CSV lists; no LIST is read as CSV (name it .csv, or pass --format csv)",
+                "applies to CSV lists; no LIST is read as CSV (name it .csv, or pass --format \
+                 csv, phishtank or urlhaus)",
             );
         }
     }
@@ -383,6 +393,15 @@ fn print_list_summary(source: &str, summary: &ListSummary) {
         fmt::count(summary.blank),
         fmt::count(summary.malformed),
     );
+    if let Some(skipped) = summary.skipped_text() {
+        println!("  skipped: {skipped}");
+    }
+    if summary.exceptions > 0 {
+        println!(
+            "  exceptions in the list: {} (@@ rules)",
+            fmt::count(summary.exceptions)
+        );
+    }
     for (line, reason) in &summary.malformed_examples {
         println!("    line {line}: {reason}");
     }
