@@ -218,12 +218,12 @@ fn info_shows_the_rate_per_document_and_per_probe() {
     let info = info_json(&list);
     assert_eq!(info["meta"]["scheme"], "keywords");
     assert_eq!(info["keywords"]["probes_per_doc"], 2000);
-    // `check` answers whole phrases of a keyword list.
+    // `check` refuses a keyword list (it finds phrases inside text: `scan` does that).
     phishbloom()
         .arg("check")
         .arg(&list)
         .args(["FREE  money", "money"])
         .assert()
-        .code(0)
-        .stdout("FREE  money\tlisted\tFREE  money\tkey\tkw\nmoney\tclean\n");
+        .code(2)
+        .stderr(predicates::str::contains("use `phishbloom scan"));
 }

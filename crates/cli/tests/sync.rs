@@ -248,7 +248,11 @@ fn a_corrupt_delta_or_copy_falls_back_to_the_whole_file() {
     let added = hosts("b", 100);
     add(&source, &added);
     publish(&source, &site, &[]);
-    let delta = site.join("deltas/1-2.delta");
+    let delta = std::fs::read_dir(site.join("deltas"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("1-2-"))
+        .expect("the delta from version 1 to 2");
     let mut bytes = std::fs::read(&delta).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x40;
@@ -607,4 +611,66 @@ fn sync_over_https_refuses_an_unknown_ca_and_trusts_a_given_one() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("by the whole file"), "{out}");
     assert_eq!(listed(&copy, &hosts("a", 5)), 5);
+}
+
+#[test]
+fn a_copy_never_follows_another_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = list(dir.path(), "phish", &hosts("a", 50), 500);
+    let other_dir = dir.path().join("other");
+    std::fs::create_dir(&other_dir).unwrap();
+    let other = list(&other_dir, "allow", &hosts("b", 50), 500);
+    let (site, other_site) = (dir.path().join("site"), dir.path().join("other-site"));
+    publish(&first, &site, &[]);
+    publish(&other, &other_site, &[]);
+    let copy = dir.path().join("copy.bloom");
+    assert_eq!(sync(site.to_str().unwrap(), &copy, &[]).0, 0);
+    let held = std::fs::read(&copy).unwrap();
+    // Another list at the copy's URL (a man in the middle serving another signed list): refused.
+    let (code, out) = sync(other_site.to_str().unwrap(), &copy, &["--allow-rollback"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("publishes list \"allow\""), "{out}");
+    assert_eq!(std::fs::read(&copy).unwrap(), held);
+}
+
+#[test]
+fn a_signed_publish_carries_over_only_the_chain_its_key_vouches_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("publisher");
+    phishbloom().arg("keygen").arg(&key).assert().success();
+    let source = list(dir.path(), "phish", &hosts("a", 100), 1_000);
+    let site = dir.path().join("site");
+    let index = || -> serde_json::Value {
+        let text = std::fs::read_to_string(site.join("index.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["signed"].clone()
+    };
+    let froms = |index: &serde_json::Value| -> Vec<u64> {
+        index["deltas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["from"].as_u64().unwrap())
+            .collect()
+    };
+    // Unsigned v1, v2: a chain of one delta the key never vouched for.
+    publish(&source, &site, &[]);
+    add(&source, &hosts("b", 5));
+    publish(&source, &site, &[]);
+    assert_eq!(froms(&index()), [1]);
+    // Signed v3: the unsigned chain is dropped, the new delta starts a signed one.
+    add(&source, &hosts("c", 5));
+    publish(&source, &site, &["--sign", key.to_str().unwrap()]);
+    assert_eq!(froms(&index()), [2]);
+    // Signed v4 carries the signed chain over ...
+    add(&source, &hosts("d", 5));
+    publish(&source, &site, &["--sign", key.to_str().unwrap()]);
+    assert_eq!(froms(&index()), [2, 3]);
+    // ... unless a kept delta on disk is not the one signed for.
+    let kept = site.join(index()["deltas"][0]["path"].as_str().unwrap());
+    let mut bytes = std::fs::read(&kept).unwrap();
+    bytes[20] ^= 1;
+    std::fs::write(&kept, bytes).unwrap();
+    add(&source, &hosts("e", 5));
+    publish(&source, &site, &["--sign", key.to_str().unwrap()]);
+    assert_eq!(froms(&index()), [4]);
 }

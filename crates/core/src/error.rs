@@ -624,6 +624,19 @@ pub enum Error {
         published: u64,
     },
 
+    /// An index of another list than the copy a client holds.
+    #[error(
+        "the index publishes list {published:?}, but the local copy holds list {local:?}; \
+         refusing to replace one list by another (the list was left as it was; to follow \
+         another list, sync it into a new file)"
+    )]
+    OtherList {
+        /// The copy's list.
+        local: String,
+        /// The index's list.
+        published: String,
+    },
+
     /// A list reached by sync that is not the one the index promised.
     #[error("{name}: the index promised {promised}, the update gave {found}")]
     NotPromised {

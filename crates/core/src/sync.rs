@@ -24,8 +24,9 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest as _;
 
 use crate::error::{Error, Result};
+use crate::kind::Kind;
 use crate::list::Blocklist;
-use crate::sections::SetFingerprint;
+use crate::sections::{Meta, SetFingerprint};
 
 /// The protocol number this build writes and reads; a reader refuses others.
 pub const PROTOCOL: u32 = 1;
@@ -184,9 +185,11 @@ impl Plan {
     }
 }
 
-/// The version and set a client's copy holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The list, version and set a client's copy holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LocalState {
+    /// Its list's name (a copy only ever follows the list it holds).
+    pub name: String,
     /// Its list version.
     pub version: u64,
     /// Its set fingerprint.
@@ -197,6 +200,7 @@ impl LocalState {
     /// The state of a list held.
     pub fn of(list: &Blocklist) -> Self {
         LocalState {
+            name: list.meta().name.clone(),
             version: list.meta().version,
             fingerprint: list.meta().fingerprint,
         }
@@ -206,12 +210,16 @@ impl LocalState {
 impl IndexBody {
     /// The body describing `list`, published as `file` (its bytes) with `deltas`.
     pub fn describe(list: &Blocklist, file: Download, deltas: Vec<DeltaLink>) -> Self {
-        let meta = list.meta();
+        IndexBody::describe_meta(list.kind(), list.meta(), file, deltas)
+    }
+
+    /// The body describing a list of `kind` and `meta`, published as `file` with `deltas`.
+    pub fn describe_meta(kind: Kind, meta: &Meta, file: Download, deltas: Vec<DeltaLink>) -> Self {
         IndexBody {
             protocol: PROTOCOL,
             name: meta.name.clone(),
             version: meta.version,
-            kind: list.kind().to_string(),
+            kind: kind.to_string(),
             entries: meta.entries,
             set_fingerprint: meta.fingerprint.to_string(),
             created: meta.created,
@@ -295,13 +303,21 @@ impl Index {
     /// version: nothing when it has it, else the chain of deltas that downloads the fewest
     /// bytes, or the whole file when no chain leads there or the cheapest costs more than
     /// the file. A published version older than the local one is refused unless
-    /// `allow_rollback` (then the whole file).
+    /// `allow_rollback` (then the whole file); so is an index of another list than the copy's
+    /// (whoever can serve at the copy's URL could otherwise replace it by any other list
+    /// signed by the same key: delete the copy to follow another list).
     pub fn plan(&self, local: Option<LocalState>, allow_rollback: bool) -> Result<Plan> {
         let body = &self.body;
         let whole = Plan::Whole(body.file.clone());
         let Some(local) = local else {
             return Ok(whole);
         };
+        if local.name != body.name {
+            return Err(Error::OtherList {
+                local: local.name,
+                published: body.name.clone(),
+            });
+        }
         let published = parse_fingerprint(&body.set_fingerprint);
         if local.version > body.version {
             if allow_rollback {
@@ -392,7 +408,9 @@ pub fn next_poll(every: f64, min_interval: f64, failures: u32, rand: f64) -> f64
     /// The longest back-off: 24 hours.
     const MAX: f64 = 24.0 * 3600.0;
     if failures == 0 {
-        return every.max(min_interval).max(0.0);
+        // NaN or absurd values from a hostile index or a typo wait a day at most.
+        let wait = every.max(min_interval).clamp(0.0, MAX);
+        return if wait.is_nan() { MAX } else { wait };
     }
     // 2^(N−1) is capped at 2^64, far past the 24 h cap anyway.
     let factor = 2f64.powi(failures.saturating_sub(1).min(64) as i32);
@@ -612,6 +630,7 @@ mod tests {
 
     fn local(version: u64, fingerprint: u128) -> Option<LocalState> {
         Some(LocalState {
+            name: "phishing".into(),
             version,
             fingerprint: SetFingerprint(fingerprint),
         })
@@ -655,6 +674,20 @@ mod tests {
         assert!(matches!(
             index.plan(local(6, 1), true).unwrap(),
             Plan::Whole(_)
+        ));
+    }
+
+    #[test]
+    fn an_index_of_another_list_is_refused() {
+        let index = Index {
+            body: body(vec![]),
+            signature: None,
+        };
+        let mut other = local(4, 1).unwrap();
+        other.name = "payroll-allowlist".into();
+        assert!(matches!(
+            index.plan(Some(other), true),
+            Err(Error::OtherList { .. })
         ));
     }
 
@@ -727,6 +760,9 @@ mod tests {
         assert_eq!(next_poll(5.0, 1.0, 3, 0.5), 5400.0);
         assert_eq!(next_poll(5.0, 1.0, 7, 0.0), 16.0 * 3600.0);
         assert_eq!(next_poll(5.0, 1.0, 1000, 0.9), 86400.0);
+        // A hostile index's interval waits a day at most.
+        assert_eq!(next_poll(5.0, u64::MAX as f64, 0, 0.0), 86400.0);
+        assert_eq!(next_poll(f64::NAN, 5.0, 0, 0.0), 5.0);
     }
 
     #[test]

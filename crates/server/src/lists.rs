@@ -18,8 +18,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use arc_swap::ArcSwap;
 use bytes::Bytes;
 use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
+use phishbloom_blocklist::sections::Meta;
 use phishbloom_blocklist::Blocklist;
 use phishbloom_blocklist::Change;
+use phishbloom_blocklist::Kind;
 use phishbloom_core::sync::{DeltaLink, Download, IndexBody};
 
 use crate::adhoc::AdHoc;
@@ -109,6 +111,9 @@ pub struct FileImage {
     pub bytes: Bytes,
     /// The file checksum (xxh3-64 of the section table) as 16 hex digits, unquoted.
     pub checksum: String,
+    /// The kind and metadata these bytes hold (the list may change after the image is made:
+    /// what describes the image is this, not the list).
+    pub described: (Kind, Meta),
 }
 
 /// One version of a served list.
@@ -159,6 +164,7 @@ impl Served {
         let image = Arc::new(FileImage {
             bytes: Bytes::from(bytes),
             checksum,
+            described: (copy.kind(), copy.meta().clone()),
         });
         *cached = Some(image.clone());
         Ok(image)
@@ -353,17 +359,17 @@ impl Slot {
     /// seconds between polls. Its `ETag` is the second value.
     pub fn index(&self, min_interval: u64) -> Result<(Vec<u8>, String)> {
         let served = self.load();
+        // Everything the index says is the image's (a write may change the list meanwhile; the
+        // file route then serves a newer image, the client's check fails, and it reads the
+        // index again).
         let image = served.image()?;
+        let (kind, meta) = &image.described;
+        let to = meta.version;
         let deltas = self
             .delta_versions()
             .into_iter()
+            .filter(|&from| from < to)
             .filter_map(|from| {
-                let state = served.read();
-                let to = state.list.meta().version;
-                drop(state);
-                if from >= to {
-                    return None;
-                }
                 // A version whose delta cannot be made is left out: clients there fetch the file.
                 let bytes = self.delta(from, Some(to)).ok()?;
                 Some(DeltaLink {
@@ -374,8 +380,8 @@ impl Slot {
                 })
             })
             .collect();
-        let state = served.read();
-        let mut body = IndexBody::describe(&state.list, Download::of("file", &image.bytes), deltas);
+        let mut body =
+            IndexBody::describe_meta(*kind, meta, Download::of("file", &image.bytes), deltas);
         body.published = served.loaded_at;
         body.min_interval = min_interval;
         let etag = format!("\"index-{}-{}\"", body.version, image.checksum);
@@ -450,11 +456,13 @@ fn open(path: &Path) -> Result<(State, FileImage)> {
         .directory()
         .map(|d| format!("{:016x}", d.checksum))
         .unwrap_or_default();
+    let described = (list.kind(), list.meta().clone());
     Ok((
         State::of(list),
         FileImage {
             bytes: Bytes::from(bytes),
             checksum,
+            described,
         },
     ))
 }

@@ -91,8 +91,25 @@ impl Client {
         self.min_interval
     }
 
-    /// One sync: fetch the index and whatever brings the file to it.
+    /// One sync: fetch the index and whatever brings the file to it. A download that is not
+    /// what the index named (the list changed between the index and the download, as a live
+    /// `serve` list does) reads the index again, once.
     pub fn sync_once(&mut self) -> Result<Outcome> {
+        match self.sync_attempt() {
+            Err(Error::List(
+                phishbloom_blocklist::Error::Download { .. }
+                | phishbloom_blocklist::Error::NotPromised { .. },
+            ))
+            | Err(Error::Status { status: 404, .. }) => {
+                self.last = None;
+                self.sync_attempt()
+            }
+            other => other,
+        }
+    }
+
+    /// One pass of [`Client::sync_once`].
+    fn sync_attempt(&mut self) -> Result<Outcome> {
         let local = self.read_local();
         let local_state = local.as_ref().map(LocalState::of);
         // Ask for the index conditionally only while the file is the version it was when
@@ -121,7 +138,7 @@ impl Client {
         let origin = self.fetch.locate(INDEX_PATH);
         let index = Index::from_json(&origin, &index_bytes, self.options.trust.as_ref())?;
         self.min_interval = Some(index.body.min_interval);
-        let plan = index.plan(local_state, self.options.allow_rollback)?;
+        let plan = index.plan(local_state.clone(), self.options.allow_rollback)?;
         let mut bytes = index_bytes.len() as u64;
         let via = match plan {
             Plan::Current => {
@@ -132,7 +149,7 @@ impl Client {
                 });
             }
             Plan::Whole(_) => {
-                bytes += self.fetch_whole(&index)?;
+                bytes += self.fetch_whole(&index, local_state.as_ref())?;
                 Via::Whole
             }
             Plan::Chain(links) => {
@@ -144,7 +161,7 @@ impl Client {
                         Via::Deltas(links.len())
                     }
                     Err((fetched, why)) => {
-                        bytes += fetched + self.fetch_whole(&index)?;
+                        bytes += fetched + self.fetch_whole(&index, local_state.as_ref())?;
                         Via::WholeAfter(why.to_string())
                     }
                 }
@@ -167,7 +184,7 @@ impl Client {
     }
 
     /// Downloads the whole file, checks it and puts it in place; the bytes downloaded.
-    fn fetch_whole(&self, index: &Index) -> Result<u64> {
+    fn fetch_whole(&self, index: &Index, expected: Option<&LocalState>) -> Result<u64> {
         let file = &index.body.file;
         let bytes = match self.fetch.get(&file.path, file.bytes, None)? {
             Fetched::Body { bytes, .. } => bytes,
@@ -176,7 +193,7 @@ impl Client {
         file.check(&bytes)?;
         let list = Blocklist::from_bytes(self.fetch.locate(&file.path), &bytes)?;
         index.confirm(&list)?;
-        self.replace(|path| write_atomic(path, &[], &[&bytes]))?;
+        self.replace(expected, |path| write_atomic(path, &[], &[&bytes]))?;
         Ok(bytes.len() as u64)
     }
 
@@ -188,6 +205,7 @@ impl Client {
         mut list: Blocklist,
         links: &[phishbloom_core::sync::DeltaLink],
     ) -> std::result::Result<u64, (u64, Error)> {
+        let expected = LocalState::of(&list);
         let mut fetched = 0u64;
         for link in links {
             let bytes = match self.fetch.get(&link.file.path, link.file.bytes, None) {
@@ -206,19 +224,32 @@ impl Client {
             step.map_err(|e| (fetched, e))?;
         }
         index.confirm(&list).map_err(|e| (fetched, e.into()))?;
-        self.replace(|path| list.save(path, &[]).map(drop))
+        self.replace(Some(&expected), |path| list.save(path, &[]).map(drop))
             .map_err(|e| (fetched, e))?;
         Ok(fetched)
     }
 
     /// Replaces the local file by `write`, under its edit lock when it exists (so a
-    /// concurrent `add` or `apply` of the same file runs before or after, never between).
-    fn replace(&self, write: impl FnOnce(&Path) -> phishbloom_blocklist::Result<()>) -> Result<()> {
+    /// concurrent `add` or `apply` of the same file runs before or after, never between),
+    /// unless the file changed since it was read as `expected` (its list, version and set;
+    /// `None`: there was no readable copy): that change would be lost, so the sync fails and
+    /// the next one starts from the new file.
+    fn replace(
+        &self,
+        expected: Option<&LocalState>,
+        write: impl FnOnce(&Path) -> phishbloom_blocklist::Result<()>,
+    ) -> Result<()> {
         let _lock = if self.file.exists() {
             Some(EditLock::acquire(&self.file, DEFAULT_LOCK_TIMEOUT)?)
         } else {
             None
         };
+        let now = self.read_local().map(|list| LocalState::of(&list));
+        if now.as_ref() != expected {
+            return Err(Error::Changed {
+                path: self.file.clone(),
+            });
+        }
         write(&self.file)?;
         Ok(())
     }

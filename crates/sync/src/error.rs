@@ -50,6 +50,16 @@ pub enum Error {
         limit: u64,
     },
 
+    /// The local file changed while a sync was under way.
+    #[error(
+        "{path}: the file changed while the update was downloaded (another writer); nothing was \
+         replaced — the next sync starts from the new file"
+    )]
+    Changed {
+        /// The local file.
+        path: PathBuf,
+    },
+
     /// A base that is neither an http(s) URL nor a directory.
     #[error(
         "{base}: not a list URL; give http(s)://HOST/PATH of a `phishbloom publish` directory, \

@@ -60,6 +60,9 @@ pub struct Http {
 /// a slow link, short enough that a stalled server does not hold a client forever.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Redirects followed at most (within the base's origin).
+const MAX_REDIRECTS: usize = 5;
+
 /// How long connecting may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -86,6 +89,20 @@ impl Http {
         }
         let mut builder = reqwest::blocking::Client::builder()
             .user_agent(concat!("phishbloom-sync/", env!("CARGO_PKG_VERSION")))
+            // Redirects only within the base's origin (scheme, host and port): a header given
+            // for the publisher (a token) never goes to another host, nor over plain HTTP.
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                let same_origin = attempt.previous().first().is_some_and(|first| {
+                    first.scheme() == attempt.url().scheme()
+                        && first.host_str() == attempt.url().host_str()
+                        && first.port_or_known_default() == attempt.url().port_or_known_default()
+                });
+                if same_origin && attempt.previous().len() < MAX_REDIRECTS {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            }))
             .default_headers(map)
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT);
@@ -120,6 +137,14 @@ impl Fetch for Http {
         })?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_MODIFIED {
+            if etag.is_none() {
+                // Only an answer to If-None-Match may say "not modified".
+                return Err(Error::Status {
+                    url,
+                    status: 304,
+                    hint: " to a request that named no version (a broken proxy or cache?)",
+                });
+            }
             return Ok(Fetched::NotModified);
         }
         if !status.is_success() {

@@ -3,9 +3,9 @@
 //! again after every change.
 //!
 //! ```text
-//! DIR/index.json                 what is published (signed with --sign)
-//! DIR/files/v12-0a1b2c3d4e5f.bloom   the whole file of version 12
-//! DIR/deltas/11-12.delta         from version 11 to 12, one per publish (a chain)
+//! DIR/index.json                       what is published (signed with --sign)
+//! DIR/files/v12-0a1b2c3d4e5f.bloom      the whole file of version 12
+//! DIR/deltas/11-12-9f3a0c1d2e4b.delta   from version 11 to 12, one per publish (a chain)
 //! ```
 //!
 //! Every file is written atomically, and the files an index names are written before it, so a
@@ -21,7 +21,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::atomic::write_atomic;
+use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
 use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
 use phishbloom_blocklist::Blocklist;
 use phishbloom_core::sync::{DeltaLink, Download, Index, IndexBody, SecretKey};
@@ -70,7 +70,17 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
         let path = dir.join(sub);
         std::fs::create_dir_all(&path).map_err(|e| Error::io(&path, "create", e))?;
     }
+    // One publisher at a time (`DIR.lock` beside the directory): two would remove each other's
+    // new files.
+    let _lock = EditLock::acquire(dir, DEFAULT_LOCK_TIMEOUT)?;
     let previous = read_index(dir)?;
+    // Signing, the chain carried over is re-checked: the previous index must carry this key's
+    // signature and every kept delta on disk its SHA-256, so that whoever can write into the
+    // hosted directory cannot have a change of theirs signed. Otherwise the chain restarts.
+    let previous = match (previous, &options.sign) {
+        (Some(prev), Some(key)) => Some(trusted_chain(dir, prev, key)),
+        (previous, _) => previous,
+    };
     let meta = list.meta();
     let fingerprint = meta.fingerprint.to_string();
 
@@ -93,7 +103,14 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
         } else {
             match delta_from(dir, &prev.body.file, &list, file, options.now) {
                 Ok(delta) => {
-                    let path = format!("deltas/{}-{}.delta", prev.body.version, meta.version);
+                    // Named by content too: a CDN never serves a stale delta of that name.
+                    let sha = phishbloom_core::sync::sha256_hex(&delta);
+                    let path = format!(
+                        "deltas/{}-{}-{}.delta",
+                        prev.body.version,
+                        meta.version,
+                        &sha[..12]
+                    );
                     write_atomic(&dir.join(&path), &[], &[&delta])?;
                     let link = DeltaLink {
                         from: prev.body.version,
@@ -145,6 +162,23 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
         no_delta,
         removed,
     })
+}
+
+/// The previous index with only what `key` vouches for: unchanged if it carries `key`'s valid
+/// signature and every delta it names is on disk with its SHA-256; with no deltas otherwise
+/// (a new chain starts from the file it names).
+fn trusted_chain(dir: &Path, mut prev: Index, key: &SecretKey) -> Index {
+    let path = dir.join(INDEX);
+    let signed = std::fs::read(&path).is_ok_and(|bytes| {
+        Index::from_json(&path.display().to_string(), &bytes, Some(&key.public())).is_ok()
+    });
+    let intact = prev.body.deltas.iter().all(|d| {
+        std::fs::read(dir.join(&d.file.path)).is_ok_and(|bytes| d.file.check(&bytes).is_ok())
+    });
+    if !(signed && intact) {
+        prev.body.deltas.clear();
+    }
+    prev
 }
 
 /// The index published in `dir`, if there is one.
