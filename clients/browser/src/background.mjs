@@ -144,7 +144,9 @@ function unheld() {
 /** Applies changed settings (once the policy has answered), one change at a time. */
 function reconfigure() {
   state.reconfiguring = state.reconfiguring.catch(() => {}).then(async () => {
+    const waited = state.settings.provisional;
     const settings = await config.load();
+    if (waited) console.info("phishbloom: the policy answered; updates start");
     state.settings = settings;
     await adopt();
     badge();
