@@ -4,9 +4,10 @@
 //! - parity: `node clients/browser/cli.mjs` (the extension's WebAssembly core) prints exactly
 //!   what `phishbloom check` prints for 2,000 URLs of every kind;
 //! - a headless Chromium with the extension loaded, following a list on `phishbloom serve`:
-//!   listed pages end on the warning page (also behind a server redirect), clean and allowed
-//!   ones load, and an entry added on the server after start is warned within the update
-//!   interval.
+//!   listed pages end on the warning page (also behind a server redirect, and a prerendered
+//!   page once shown), clean and allowed ones load, a web page can neither frame the warning
+//!   page nor continue from it while "continue anyway" in its own tab loads the page, and an
+//!   entry added on the server after start is warned within the update interval.
 //!
 //! Both need the built extension, and `node` or `chromium`: in CI (the `CI` variable set) a
 //! missing one fails the test; elsewhere the test is skipped with a loud message.
