@@ -11,8 +11,14 @@ import * as store from "./store.mjs";
 /** Everything the worker holds; rebuilt from storage whenever the worker starts. */
 const state = {
   core: null,
-  settings: { lists: [], update_seconds: 300, trust: "", managed: [] },
-  /** list URL -> {handle, info, etag, etagVersion, failures, nextAt, error, syncedAt} */
+  /** The compiled core, instantiated again after a trap (see `recover`). */
+  module: null,
+  /** The rebuild of a core that trapped, while one runs. */
+  recovering: null,
+  /** When the core last trapped (ms since the epoch; 0: never this worker). */
+  coreFailedAt: 0,
+  settings: { lists: [], update_seconds: 300, trust: "", managed: [], provisional: true },
+  /** list URL -> {handle, info, key, etag, etagVersion, failures, nextAt, error, syncedAt} */
   lists: new Map(),
   /** Counts this session: navigations warned, subframes blocked, downloads cancelled. */
   counts: { navigations: 0, subframes: 0, downloads: 0 },
@@ -22,12 +28,36 @@ const state = {
   timer: null,
   /** tab id -> the listed URL last warned in it (counts each warning once). */
   warned: new Map(),
+  /** Warnings recorded by this worker, by id (also in storage.session, which outlives it). */
+  warnings: new Map(),
+  /** The last settings change applied, or being applied (they apply one at a time). */
+  reconfiguring: Promise.resolve(),
+  /** The last "continue anyway" recorded, or being recorded (one at a time). */
+  passing: Promise.resolve(),
 };
+
+/** The extension's own origin, and the warning page (never a dynamic URL: see manifest). */
+const BASE = `chrome-extension://${chrome.runtime.id}/`;
+const WARNING_PAGE = `${BASE}warning.html`;
+
+/** Refuses more than this many bytes of one index.json. */
+const INDEX_LIMIT = 8 << 20;
 
 // Listeners are registered synchronously (a woken worker gets the event that woke it); each
 // waits for the lists to be loaded first.
 chrome.webNavigation.onBeforeNavigate.addListener((d) => guard(d, "before"));
 chrome.webNavigation.onCommitted.addListener((d) => guard(d, "committed"));
+// A prerendered page that is activated makes no request (its redirect rule never fires) and
+// no new navigation: its tab's URL changes, and that is checked again here.
+chrome.tabs.onUpdated.addListener((tabId, change) => {
+  if (change.url) guard({ tabId, frameId: 0, url: change.url }, "shown");
+});
+chrome.webNavigation.onTabReplaced.addListener(({ tabId }) => {
+  chrome.tabs.get(tabId).then(
+    (tab) => tab.url && guard({ tabId, frameId: 0, url: tab.url }, "shown"),
+    () => {},
+  );
+});
 chrome.downloads.onCreated.addListener((item) => checkDownload(item));
 chrome.alarms.onAlarm.addListener(() => ready.then(pollDue));
 chrome.storage.onChanged.addListener((changes, area) => {
@@ -42,104 +72,248 @@ const ready = start().catch((error) => {
   console.error(`phishbloom: the service worker could not start: ${error.stack || error}`);
 });
 
-/** Loads the core, the settings and the stored lists, then schedules the polls. */
+/**
+ * Loads the core, the settings and the stored lists, then schedules the polls. A policy that
+ * has not answered within 500 ms leaves the settings provisional (its cached answer): the
+ * stored lists still check navigations, but nothing is synced or forgotten until it answers
+ * (`reconfigure` then applies it).
+ */
 async function start() {
   const wasm = await (await fetch(chrome.runtime.getURL("phishbloom.wasm"))).arrayBuffer();
-  state.core = await Core.load(wasm);
-  const session = await chrome.storage.session.get(["counts", "passed", "nextWarning"]);
+  state.module = await WebAssembly.compile(wasm);
+  state.core = await newCore();
+  const session = await chrome.storage.session.get(["counts"]);
   Object.assign(state.counts, session.counts || {});
-  state.core.setPassed(session.passed || []);
   const rules = await chrome.declarativeNetRequest.getSessionRules();
   for (const rule of rules) {
     state.nextRuleId = Math.max(state.nextRuleId, rule.id + 1);
     if (rule.condition.regexFilter) state.rules.set(ruleKey(rule), rule.id);
   }
-  // A policy that answers late is applied when it arrives (reconfigure).
   state.settings = await config.load(500);
-  if (config.policyArrived) {
-    config.policyArrived.then((policy) => {
-      if (Object.keys(policy).length) ready.then(reconfigure);
-    });
-  }
   const schedule = (await chrome.storage.local.get("schedule")).schedule || {};
   for (const record of await store.all()) {
-    if (!state.settings.lists.includes(record.url)) {
-      await store.remove(record.url);
-      continue;
-    }
+    // Copies the settings do not want are forgotten by `adopt`, once the policy is known;
+    // meanwhile they are only left unused (or used, while provisional, if verified alike).
+    if (!config.usable(record.key, state.settings.trust)) continue;
+    if (!state.settings.provisional && !state.settings.lists.includes(record.url)) continue;
     try {
       const handle = state.core.loadList(record.url, record.bytes);
       state.lists.set(record.url, {
+        failures: 0,
+        nextAt: 0,
         ...record,
+        ...(schedule[record.url] || {}),
         bytes: undefined,
         handle,
         info: state.core.info(handle),
-        ...(schedule[record.url] || {}),
       });
     } catch (error) {
+      if (error instanceof WebAssembly.RuntimeError) throw error;
       // A damaged stored copy is dropped: the next sync downloads the whole file.
+      console.warn(`phishbloom: ${record.url}: the stored copy is damaged: ${error.message}`);
       await store.remove(record.url);
     }
   }
   for (const url of state.settings.lists) {
-    if (!state.lists.has(url)) state.lists.set(url, { handle: 0, failures: 0, nextAt: 0 });
+    if (!state.lists.has(url)) {
+      state.lists.set(url, { ...unheld(), ...(schedule[url] || {}), handle: 0, info: null });
+    }
   }
   chrome.alarms.create("poll", { periodInMinutes: Math.max(0.5, state.settings.update_seconds / 60) });
-  badge();
   const stored = [...state.lists.values()].filter((l) => l.handle).length;
-  console.info(`phishbloom: ${state.lists.size} lists, ${stored} stored`);
+  console.info(
+    `phishbloom: ${state.lists.size} lists, ${stored} stored` +
+      (state.settings.provisional ? "; waiting for the policy before any update" : ""),
+  );
+  if (state.settings.provisional) {
+    // `reconfigure` waits for the policy's answer, then applies it (and polls).
+    ready.then(reconfigure);
+    badge();
+    return;
+  }
+  await adopt();
+  badge();
   pollDue();
 }
 
-/** Applies changed settings: lists dropped are forgotten, new ones polled at once. */
-async function reconfigure() {
-  state.settings = await config.load();
+/** A list entry with no copy held (the next poll downloads the whole file at once). */
+function unheld() {
+  return { handle: 0, info: null, key: "", etag: "", etagVersion: 0, failures: 0, nextAt: 0 };
+}
+
+/** Applies changed settings (once the policy has answered), one change at a time. */
+function reconfigure() {
+  state.reconfiguring = state.reconfiguring.catch(() => {}).then(async () => {
+    const waited = state.settings.provisional;
+    const settings = await config.load();
+    if (waited) console.info("phishbloom: the policy answered; updates start");
+    state.settings = settings;
+    await adopt();
+    badge();
+    pollDue();
+  });
+  return state.reconfiguring.catch((error) => {
+    console.error(`phishbloom: the settings could not be applied: ${error.stack || error}`);
+  });
+}
+
+/**
+ * Makes the lists held what the (answered) settings say: lists dropped are forgotten (also in
+ * storage), a copy the trusted key did not verify is dropped with its ETag (the next sync
+ * fetches the whole file under that key), and new lists are polled at once.
+ */
+async function adopt() {
+  const { lists, trust } = state.settings;
   for (const [url, list] of state.lists) {
-    if (!state.settings.lists.includes(url)) {
+    if (!lists.includes(url)) {
       if (list.handle) state.core.dropList(list.handle);
       state.lists.delete(url);
       await store.remove(url);
+    } else if (list.handle && !config.usable(list.key, trust)) {
+      console.info(`phishbloom: ${url}: the trusted key changed; the copy is downloaded again`);
+      state.core.dropList(list.handle);
+      Object.assign(list, unheld());
+      await store.remove(url);
     }
   }
-  for (const url of state.settings.lists) {
-    if (!state.lists.has(url)) state.lists.set(url, { handle: 0, failures: 0, nextAt: 0 });
+  for (const url of lists) {
+    if (!state.lists.has(url)) state.lists.set(url, unheld());
   }
-  badge();
-  pollDue();
+  // Stored copies of lists no longer followed (or never loaded: another key verified them).
+  for (const url of await store.urls()) {
+    const list = state.lists.get(url);
+    if (!list || !list.handle) await store.remove(url);
+  }
+  await removeRulesNoLongerWarned();
+  await saveSchedule();
+}
+
+/** A fresh core (its passes of this session set), reporting a trap to `recover`. */
+async function newCore() {
+  const core = await Core.load(state.module);
+  core.onTrap = (error) => {
+    console.error(`phishbloom: the check core failed: ${error.message}`);
+    recover();
+  };
+  const { passed = [] } = await chrome.storage.session.get("passed");
+  core.setPassed(passed);
+  return core;
+}
+
+/**
+ * Replaces a core that trapped (panic=abort: it cannot be used again) with a fresh one holding
+ * the stored lists; syncs in progress are abandoned (they finish into nothing) and lists not
+ * stored are downloaded again. The badge shows "!" for the rest of the worker's life.
+ */
+function recover() {
+  if (!state.recovering) {
+    state.coreFailedAt = Date.now();
+    badge();
+    state.recovering = (async () => {
+      const records = new Map((await store.all()).map((r) => [r.url, r]));
+      // A stored copy whose loading traps too is left out (and downloaded again).
+      const skip = new Set();
+      for (;;) {
+        const core = await newCore();
+        const handles = new Map();
+        for (const [url, list] of state.lists) {
+          const record = records.get(url);
+          if (!record || !list.handle || skip.has(url)) continue;
+          try {
+            handles.set(url, core.loadList(url, record.bytes));
+          } catch (error) {
+            if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+            skip.add(url);
+            break;
+          }
+        }
+        if (core.failed) continue;
+        for (const [url, list] of state.lists) {
+          const handle = handles.get(url);
+          Object.assign(list, handle ? { handle, info: core.info(handle) } : unheld());
+        }
+        state.core = core;
+        break;
+      }
+      console.info("phishbloom: the check core was restarted from the stored lists");
+    })()
+      .catch((error) => console.error(`phishbloom: the check core could not restart: ${error}`))
+      .finally(() => {
+        state.recovering = null;
+        badge();
+        pollDue();
+      });
+  }
+  return state.recovering;
+}
+
+/**
+ * `f(core)` on the current core; after a trap, once more on the core that replaces it (a
+ * check must not fail open because an earlier one broke the core).
+ */
+async function withCore(f) {
+  if (state.recovering) await state.recovering;
+  try {
+    return f(state.core);
+  } catch (error) {
+    if (!(error instanceof WebAssembly.RuntimeError)) throw error;
+    await recover();
+    return f(state.core);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Keeping lists current
 
-/** Polls every list that is due, then sets a timer for the next one. */
+/**
+ * Polls every list that is due, then sets a timer for the next one. Nothing is polled while
+ * the settings are provisional (the policy has not answered: its key and lists are unknown).
+ */
 async function pollDue() {
   clearTimeout(state.timer);
+  if (state.settings.provisional || state.recovering) return;
   const now = Date.now();
   const due = [...state.lists.entries()].filter(([, list]) => !list.busy && list.nextAt <= now);
   await Promise.all(due.map(([url, list]) => poll(url, list)));
   const next = Math.min(...[...state.lists.values()].map((l) => l.nextAt), Infinity);
   if (Number.isFinite(next)) {
+    clearTimeout(state.timer);
     state.timer = setTimeout(pollDue, Math.max(50, next - Date.now()));
   }
 }
+
+/** A sync whose list was dropped, replaced, or re-keyed while it ran: its result is unused. */
+class Superseded extends Error {}
 
 /** One sync of one list, then its next poll time; failures back off. */
 async function poll(url, list) {
   list.busy = true;
   let minInterval = 0;
+  let superseded = false;
   try {
     minInterval = await sync(url, list);
     list.failures = 0;
     list.error = "";
   } catch (error) {
-    list.failures = (list.failures || 0) + 1;
-    list.error = String(error && error.message ? error.message : error);
-    console.warn(`phishbloom: ${url}: ${list.error}`);
+    if (error instanceof Superseded) {
+      superseded = true;
+    } else {
+      // Any refusal (a bad signature, a rollback, another list's index at this URL, a
+      // download that fails its checks) keeps the copy held and backs off.
+      list.failures = (list.failures || 0) + 1;
+      list.error = String(error && error.message ? error.message : error);
+      console.warn(`phishbloom: ${url}: ${list.error}`);
+    }
   } finally {
     list.busy = false;
   }
-  const wait = state.core.nextPoll(state.settings.update_seconds, minInterval, list.failures);
-  list.nextAt = Date.now() + wait * 1000;
+  if (state.lists.get(url) !== list) return;
+  if (superseded) {
+    list.nextAt = 0;
+  } else {
+    const wait = state.core.nextPoll(state.settings.update_seconds, minInterval, list.failures);
+    list.nextAt = Date.now() + wait * 1000;
+  }
   list.checkedAt = Date.now();
   await saveSchedule();
   badge();
@@ -148,17 +322,28 @@ async function poll(url, list) {
 /** Fetches one list's index and whatever brings the held copy to it; the min interval. */
 async function sync(url, list) {
   const indexUrl = `${url}/index.json`;
+  // What the sync began with: if any of it changes meanwhile, the result is not used.
+  const core = state.core;
+  const handle = list.handle;
+  const trust = state.settings.trust;
+  const current = () =>
+    state.lists.get(url) === list &&
+    state.core === core &&
+    list.handle === handle &&
+    state.settings.trust === trust &&
+    !core.failed;
   const headers = {};
   // Conditional only while the held copy is the version the ETag's index was read at.
-  if (list.handle && list.etag && list.info && list.etagVersion === list.info.version) {
+  if (handle && list.etag && list.info && list.etagVersion === list.info.version) {
     headers["If-None-Match"] = list.etag;
   }
   const response = await fetch(indexUrl, { cache: "no-store", headers, credentials: "omit" });
+  if (!current()) throw new Superseded();
   if (response.status === 304) return list.minInterval || 0;
   if (!response.ok) throw new Error(`${indexUrl}: HTTP ${response.status}`);
-  const index = new Uint8Array(await response.arrayBuffer());
-  const core = state.core;
-  const { session, plan } = core.syncBegin(list.handle, indexUrl, index, state.settings.trust);
+  const index = await readAtMost(response, INDEX_LIMIT, indexUrl);
+  if (!current()) throw new Superseded();
+  const { session, plan } = core.syncBegin(handle, indexUrl, index, trust);
   try {
     for (let next = core.syncNext(session); next; next = core.syncNext(session)) {
       let bytes;
@@ -170,9 +355,14 @@ async function sync(url, list) {
       }
       core.syncGive(session, bytes);
     }
-    const { handle, summary } = core.syncFinish(session, list.handle);
-    list.handle = handle;
+    // The list may have been dropped (its handle perhaps reused), replaced or re-keyed while
+    // the downloads ran; the core also refuses a handle that no longer holds the same list.
+    if (!current()) throw new Superseded();
+    const finished = core.syncFinish(session, handle);
+    const summary = finished.summary;
+    list.handle = finished.handle;
     list.info = summary.info;
+    list.key = config.keyOf(trust);
     list.etag = response.headers.get("ETag") || "";
     list.etagVersion = summary.info.version;
     list.minInterval = plan.min_interval;
@@ -181,7 +371,8 @@ async function sync(url, list) {
       list.syncedAt = Date.now();
       await store.put({
         url,
-        bytes: core.toBytes(handle),
+        bytes: core.toBytes(list.handle),
+        key: list.key,
         etag: list.etag,
         etagVersion: list.etagVersion,
         syncedAt: list.syncedAt,
@@ -200,8 +391,40 @@ async function sync(url, list) {
 async function download(href, limit) {
   const response = await fetch(href, { cache: "no-store", credentials: "omit" });
   if (!response.ok) throw new Error(`${href}: HTTP ${response.status}`);
-  const bytes = new Uint8Array(await response.arrayBuffer());
-  if (bytes.length > limit) throw new Error(`${href}: more bytes than the index promised`);
+  return readAtMost(response, limit, href);
+}
+
+/**
+ * A response's body, read as it streams in and given up (the rest never read) as soon as it
+ * is longer than `limit` bytes.
+ */
+async function readAtMost(response, limit, href) {
+  const tooLong = () => new Error(`${href}: more than the ${limit} bytes expected`);
+  const declared = Number(response.headers.get("Content-Length"));
+  if (Number.isFinite(declared) && declared > limit) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLong();
+  }
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.length;
+    if (length > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLong();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
   return bytes;
 }
 
@@ -227,16 +450,27 @@ async function saveSchedule() {
 
 /** The extension's own pages are never checked. */
 function ours(url) {
-  return url.startsWith(chrome.runtime.getURL(""));
+  return url.startsWith(BASE) || url.startsWith(chrome.runtime.getURL(""));
 }
 
-/** Checks one navigation event; warns, blocks and counts. */
+/** The warning for a navigation to `url`, or null (see `withCore`). */
+function warningFor(url) {
+  return withCore((core) => core.warning(url));
+}
+
+/**
+ * Checks one navigation event (`phase`: "before", "committed", or "shown" when a tab's URL
+ * changed without one, as a prerendered page's activation does); warns, blocks and counts.
+ */
 async function guard(details, phase) {
   if (ours(details.url) || details.tabId < 0) return;
   await ready;
-  const warning = state.core.warning(details.url);
+  // A URL this tab was already sent away from, seen again as the tab's URL: nothing to do.
+  if (phase === "shown" && state.warned.get(details.tabId) === details.url) return;
+  const warning = await warningFor(details.url);
   if (!warning) return;
-  // A prerendered page is not shown (yet): it is only redirected by the rule if activated.
+  // A prerendered page is not shown (yet): it gets the rule, and its activation is checked
+  // as a change of its tab's URL (tabs.onUpdated).
   const prerender =
     details.documentLifecycle === "prerender" || details.frameType === "prerender";
   if (details.frameId !== 0 && !prerender) {
@@ -254,24 +488,31 @@ async function guard(details, phase) {
     }
     return;
   }
-  const id = await recordWarning(warning);
-  await installRule("main_frame", details.url, id);
-  if (prerender) return;
+  const id = crypto.randomUUID();
+  state.warnings.set(id, warning);
+  const kept = chrome.storage.session.set({ [`w${id}`]: warning });
+  if (prerender) {
+    await Promise.all([kept, installRule("main_frame", details.url, id)]);
+    return;
+  }
+  // The tab leaves first; the warning's storage, the rule and the count follow meanwhile.
+  const shown = chrome.tabs.update(details.tabId, { url: warningPage(id) }).catch(() => {});
+  const work = [shown, kept, installRule("main_frame", details.url, id)];
   // Counted once per tab and URL: at the start, or at the commit a redirect (or a lost race
   // with a navigation already under way) led to.
   if (state.warned.get(details.tabId) !== details.url) {
     state.warned.set(details.tabId, details.url);
     state.counts.navigations += 1;
-    await saveCounts();
+    work.push(saveCounts());
   }
-  await chrome.tabs.update(details.tabId, { url: warningPage(id) }).catch(() => {});
+  await Promise.all(work);
 }
 
 /** Cancels a download whose URL (or final URL) is listed. */
 async function checkDownload(item) {
   await ready;
   for (const url of new Set([item.url, item.finalUrl].filter(Boolean))) {
-    if (state.core.warning(url)) {
+    if (await warningFor(url)) {
       await chrome.downloads.cancel(item.id).catch(() => {});
       state.counts.downloads += 1;
       await saveCounts();
@@ -280,16 +521,31 @@ async function checkDownload(item) {
   }
 }
 
-/** Keeps a warning for the warning page; its id. */
-async function recordWarning(warning) {
-  const { nextWarning = 1 } = await chrome.storage.session.get("nextWarning");
-  await chrome.storage.session.set({ nextWarning: nextWarning + 1, [`w${nextWarning}`]: warning });
-  return nextWarning;
+/**
+ * The warning page for warning `id` (a random UUID: a page cannot guess another's). Always
+ * the extension's static URL, never a dynamic one.
+ */
+function warningPage(id) {
+  return `${WARNING_PAGE}?id=${id}`;
 }
 
-/** The warning page for warning `id`. */
-function warningPage(id) {
-  return chrome.runtime.getURL(`warning.html?id=${id}`);
+/** The warning recorded as `id` (by this worker or an earlier one this session), or null. */
+async function recordedWarning(id) {
+  if (typeof id !== "string" || id === "") return null;
+  if (state.warnings.has(id)) return state.warnings.get(id);
+  return (await chrome.storage.session.get(`w${id}`))[`w${id}`] || null;
+}
+
+/**
+ * Whether `sender` is the extension's own warning page for warning `id`, as the top-level
+ * document of a tab: never a frame (a web page framing the warning page to trick a click on
+ * "continue"), nor another page of the extension.
+ */
+function fromWarningPage(sender, id) {
+  if (sender.id !== chrome.runtime.id || sender.frameId !== 0 || !sender.tab) return false;
+  if (sender.documentLifecycle && sender.documentLifecycle !== "active") return false;
+  if (typeof sender.url !== "string" || !sender.url.startsWith(`${WARNING_PAGE}?`)) return false;
+  return new URL(sender.url).searchParams.get("id") === id;
 }
 
 /** The key of a rule in `state.rules`. */
@@ -350,21 +606,24 @@ async function saveCounts() {
 async function answer(message, sender) {
   switch (message && message.type) {
     case "warning":
-      return (await chrome.storage.session.get(`w${message.id}`))[`w${message.id}`] || null;
+      if (!fromWarningPage(sender, message.id)) return null;
+      return recordedWarning(message.id);
     case "continue": {
-      // "Continue anyway": the entry that decided is passed for this browser session.
-      const warning = (await chrome.storage.session.get(`w${message.id}`))[`w${message.id}`];
+      // "Continue anyway": the entry that decided is passed for this browser session; only
+      // the warning page itself, shown in its tab, may ask.
+      if (!fromWarningPage(sender, message.id)) {
+        console.warn("phishbloom: \"continue\" refused: not from a warning page in its tab");
+        return { ok: false };
+      }
+      const warning = await recordedWarning(message.id);
       if (!warning) return { ok: false };
-      const { passed = [] } = await chrome.storage.session.get("passed");
-      passed.push({ list: warning.list.name, entry: warning.verdict.entry });
-      await chrome.storage.session.set({ passed });
-      state.core.setPassed(passed);
-      await removeRulesNoLongerWarned();
-      if (sender.tab) await chrome.tabs.update(sender.tab.id, { url: warning.url });
+      await pass(warning);
+      await chrome.tabs.update(sender.tab.id, { url: warning.url });
       return { ok: true };
     }
     case "safety":
-      if (sender.tab) await chrome.tabs.update(sender.tab.id, { url: "chrome://newtab/" });
+      if (!fromWarningPage(sender, message.id)) return { ok: false };
+      await chrome.tabs.update(sender.tab.id, { url: "chrome://newtab/" });
       return { ok: true };
     case "status":
       return status();
@@ -377,6 +636,18 @@ async function answer(message, sender) {
   }
 }
 
+/** Passes the entry that decided `warning` for this browser session (one pass at a time). */
+function pass(warning) {
+  state.passing = state.passing.catch(() => {}).then(async () => {
+    const { passed = [] } = await chrome.storage.session.get("passed");
+    passed.push({ list: warning.list.name, entry: warning.verdict.entry });
+    await chrome.storage.session.set({ passed });
+    await withCore((core) => core.setPassed(passed));
+    await removeRulesNoLongerWarned();
+  });
+  return state.passing;
+}
+
 /** Drops the session rules of URLs the core no longer warns about. */
 async function removeRulesNoLongerWarned() {
   const rules = await chrome.declarativeNetRequest.getSessionRules();
@@ -384,7 +655,7 @@ async function removeRulesNoLongerWarned() {
   for (const rule of rules) {
     const pattern = rule.condition.regexFilter || "";
     const url = pattern.slice(1, -1).replace(/\\(.)/g, "$1");
-    if (!state.core.warning(url)) {
+    if (!(await warningFor(url))) {
       remove.push(rule.id);
       state.rules.delete(ruleKey(rule));
     }
@@ -407,17 +678,21 @@ function status() {
       nextAt: l.nextAt || 0,
     })),
     memory: state.core.memoryBytes(),
+    coreFailedAt: state.coreFailedAt,
   };
 }
 
-/** The toolbar badge: the list version, or "!" after a failed update, and a summary title. */
+/**
+ * The toolbar badge: the list version, or "!" after a failed update or a failure of the check
+ * core, and a summary title.
+ */
 function badge() {
   const lists = [...state.lists.values()];
   const failing = lists.filter((l) => l.error);
   const loaded = lists.filter((l) => l.info);
   let text = "";
   let color = "#2e7d32";
-  if (failing.length) {
+  if (failing.length || state.coreFailedAt) {
     text = "!";
     color = "#c62828";
   } else if (loaded.length === 1) {
@@ -433,6 +708,11 @@ function badge() {
       ? `${l.info.name} v${l.info.version}, ${l.info.entries} entries${l.error ? `; update failed: ${l.error}` : ""}`
       : `${url}: ${l.error ? `update failed: ${l.error}` : "not yet downloaded"}`,
   );
+  if (state.coreFailedAt) {
+    const when = new Date(state.coreFailedAt).toLocaleTimeString();
+    lines.push(`the check core failed at ${when} and was restarted from the stored lists`);
+  }
+  if (state.settings.provisional) lines.push("waiting for the administrator's policy");
   const c = state.counts;
   lines.push(`blocked: ${c.navigations} pages, ${c.subframes} frames, ${c.downloads} downloads`);
   chrome.action.setBadgeText({ text }).catch(() => {});

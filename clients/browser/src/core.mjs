@@ -6,19 +6,49 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** The loaded WebAssembly module with byte-moving helpers around its exports. */
+/**
+ * The loaded WebAssembly module with byte-moving helpers around its exports.
+ *
+ * The core is built with panic=abort: a panic traps (a `WebAssembly.RuntimeError`) and leaves
+ * the instance unusable (its state stays borrowed, so every later call traps too). Every export
+ * call that traps marks the core `failed`, calls `onTrap(error)` (set by the owner, which
+ * replaces the core: `Core.load(core.module)` and the lists loaded again) and rethrows.
+ */
 export class Core {
   /** Instantiates the core from the .wasm file's bytes (or a compiled WebAssembly.Module). */
   static async load(wasm) {
-    const instance =
-      wasm instanceof WebAssembly.Module
-        ? await WebAssembly.instantiate(wasm, {})
-        : (await WebAssembly.instantiate(wasm, {})).instance;
-    return new Core(instance);
+    const module = wasm instanceof WebAssembly.Module ? wasm : await WebAssembly.compile(wasm);
+    return new Core(await WebAssembly.instantiate(module, {}), module);
   }
 
-  constructor(instance) {
-    this.x = instance.exports;
+  constructor(instance, module = null) {
+    /** The compiled module, to instantiate a fresh core from after a trap. */
+    this.module = module;
+    /** Whether an export trapped: this instance must not be used again. */
+    this.failed = false;
+    /** Called with the `WebAssembly.RuntimeError` of the first trap. */
+    this.onTrap = null;
+    this.x = {};
+    for (const [name, value] of Object.entries(instance.exports)) {
+      this.x[name] = typeof value === "function" ? this.guarded(name, value) : value;
+    }
+  }
+
+  /** `f` (an export) wrapped so that a trap marks the core failed and is reported once. */
+  guarded(name, f) {
+    return (...args) => {
+      try {
+        return f(...args);
+      } catch (error) {
+        if (error instanceof WebAssembly.RuntimeError) {
+          const first = !this.failed;
+          this.failed = true;
+          if (first && this.onTrap) this.onTrap(error);
+          throw new WebAssembly.RuntimeError(`the check core failed in ${name}: ${error.message}`);
+        }
+        throw error;
+      }
+    };
   }
 
   /** Bytes of the module's linear memory now (what the lists and buffers take). */
@@ -106,13 +136,6 @@ export class Core {
     this.withInputs([text], (p, l) => this.x.pb_set_passed(p, l));
   }
 
-  /** Applies a delta file's bytes to a held list; returns the new info or throws. */
-  applyDelta(handle, bytes) {
-    const code = this.withInputs([bytes], (p, l) => this.x.pb_apply_delta(handle, p, l));
-    if (code < 0) throw new Error(this.resultText());
-    return this.resultJson();
-  }
-
   /** The held list's file image (for storage). */
   toBytes(handle) {
     if (this.x.pb_to_bytes(handle) < 0) throw new Error(this.resultText());
@@ -150,7 +173,11 @@ export class Core {
     if (code < 0) throw new Error(this.resultText());
   }
 
-  /** Ends a sync: {handle, summary} of the list now current; throws on a refusal. */
+  /**
+   * Ends a sync: {handle, summary} of the list now current; throws on a refusal. `handle` must
+   * be the one the sync began with, still holding the same list (the core refuses a list
+   * dropped or replaced meanwhile, even if its handle now names another list).
+   */
   syncFinish(session, handle) {
     const current = this.x.pb_sync_finish(session, handle);
     if (current === 0) throw new Error(this.resultText());

@@ -1,5 +1,6 @@
 // The extension's list storage: one IndexedDB record per list base URL holding the list's
-// file image and what the next sync needs (the index ETag and the version it was read at),
+// file image, the key that verified it (`key`: the trusted key's text, or "none"; see
+// config.keyOf) and what the next sync needs (the index ETag and the version it was read at),
 // so a restarted service worker reloads every list without a download.
 
 const DB_NAME = "phishbloom";
@@ -32,9 +33,14 @@ async function run(mode, make) {
   });
 }
 
-/** Every stored list: [{url, bytes (Uint8Array), etag, etagVersion, info, syncedAt}]. */
+/** Every stored list: [{url, bytes (Uint8Array), key, etag, etagVersion, syncedAt}]. */
 export function all() {
   return run("readonly", (store) => store.getAll());
+}
+
+/** The URLs of every stored list. */
+export function urls() {
+  return run("readonly", (store) => store.getAllKeys());
 }
 
 /** Stores (or replaces) one list's record. */

@@ -1,7 +1,13 @@
 // phishbloom's warning page: asks the service worker for the warning it recorded (by the id in
 // this page's address) and shows it; its buttons go back to safety or pass the entry.
+//
+// Only ever acts as the top-level page of its tab: framed (by a web page hoping to trick a
+// click on "continue"), it shows nothing and its buttons do nothing. The manifest's
+// `frame-ancestors 'none'` already refuses the frame, and the worker only takes "continue"
+// from this page in a tab's top frame.
 
 const id = new URLSearchParams(location.search).get("id");
+const framed = window.top !== window.self;
 
 /** A duration in words ("3 hours"). */
 function age(seconds) {
@@ -27,10 +33,14 @@ async function show() {
     `${list.name} version ${list.version} (${list.entries} entries${made})`;
 }
 
-document.getElementById("safety").addEventListener("click", () =>
-  chrome.runtime.sendMessage({ type: "safety" }),
-);
-document.getElementById("continue").addEventListener("click", () =>
-  chrome.runtime.sendMessage({ type: "continue", id }),
-);
-show();
+if (framed) {
+  for (const button of document.querySelectorAll("button")) button.disabled = true;
+} else {
+  document.getElementById("safety").addEventListener("click", () =>
+    chrome.runtime.sendMessage({ type: "safety", id }),
+  );
+  document.getElementById("continue").addEventListener("click", () =>
+    chrome.runtime.sendMessage({ type: "continue", id }),
+  );
+  show();
+}

@@ -4,9 +4,10 @@
 //! - parity: `node clients/browser/cli.mjs` (the extension's WebAssembly core) prints exactly
 //!   what `phishbloom check` prints for 2,000 URLs of every kind;
 //! - a headless Chromium with the extension loaded, following a list on `phishbloom serve`:
-//!   listed pages end on the warning page (also behind a server redirect), clean and allowed
-//!   ones load, and an entry added on the server after start is warned within the update
-//!   interval.
+//!   listed pages end on the warning page (also behind a server redirect, and a prerendered
+//!   page once shown), clean and allowed ones load, a web page can neither frame the warning
+//!   page nor continue from it while "continue anyway" in its own tab loads the page, and an
+//!   entry added on the server after start is warned within the update interval.
 //!
 //! Both need the built extension, and `node` or `chromium`: in CI (the `CI` variable set) a
 //! missing one fails the test; elsewhere the test is skipped with a loud message.
@@ -344,10 +345,11 @@ impl Drop for Processes {
 static PRERENDERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A tiny web origin on a free loopback port: every path answers a page titled
-/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`) and
+/// `origin page`, except `/redirect` (a 302 to `http://evil1.example/from-redirect`),
 /// `/frame` (frames `evil1.example/in-frame` and `docs.evil1.example/in-frame`; its title counts
-/// what loaded in them); the page at `/speculate` also asks for a prefetch and a prerender of
-/// `/login/…` on its own host.
+/// what loaded in them) and `/embed?URL` (frames URL and `docs.evil1.example/in-frame-control`);
+/// the page at `/speculate` also asks for a prefetch and a prerender of `/login/…` on its own
+/// host, and `/speculate-activate` prerenders `/login/prerendered-then-shown` then goes there.
 fn start_origin() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -367,7 +369,33 @@ fn start_origin() -> u16 {
                 if path.starts_with("/login/prerendered") {
                     PRERENDERED.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
-                let answer = if path.starts_with("/speculate") {
+                let answer = if path.starts_with("/speculate-activate") {
+                    // Prerenders a listed URL of its own site, then goes there (activating the
+                    // prerendered page: no request, no new navigation).
+                    let body = "<!doctype html><title>origin page</title>\
+                        <script type=\"speculationrules\">{\"prerender\": [{\"source\": \
+                        \"list\", \"urls\": [\"/login/prerendered-then-shown\"]}]}</script>\
+                        <script>setTimeout(() => { location.href = \
+                        \"/login/prerendered-then-shown\"; }, 1500);</script>";
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                } else if let Some(framed) = path.strip_prefix("/embed?") {
+                    // Frames the URL after `?` (the extension's warning page) and, as a
+                    // control, a cross-site page (an out-of-process frame DevTools lists).
+                    let body = format!(
+                        "<!doctype html><title>embedding page</title>\
+                         <iframe src=\"{framed}\"></iframe>\
+                         <iframe src=\"http://docs.evil1.example/in-frame-control\"></iframe>"
+                    );
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                } else if path.starts_with("/speculate") {
                     // A page that asks for a prefetch and a prerender of a listed URL of its
                     // own site (phish3.example/login is listed, phish3.example is not).
                     let body = "<!doctype html><title>origin page</title>\
@@ -486,6 +514,35 @@ impl Browser {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Evaluates `expression` in the page of tab `id` as a user's action would (through the
+    /// DevTools protocol, driven by node's WebSocket); the protocol's answer.
+    fn evaluate(&self, id: &str, expression: &str) -> String {
+        let target = self.targets().into_iter().find(|t| t["id"] == id);
+        let socket = target
+            .as_ref()
+            .and_then(|t| t["webSocketDebuggerUrl"].as_str())
+            .unwrap_or_else(|| panic!("no DevTools socket for tab {id}: {target:?}"))
+            .to_owned();
+        let script = "const [socket, expression] = process.argv.slice(1);\
+            const ws = new WebSocket(socket);\
+            setTimeout(() => { console.error('no answer'); process.exit(3); }, 10000);\
+            ws.onerror = (e) => { console.error(String(e.message || e)); process.exit(2); };\
+            ws.onopen = () => ws.send(JSON.stringify({ id: 1, method: 'Runtime.evaluate',\
+              params: { expression, userGesture: true } }));\
+            ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m.id !== 1) return;\
+              console.log(JSON.stringify(m.result || m.error)); process.exit(0); };";
+        let output = Command::new("node")
+            .args(["--experimental-websocket", "-e", script, "--"])
+            .args([&socket, expression])
+            .output()
+            .expect("node runs");
+        assert!(
+            output.status.success(),
+            "evaluating {expression:?} in tab {id}: {output:?}"
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
     /// Closes the tab `id`.
@@ -680,9 +737,21 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         move |url: &str, title: &str| url.starts_with(&expected) && title == "origin page"
     };
 
-    // A listed domain and a listed path end on the warning page (the first waits for the
-    // extension's first download of the list: a page opened before it is not yet checked).
+    // The extension downloads nothing before the browser answers its policy read (which
+    // lists, which key), and Chromium without a policy service answers that late (seconds,
+    // more while tabs keep opening): wait for the first download before opening any tab.
     let started = Instant::now();
+    let downloaded = serve_common::eventually(Duration::from_secs(90), || {
+        chromium_log().contains("/v1/lists/phish: version ")
+    });
+    assert!(
+        downloaded,
+        "the list was never downloaded\n{}\n{}",
+        server.log(),
+        chromium_log()
+    );
+    eprintln!("first download {:?} after start", started.elapsed());
+    // A listed domain and a listed path end on the warning page.
     let attempts = warn_eventually(
         &browser,
         "http://evil1.example/",
@@ -748,6 +817,16 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         PRERENDERED.load(std::sync::atomic::Ordering::Relaxed)
     );
 
+    // A prerendered listed page that is then shown (activated: no request, no navigation
+    // event the redirect rule or the guards see) ends on the warning page.
+    let activating = browser.open("http://phish3.example/speculate-activate");
+    let (ok, url, title) = browser.wait_tab(&activating, Duration::from_secs(15), warned);
+    assert!(
+        ok,
+        "the prerendered listed page was shown: {url} {title:?}\n{}",
+        chromium_log()
+    );
+
     // A listed subframe is blocked (its page replaced by an error page), an allowed one loads,
     // and the page around them stays.
     let framing = browser.open("http://good.example/frame");
@@ -755,6 +834,67 @@ fn chromium_warns_before_a_listed_page_loads_and_follows_server_adds() {
         url == "http://good.example/frame" && title == "frames 0,1"
     });
     assert!(ok, "the listed frame was not blocked: {url} {title:?}");
+
+    // A web page cannot frame the warning page (to trick a click on "continue"): the frame
+    // never shows it, while a cross-site control frame beside it loads (and is listed).
+    let target_url = "http://phish3.example/login/framed";
+    let warned_tab = browser.open(target_url);
+    let (ok, warning_url, title) = browser.wait_tab(&warned_tab, Duration::from_secs(15), warned);
+    assert!(ok, "{target_url} not warned: {warning_url} {title:?}");
+    let embedding = browser.open(&format!("http://good.example/embed?{warning_url}"));
+    // The ids of the out-of-process frames whose URL starts with `prefix` (DevTools lists
+    // them; their titles there are their URLs).
+    let frames = |prefix: &str| -> Vec<String> {
+        browser
+            .targets()
+            .into_iter()
+            .filter(|t| {
+                t["type"] == "iframe" && t["url"].as_str().unwrap_or("").starts_with(prefix)
+            })
+            .map(|t| t["id"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let control = "http://docs.evil1.example/in-frame-control";
+    let listed = serve_common::eventually(Duration::from_secs(15), || !frames(control).is_empty());
+    assert!(
+        listed,
+        "the control frame is not listed: {:?}",
+        browser.targets()
+    );
+    std::thread::sleep(Duration::from_millis(1_000));
+    // Whatever the frame holds, it is not the warning page, and a click on its "continue"
+    // (a clickjacked user's) passes nothing.
+    for frame in frames(&format!("chrome-extension://{extension_id}/")) {
+        let title = browser.evaluate(&frame, "document.title");
+        assert!(
+            !title.contains("dangerous site blocked"),
+            "a web page framed the warning page: {title}"
+        );
+        browser.evaluate(&frame, "document.getElementById('continue')?.click()");
+    }
+    let (url, title) = browser.tab(&embedding).unwrap_or_default();
+    assert_eq!(title, "embedding page", "{url}");
+    std::thread::sleep(Duration::from_millis(500));
+    let again = browser.open(target_url);
+    let (ok, url, title) = browser.wait_tab(&again, Duration::from_secs(15), warned);
+    assert!(
+        ok,
+        "{target_url} passed from a framed page: {url} {title:?}"
+    );
+    // In its own tab, "continue anyway" passes the entry: the listed page then loads.
+    let (found, title) = browser.tab(&warned_tab).unwrap_or_default();
+    assert!(warned(&found, &title), "{found} {title:?}");
+    browser.evaluate(&warned_tab, "document.getElementById('continue').click()");
+    let (ok, url, title) = browser.wait_tab(
+        &warned_tab,
+        Duration::from_secs(15),
+        origin_page(target_url),
+    );
+    assert!(
+        ok,
+        "continue did not load {target_url}: {url} {title:?}\n{}",
+        chromium_log()
+    );
 
     // An entry added on the server is warned within the update interval.
     let added = reqwest::blocking::Client::new()

@@ -26,8 +26,19 @@ thread_local! {
 struct State {
     lists: Lists,
     /// Syncs in progress; session ids are 1 + the index.
-    sessions: Vec<Option<Session>>,
+    sessions: Vec<Option<Running>>,
     result: Vec<u8>,
+}
+
+/// A sync in progress and the list it was begun for: [`pb_sync_finish`] only replaces that
+/// list, never one that took its handle after it was dropped, nor a copy another sync already
+/// replaced.
+struct Running {
+    session: Session,
+    /// The handle given to [`pb_sync_begin`] (0: no local copy).
+    handle: u32,
+    /// The generation of the list `handle` held then ([`Lists::generation`]; 0 for handle 0).
+    generation: u64,
 }
 
 /// Runs `f` on the state.
@@ -226,34 +237,6 @@ pub extern "C" fn pb_info(handle: u32) -> i32 {
     })
 }
 
-/// Applies a delta file's bytes to the list of `handle`: 0 and the new info as JSON in the
-/// result buffer, or -1 and the error (the list may then be partly changed: reload it from
-/// its stored bytes, as [`phishbloom_core::Blocklist::apply`] says).
-///
-/// # Safety
-/// `delta` must point to `delta_len` readable bytes ([`pb_alloc`] memory).
-#[no_mangle]
-pub unsafe extern "C" fn pb_apply_delta(handle: u32, delta: *const u8, delta_len: usize) -> i32 {
-    // SAFETY: the caller's promise.
-    let delta = unsafe { input(delta, delta_len) };
-    with(|state| {
-        let Some(loaded) = state.lists.get_mut(handle) else {
-            set_result(state, no_list(handle));
-            return -1;
-        };
-        match loaded.apply_delta(delta) {
-            Ok(info) => {
-                set_result(state, info.to_string().into_bytes());
-                0
-            }
-            Err(error) => {
-                set_result(state, error.into_bytes());
-                -1
-            }
-        }
-    })
-}
-
 /// The list's file image (what `phishbloom` would save) in the result buffer, for storage:
 /// 0, or -1 if no list has that handle.
 #[no_mangle]
@@ -303,6 +286,7 @@ pub unsafe extern "C" fn pb_sync_begin(
     let trust = String::from_utf8_lossy(trust);
     let trust = Some(trust.as_ref()).filter(|t| !t.trim().is_empty());
     with(|state| {
+        let generation = state.lists.generation(handle).unwrap_or(0);
         let local = if handle == 0 {
             None
         } else {
@@ -323,7 +307,11 @@ pub unsafe extern "C" fn pb_sync_begin(
                 if at == state.sessions.len() {
                     state.sessions.push(None);
                 }
-                state.sessions[at] = Some(session);
+                state.sessions[at] = Some(Running {
+                    session,
+                    handle,
+                    generation,
+                });
                 crate::handle_of(at)
             }
             Err(error) => {
@@ -335,7 +323,7 @@ pub unsafe extern "C" fn pb_sync_begin(
 }
 
 /// The session of `id`, if it is in progress.
-fn session(state: &mut State, id: u32) -> Option<&mut Option<Session>> {
+fn session(state: &mut State, id: u32) -> Option<&mut Option<Running>> {
     let index = usize::try_from(id).ok()?.checked_sub(1)?;
     state.sessions.get_mut(index).filter(|s| s.is_some())
 }
@@ -347,7 +335,8 @@ fn session(state: &mut State, id: u32) -> Option<&mut Option<Session>> {
 pub extern "C" fn pb_sync_next(session_id: u32) -> i32 {
     with(|state| {
         let next = match session(state, session_id) {
-            Some(Some(session)) => session
+            Some(Some(running)) => running
+                .session
                 .next()
                 .map(|(path, bytes)| serde_json::json!({"path": path, "bytes": bytes})),
             _ => {
@@ -385,7 +374,7 @@ pub unsafe extern "C" fn pb_sync_give(
     // SAFETY: the caller's promise.
     let bytes = unsafe { input(bytes, bytes_len) };
     with(|state| {
-        let Some(Some(session)) = session(state, session_id) else {
+        let Some(Some(Running { session, .. })) = session(state, session_id) else {
             set_result(state, no_session(session_id));
             return -1;
         };
@@ -413,14 +402,33 @@ pub unsafe extern "C" fn pb_sync_give(
 /// and, in the result buffer, what happened as JSON (`name`, `version`, `min_interval`,
 /// `plan`, `via`, `downloaded`, `changed`, and `info`, the list's [`Loaded::info`]); or 0 and
 /// the error (the list of `handle` is unchanged). The session ends either way.
+///
+/// `handle` must be the one the sync was begun for, still holding the same list: a list
+/// dropped (its handle perhaps reused by another list) or replaced since is refused, as is
+/// another handle.
 #[no_mangle]
 pub extern "C" fn pb_sync_finish(session_id: u32, handle: u32) -> u32 {
     with(|state| {
-        let Some(session) = session(state, session_id).and_then(Option::take) else {
+        let Some(running) = session(state, session_id).and_then(Option::take) else {
             set_result(state, no_session(session_id));
             return 0;
         };
-        let (list, mut summary) = match session.finish() {
+        if running.handle != handle {
+            let error = format!(
+                "the sync {session_id} was begun for handle {}, not {handle}",
+                running.handle
+            );
+            set_result(state, error.into_bytes());
+            return 0;
+        }
+        if handle != 0 && state.lists.generation(handle) != Some(running.generation) {
+            let error = format!(
+                "the list of handle {handle} was dropped or replaced during the sync {session_id}"
+            );
+            set_result(state, error.into_bytes());
+            return 0;
+        }
+        let (list, mut summary) = match running.session.finish() {
             Ok(done) => done,
             Err(error) => {
                 set_result(state, error.into_bytes());
@@ -506,7 +514,7 @@ mod tests {
     }
 
     #[test]
-    fn load_check_apply_and_serialize_through_the_exports() {
+    fn load_check_and_serialize_through_the_exports() {
         let bytes = image("t", &["evil.com"]);
         let (name, name_len) = put(b"t.bloom");
         let (ptr, len) = put(&bytes);
@@ -533,9 +541,6 @@ mod tests {
         );
         assert_eq!(pb_to_bytes(handle), 0);
         assert_eq!(result(), bytes, "an unchanged list serializes to its image");
-        // SAFETY: as above.
-        assert_eq!(unsafe { pb_apply_delta(handle, url, url_len) }, -1);
-        assert!(!result().is_empty(), "the error is told");
         assert_eq!(pb_info(handle), 0);
         assert_eq!(pb_drop(handle), 1);
         // SAFETY: as above.
@@ -584,6 +589,118 @@ mod tests {
             // SAFETY: each pair is one pb_alloc's, freed once.
             unsafe { pb_free(ptr, len) };
         }
+    }
+
+    /// Holds the list image `bytes`; its handle.
+    fn load(bytes: &[u8]) -> u32 {
+        let (ptr, len) = put(bytes);
+        // SAFETY: memory from pb_alloc, freed once below; the name is empty.
+        let handle = unsafe { pb_load(std::ptr::null(), 0, ptr, len) };
+        // SAFETY: as above.
+        unsafe { pb_free(ptr, len) };
+        assert!(handle > 0, "{}", String::from_utf8_lossy(&result()));
+        handle
+    }
+
+    /// Begins a sync of `handle` from an index describing `bytes` (its whole file); the
+    /// session id.
+    fn begin(handle: u32, bytes: &[u8]) -> u32 {
+        use phishbloom_core::sync::{Download, IndexBody};
+        let list = phishbloom_core::Blocklist::from_bytes("s", bytes).unwrap();
+        let index =
+            IndexBody::describe(&list, Download::of("files/v.bloom", bytes), vec![]).to_json(None);
+        let (ptr, len) = put(&index);
+        // SAFETY: memory from pb_alloc, freed once below; the origin and the trust key are
+        // empty.
+        let session = unsafe {
+            pb_sync_begin(
+                handle,
+                std::ptr::null(),
+                0,
+                ptr,
+                len,
+                std::ptr::null(),
+                0,
+                0,
+            )
+        };
+        // SAFETY: as above.
+        unsafe { pb_free(ptr, len) };
+        assert!(session > 0, "{}", String::from_utf8_lossy(&result()));
+        session
+    }
+
+    /// Gives the sync `session` the whole file `bytes` it asks for.
+    fn give_whole(session: u32, bytes: &[u8]) {
+        assert_eq!(pb_sync_next(session), 1, "the whole file is asked for");
+        let (ptr, len) = put(bytes);
+        // SAFETY: memory from pb_alloc, freed once below.
+        assert_eq!(unsafe { pb_sync_give(session, ptr, len, 0) }, 0);
+        // SAFETY: as above.
+        unsafe { pb_free(ptr, len) };
+        assert_eq!(pb_sync_next(session), 0);
+    }
+
+    /// The name of the list of `handle`.
+    fn name_of(handle: u32) -> String {
+        assert_eq!(pb_info(handle), 0);
+        let info: serde_json::Value = serde_json::from_slice(&result()).unwrap();
+        info["name"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Version 2 of the list "old" (one more entry than [`image`]'s version 1).
+    fn version_2() -> Vec<u8> {
+        let mut list =
+            phishbloom_core::Blocklist::from_bytes("old", &image("old", &["evil.com"])).unwrap();
+        list.add(&[b"worse.org".as_slice()], None).unwrap();
+        list.to_bytes()
+    }
+
+    #[test]
+    fn a_sync_never_finishes_into_a_list_that_took_its_handle() {
+        let old = load(&image("old", &["evil.com"]));
+        let v2 = version_2();
+        let session = begin(old, &v2);
+        give_whole(session, &v2);
+        // The list is removed mid-sync and a new list takes its (freed) handle.
+        assert_eq!(pb_drop(old), 1);
+        let new = load(&image("new", &["other.net"]));
+        assert_eq!(new, old, "the freed slot is reused");
+        assert_eq!(pb_sync_finish(session, new), 0);
+        let error = String::from_utf8_lossy(&result()).into_owned();
+        assert!(error.contains("dropped or replaced"), "{error}");
+        assert_eq!(name_of(new), "new", "the new list keeps its own bytes");
+        assert_eq!(
+            pb_sync_end(session),
+            0,
+            "the refused finish ended the session"
+        );
+        assert_eq!(pb_drop(new), 1);
+    }
+
+    #[test]
+    fn a_sync_finishes_only_into_the_handle_it_began_for_and_only_once() {
+        let old = load(&image("old", &["evil.com"]));
+        let other = load(&image("other", &["other.net"]));
+        let v2 = version_2();
+        let first = begin(old, &v2);
+        let second = begin(old, &v2);
+        give_whole(first, &v2);
+        give_whole(second, &v2);
+        assert_eq!(pb_sync_finish(first, other), 0, "another handle");
+        assert!(String::from_utf8_lossy(&result()).contains("begun for handle"));
+        assert_eq!(name_of(other), "other");
+        assert_eq!(pb_sync_finish(first, 0), 0, "no handle");
+        let third = begin(old, &v2);
+        give_whole(third, &v2);
+        assert_eq!(pb_sync_finish(third, old), old);
+        let summary: serde_json::Value = serde_json::from_slice(&result()).unwrap();
+        assert_eq!(summary["info"]["version"], 2);
+        // The second sync was begun for the list the third one replaced.
+        assert_eq!(pb_sync_finish(second, old), 0);
+        assert!(String::from_utf8_lossy(&result()).contains("dropped or replaced"));
+        assert_eq!(pb_drop(old), 1);
+        assert_eq!(pb_drop(other), 1);
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! that JavaScript calls on `wasm32-unknown-unknown` without wasm-bindgen.
 //!
 //! JavaScript only moves bytes (list files, deltas, indexes, URLs) in and answers out; every
-//! rule — reading a list, preparing a URL, the verdict, the printed line, applying a delta,
-//! what a sync downloads and whether it may be trusted — is phishbloom's Rust, the same code
+//! rule — reading a list, preparing a URL, the verdict, the printed line, what a sync
+//! downloads, applying its deltas and whether it may be trusted — is phishbloom's Rust, the same code
 //! `phishbloom check` and `phishbloom sync` run. This module is the Rust API the exports wrap
 //! (host-testable): [`Lists`] holds loaded lists by handle; [`answer`] prints verdict lines
 //! exactly as `phishbloom check` does; [`Lists::warning`] answers a navigation across all lists.
@@ -59,17 +59,6 @@ impl Loaded {
             "categories": self.list.categories().iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
         })
     }
-
-    /// Applies a delta file's bytes (made from this list's version): checked, then applied
-    /// whole or not at all as far as the core promises (see [`Blocklist::apply`]; on an error
-    /// after its checks, reload the list from its stored bytes). Returns the new info.
-    pub fn apply_delta(&mut self, bytes: &[u8]) -> Result<serde_json::Value, String> {
-        let origin = self.list.origin();
-        let delta =
-            phishbloom_core::delta::Delta::from_bytes(&origin, bytes).map_err(|e| e.to_string())?;
-        self.list.apply(&delta).map_err(|e| e.to_string())?;
-        Ok(self.info())
-    }
 }
 
 /// The lines of a stream as `phishbloom check` reads standard input: split at `\n`, one
@@ -105,9 +94,16 @@ pub fn answer(loaded: &mut Loaded, items: &[&[u8]], output: Output, out: &mut Ve
 
 /// The lists a client holds, by handle (a small positive number; 0 is never a handle), and
 /// the entries its user chose to pass for this session.
+///
+/// A handle's slot is reused once its list is dropped; each list held gets a generation
+/// number never given before ([`Lists::generation`]), so a caller that remembered a handle can
+/// tell whether it still names the same list.
 #[derive(Default)]
 pub struct Lists {
-    slots: Vec<Option<Loaded>>,
+    /// Each slot's list and its generation.
+    slots: Vec<Option<(u64, Loaded)>>,
+    /// The generation the last list held got.
+    generation: u64,
     /// `(list name, entry)` pairs the user continued past ("continue anyway").
     passed: HashSet<(String, String)>,
 }
@@ -115,30 +111,54 @@ pub struct Lists {
 impl Lists {
     /// Holds `loaded` and returns its handle.
     pub fn insert(&mut self, loaded: Loaded) -> u32 {
+        let held = Some((self.next_generation(), loaded));
         let index = match self.slots.iter().position(Option::is_none) {
             Some(free) => {
-                self.slots[free] = Some(loaded);
+                self.slots[free] = held;
                 free
             }
             None => {
-                self.slots.push(Some(loaded));
+                self.slots.push(held);
                 self.slots.len() - 1
             }
         };
         handle_of(index)
     }
 
-    /// The list of `handle`, if it is held.
-    pub fn get_mut(&mut self, handle: u32) -> Option<&mut Loaded> {
+    /// A generation number not given before.
+    fn next_generation(&mut self) -> u64 {
+        self.generation += 1;
+        self.generation
+    }
+
+    /// The slot of `handle`, if it holds a list.
+    fn slot_mut(&mut self, handle: u32) -> Option<&mut (u64, Loaded)> {
         let index = usize::try_from(handle).ok()?.checked_sub(1)?;
         self.slots.get_mut(index)?.as_mut()
     }
 
-    /// Replaces the list of `handle` (which must be held); false if it is not.
+    /// The list of `handle`, if it is held.
+    pub fn get_mut(&mut self, handle: u32) -> Option<&mut Loaded> {
+        self.slot_mut(handle).map(|(_, loaded)| loaded)
+    }
+
+    /// The generation of the list `handle` holds now (`None` if it holds none): it changes
+    /// whenever the handle's list is replaced, or dropped and its slot reused.
+    pub fn generation(&self, handle: u32) -> Option<u64> {
+        let index = usize::try_from(handle).ok()?.checked_sub(1)?;
+        self.slots
+            .get(index)?
+            .as_ref()
+            .map(|(generation, _)| *generation)
+    }
+
+    /// Replaces the list of `handle` (which must be held; it gets a new generation); false
+    /// if it is not held.
     pub fn replace(&mut self, handle: u32, loaded: Loaded) -> bool {
-        match self.get_mut(handle) {
+        let generation = self.next_generation();
+        match self.slot_mut(handle) {
             Some(slot) => {
-                *slot = loaded;
+                *slot = (generation, loaded);
                 true
             }
             None => false,
@@ -169,7 +189,7 @@ impl Lists {
     /// `list` (its [`Loaded::info`]).
     pub fn warning(&mut self, url: &[u8]) -> Option<serde_json::Value> {
         let passed = &self.passed;
-        for loaded in self.slots.iter_mut().flatten() {
+        for (_, loaded) in self.slots.iter_mut().flatten() {
             let verdict = loaded.list.check(url, &mut loaded.scratch);
             if verdict.status != Status::Listed {
                 continue;
