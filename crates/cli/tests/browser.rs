@@ -517,7 +517,8 @@ impl Browser {
     }
 
     /// Evaluates `expression` in the page of tab `id` as a user's action would (through the
-    /// DevTools protocol, driven by node's WebSocket); the protocol's answer.
+    /// DevTools protocol over its WebSocket, with a Rust client: Debian's node 18 has none);
+    /// the protocol's answer.
     fn evaluate(&self, id: &str, expression: &str) -> String {
         let target = self.targets().into_iter().find(|t| t["id"] == id);
         let socket = target
@@ -525,24 +526,40 @@ impl Browser {
             .and_then(|t| t["webSocketDebuggerUrl"].as_str())
             .unwrap_or_else(|| panic!("no DevTools socket for tab {id}: {target:?}"))
             .to_owned();
-        let script = "const [socket, expression] = process.argv.slice(1);\
-            const ws = new WebSocket(socket);\
-            setTimeout(() => { console.error('no answer'); process.exit(3); }, 10000);\
-            ws.onerror = (e) => { console.error(String(e.message || e)); process.exit(2); };\
-            ws.onopen = () => ws.send(JSON.stringify({ id: 1, method: 'Runtime.evaluate',\
-              params: { expression, userGesture: true } }));\
-            ws.onmessage = (e) => { const m = JSON.parse(e.data); if (m.id !== 1) return;\
-              console.log(JSON.stringify(m.result || m.error)); process.exit(0); };";
-        let output = Command::new("node")
-            .args(["--experimental-websocket", "-e", script, "--"])
-            .args([&socket, expression])
-            .output()
-            .expect("node runs");
-        assert!(
-            output.status.success(),
-            "evaluating {expression:?} in tab {id}: {output:?}"
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        let (mut ws, _) = tungstenite::connect(socket.as_str())
+            .unwrap_or_else(|e| panic!("DevTools socket of tab {id}: {e}"));
+        if let tungstenite::stream::MaybeTlsStream::Plain(stream) = ws.get_ref() {
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+        }
+        let request = serde_json::json!({
+            "id": 1,
+            "method": "Runtime.evaluate",
+            "params": { "expression": expression, "userGesture": true },
+        });
+        ws.send(tungstenite::Message::text(request.to_string()))
+            .unwrap();
+        loop {
+            let message = ws
+                .read()
+                .unwrap_or_else(|e| panic!("evaluating {expression:?} in tab {id}: {e}"));
+            let Ok(text) = message.to_text() else {
+                continue;
+            };
+            let Ok(answer) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            if answer["id"] == 1 {
+                let _ = ws.close(None);
+                let result = if answer["result"].is_null() {
+                    &answer["error"]
+                } else {
+                    &answer["result"]
+                };
+                return result.to_string();
+            }
+        }
     }
 
     /// Closes the tab `id`.
