@@ -798,18 +798,22 @@ impl Session {
         }
     }
 
+    /// Whether `key` names a served list, which the commands for filters created here refuse:
+    /// then the error is written (the served list's own, for a list of `family`; a type error
+    /// for the other).
+    fn refuse_served(&self, key: &[u8], family: Family, out: &mut Vec<u8>) -> bool {
+        let Some(slot) = self.shared.lists.get(key) else {
+            return false;
+        };
+        let same = family_of(&slot.load().read()) == family;
+        reply::error(out, if same { SERVED_LIST } else { WRONGTYPE });
+        true
+    }
+
     /// `CF.INFO`, for cuckoo filters created here (RedisBloom's eight fields).
     fn cf_info(&mut self, key: &[u8], out: &mut Vec<u8>) {
-        if let Some(slot) = self.shared.lists.get(key) {
-            let family = family_of(&slot.load().read());
-            return reply::error(
-                out,
-                if family == Family::Cuckoo {
-                    SERVED_LIST
-                } else {
-                    WRONGTYPE
-                },
-            );
+        if self.refuse_served(key, Family::Cuckoo, out) {
+            return;
         }
         let fields = self.shared.lists.adhoc().read(key, |f| match f {
             Filter::Cuckoo(c) => Some([
@@ -839,16 +843,8 @@ impl Session {
 
     /// `BF.DEBUG`: the item count and each layer's parameters, for Bloom filters created here.
     fn bf_debug(&mut self, key: &[u8], out: &mut Vec<u8>) {
-        if let Some(slot) = self.shared.lists.get(key) {
-            let family = family_of(&slot.load().read());
-            return reply::error(
-                out,
-                if family == Family::Bloom {
-                    SERVED_LIST
-                } else {
-                    WRONGTYPE
-                },
-            );
+        if self.refuse_served(key, Family::Bloom, out) {
+            return;
         }
         let lines = self.shared.lists.adhoc().read(key, |f| match f {
             Filter::Bloom(b) => Some(b.debug()),
@@ -871,9 +867,8 @@ impl Session {
         let Some(iter) = parse_i64(iter).filter(|&i| i >= 0) else {
             return reply::error(out, "ERR Second argument must be numeric");
         };
-        if let Some(slot) = self.shared.lists.get(key) {
-            let same = family_of(&slot.load().read()) == family;
-            return reply::error(out, if same { SERVED_LIST } else { WRONGTYPE });
+        if self.refuse_served(key, family, out) {
+            return;
         }
         let chunk = self.shared.lists.adhoc().read(key, |f| {
             (family_of_filter(f) == family).then(|| f.dump_chunk(iter as u64))
@@ -1278,9 +1273,8 @@ impl Session {
         let Some(iter) = parse_i64(argv[2]).filter(|&i| i >= 1) else {
             return reply::error(out, "ERR Second argument must be numeric");
         };
-        if let Some(slot) = self.shared.lists.get(key) {
-            let same = family_of(&slot.load().read()) == family;
-            return reply::error(out, if same { SERVED_LIST } else { WRONGTYPE });
+        if self.refuse_served(key, family, out) {
+            return;
         }
         let adhoc = self.shared.lists.adhoc();
         if iter == 1 {
