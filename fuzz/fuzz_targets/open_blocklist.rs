@@ -25,7 +25,11 @@ fuzz_target!(|data: &[u8]| {
                 .any(|s| s.tag >= phishbloom_blocklist::format::OPTIONAL_TAGS)
         });
         if current && !optional {
-            assert_eq!(list.to_bytes(), data, "a file that opens must re-encode to itself");
+            assert_eq!(
+                list.to_bytes(),
+                data,
+                "a file that opens must re-encode to itself"
+            );
         }
     }
 });

@@ -25,21 +25,26 @@ fn receivers() -> &'static Vec<Vec<u8>> {
             .map(|line| Entry::parse(line.as_bytes()).expect("a valid entry"))
             .collect();
         let set = EntrySet::uncategorized(entries, "fuzz");
-        [(Kind::Cuckoo, true), (Kind::Counting, true), (Kind::Blocked, true), (Kind::Blocked, false)]
-            .into_iter()
-            .map(|(kind, verify)| {
-                let options = BuildOptions {
-                    kind,
-                    verify,
-                    capacity: Some(64),
-                    created: 1,
-                    ..BuildOptions::default()
-                };
-                Blocklist::from_entries(&set, &options)
-                    .expect("a small list builds")
-                    .to_bytes()
-            })
-            .collect()
+        [
+            (Kind::Cuckoo, true),
+            (Kind::Counting, true),
+            (Kind::Blocked, true),
+            (Kind::Blocked, false),
+        ]
+        .into_iter()
+        .map(|(kind, verify)| {
+            let options = BuildOptions {
+                kind,
+                verify,
+                capacity: Some(64),
+                created: 1,
+                ..BuildOptions::default()
+            };
+            Blocklist::from_entries(&set, &options)
+                .expect("a small list builds")
+                .to_bytes()
+        })
+        .collect()
     })
 }
 

@@ -19,6 +19,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = list.check(b"123456", &mut scratch);
         let _ = list.describe();
         let again = Blocklist::from_bytes("re-encoded", &list.to_bytes());
-        assert!(again.is_ok(), "a blocklist that opens must re-encode to a file that opens");
+        assert!(
+            again.is_ok(),
+            "a blocklist that opens must re-encode to a file that opens"
+        );
     }
 });

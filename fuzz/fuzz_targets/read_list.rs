@@ -14,12 +14,17 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let options = ListOptions {
-        scheme: if selector & 2 == 0 { KeyScheme::Exact } else { KeyScheme::Url },
+        scheme: if selector & 2 == 0 {
+            KeyScheme::Exact
+        } else {
+            KeyScheme::Url
+        },
         ..ListOptions::default()
     };
     let reader = Box::new(std::io::Cursor::new(rest.to_vec()));
     let csv = selector & 1 == 1;
-    if let Ok((keys, summary)) = read_list_from(reader, "fuzz".as_ref(), csv, &options, &mut |_| {}) {
+    if let Ok((keys, summary)) = read_list_from(reader, "fuzz".as_ref(), csv, &options, &mut |_| {})
+    {
         assert!(summary.selected >= keys.len() as u64);
         for key in keys.iter() {
             let _ = Entry::parse(key);

@@ -376,6 +376,21 @@ struct Batch<'a> {
     urls: Vec<Cow<'a, str>>,
 }
 
+/// The URLs of a `POST /v1/check` JSON body `{"urls": [...]}` (borrowed from `bytes` where they
+/// hold no escape): the route's whole reading of the body. Not UTF-8 or not that shape → 400;
+/// more than `max_batch` URLs → 413.
+pub fn parse_batch(bytes: &[u8], max_batch: usize) -> Result<Vec<Cow<'_, str>>, ApiError> {
+    let batch: Batch = parse_json(bytes, "{\"urls\": [...]}")?;
+    let count = batch.urls.len();
+    if count > max_batch {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("{count} URLs in one batch, over the cap of {max_batch}: split the batch, or stream it as NDJSON"),
+        ));
+    }
+    Ok(batch.urls)
+}
+
 /// Runs `work` inline when small, else on the blocking pool.
 async fn compute<T: Send + 'static>(
     size: usize,
@@ -422,15 +437,8 @@ async fn check_many(
     // pool (and is parsed there, so its borrowed strings live on that thread).
     let size = bytes.len() / 32;
     compute(size, move || -> ApiResult {
-        let batch: Batch = parse_json(&bytes, "{\"urls\": [...]}")?;
-        let count = batch.urls.len();
-        if count > max_batch {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("{count} URLs in one batch, over the cap of {max_batch}: split the batch, or stream it as NDJSON"),
-            ));
-        }
-        let items: Vec<&[u8]> = batch.urls.iter().map(|u| u.as_bytes()).collect();
+        let urls = parse_batch(&bytes, max_batch)?;
+        let items: Vec<&[u8]> = urls.iter().map(|u| u.as_bytes()).collect();
         // Answered and written a slice at a time, into pieces of the body: no buffer grows with
         // the batch (large allocations are what the allocator is slowest at).
         let mut scratch = Scratch::default();
@@ -471,7 +479,11 @@ async fn check_many(
             pieces.into_iter().map(Ok::<_, Infallible>),
         ));
         let mut response = Response::new(body);
-        let content_type = if ndjson_out { NDJSON } else { "application/json" };
+        let content_type = if ndjson_out {
+            NDJSON
+        } else {
+            "application/json"
+        };
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
@@ -580,6 +592,40 @@ fn error_line(line: usize, message: &str) -> Bytes {
     Bytes::from(out)
 }
 
+/// The lines of `block` (complete lines of an NDJSON check body) as the route reads them: each
+/// line that is not blank (a `\r` before its `\n` removed), numbered on from `*line_no`, with its
+/// URL (a JSON string, or an object's `url` field; borrowed where it holds no escape) or why it
+/// is refused (its answer is then `{"error": …, "line": N}`): longer than `max_line` bytes, not
+/// UTF-8, not JSON of either shape.
+pub fn parse_ndjson<'a>(
+    block: &'a [u8],
+    line_no: &mut usize,
+    max_line: usize,
+) -> Vec<(usize, Result<Cow<'a, str>, String>)> {
+    let mut parsed = Vec::new();
+    for raw in block.split(|&b| b == b'\n') {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.trim_ascii().is_empty() {
+            continue;
+        }
+        *line_no += 1;
+        let entry = if raw.len() > max_line {
+            Err(format!("line longer than {max_line} bytes"))
+        } else if std::str::from_utf8(raw).is_err() {
+            Err("the line is not UTF-8".into())
+        } else {
+            match serde_json::from_slice::<Line>(raw) {
+                Ok(Line::Url(url) | Line::Object { url }) => Ok(url),
+                Err(error) => Err(format!(
+                    "not a JSON string or {{\"url\": …}} object: {error}"
+                )),
+            }
+        };
+        parsed.push((*line_no, entry));
+    }
+    parsed
+}
+
 /// Answers the complete lines in `block`.
 fn answer_block(
     checker: &Checker,
@@ -589,37 +635,10 @@ fn answer_block(
     metrics: &crate::metrics::Metrics,
     max_line: usize,
 ) -> Vec<u8> {
-    enum Parsed<'a> {
-        Item(Cow<'a, str>),
-        Bad(String),
-    }
-    let mut parsed = Vec::new();
-    for raw in block.split(|&b| b == b'\n') {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.trim_ascii().is_empty() {
-            continue;
-        }
-        *line_no += 1;
-        let entry = if raw.len() > max_line {
-            Parsed::Bad(format!("line longer than {max_line} bytes"))
-        } else if std::str::from_utf8(raw).is_err() {
-            Parsed::Bad("the line is not UTF-8".into())
-        } else {
-            match serde_json::from_slice::<Line>(raw) {
-                Ok(Line::Url(url) | Line::Object { url }) => Parsed::Item(url),
-                Err(error) => Parsed::Bad(format!(
-                    "not a JSON string or {{\"url\": …}} object: {error}"
-                )),
-            }
-        };
-        parsed.push((*line_no, entry));
-    }
+    let parsed = parse_ndjson(block, line_no, max_line);
     let items: Vec<&[u8]> = parsed
         .iter()
-        .filter_map(|(_, p)| match p {
-            Parsed::Item(url) => Some(url.as_bytes()),
-            Parsed::Bad(_) => None,
-        })
+        .filter_map(|(_, p)| p.as_ref().ok().map(|url| url.as_bytes()))
         .collect();
     let mut answers: Vec<Answer> = Vec::with_capacity(items.len());
     checker.check(&items, scratch, &mut answers);
@@ -628,8 +647,8 @@ fn answer_block(
     let mut next = 0;
     for (line, entry) in &parsed {
         match entry {
-            Parsed::Bad(message) => out.extend_from_slice(&error_line(*line, message)),
-            Parsed::Item(url) => {
+            Err(message) => out.extend_from_slice(&error_line(*line, message)),
+            Ok(url) => {
                 checker.write_line(url.as_bytes(), &answers[next], &mut out);
                 next += 1;
             }

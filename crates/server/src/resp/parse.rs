@@ -16,6 +16,9 @@ pub struct ParseLimits {
     pub max_line: usize,
 }
 
+/// Argument slots reserved on a count line's word alone.
+const RESERVED_ARGS: usize = 1024;
+
 /// A protocol error: the message to send (after `-ERR `) before closing the connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProtocolError(pub String);
@@ -85,8 +88,9 @@ fn parse_multibulk(
     if count <= 0 {
         return Ok(Some(at));
     }
-    // `count` is at most max_args; reserving it is bounded by the cap.
-    args.reserve(count as usize);
+    // Room for the arguments a count line announces, up to a few: the rest are reserved as
+    // they arrive (a dozen bytes saying a million must not hold 16 MiB, as Redis caps it too).
+    args.reserve((count as usize).min(RESERVED_ARGS));
     for _ in 0..count {
         match buf.get(at) {
             None => return Ok(None),
@@ -205,6 +209,17 @@ mod tests {
         ] {
             assert!(words(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn a_count_line_alone_reserves_few_slots() {
+        let limits = ParseLimits {
+            max_args: 1 << 20,
+            ..LIMITS
+        };
+        let mut args = Vec::new();
+        assert_eq!(parse(b"*1000000\r\n", &limits, &mut args), Ok(None));
+        assert!(args.capacity() <= RESERVED_ARGS, "{}", args.capacity());
     }
 
     #[test]
