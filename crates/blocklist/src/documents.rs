@@ -25,6 +25,8 @@ pub enum DocumentFormat {
     Mbox,
     /// Text with one document per line, named `NAME:LINE`.
     Lines,
+    /// An HTML page: its visible text ([`crate::html`]).
+    Html,
 }
 
 impl DocumentFormat {
@@ -36,7 +38,7 @@ impl DocumentFormat {
             DocumentFormat::Mbox | DocumentFormat::Lines | DocumentFormat::Auto => {
                 16 * MAX_DOCUMENT_BYTES
             }
-            DocumentFormat::Text | DocumentFormat::Eml => MAX_DOCUMENT_BYTES,
+            DocumentFormat::Text | DocumentFormat::Eml | DocumentFormat::Html => MAX_DOCUMENT_BYTES,
         }
     }
 }
@@ -84,8 +86,35 @@ fn documents_from(
             limit,
         })]);
     }
+    let is_html = match format {
+        DocumentFormat::Html => true,
+        DocumentFormat::Auto => {
+            let lower = name.to_ascii_lowercase();
+            lower.ends_with(".html")
+                || lower.ends_with(".htm")
+                || crate::html::looks_like_html(&bytes)
+        }
+        _ => false,
+    };
+    if is_html {
+        if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+            return Ok(vec![Err(phishbloom_text::Error::TooLarge {
+                name: name.to_string(),
+                bytes: bytes.len() as u64,
+                limit: MAX_DOCUMENT_BYTES,
+            })]);
+        }
+        let text = crate::html::visible_text(&String::from_utf8_lossy(&bytes));
+        return Ok(vec![Ok(Document {
+            name: name.to_string(),
+            subject: None,
+            text,
+            message_id: None,
+        })]);
+    }
     let kind = match format {
-        DocumentFormat::Auto => mail::detect(name, &bytes),
+        // An HTML page was answered above.
+        DocumentFormat::Auto | DocumentFormat::Html => mail::detect(name, &bytes),
         DocumentFormat::Text => InputKind::Text,
         DocumentFormat::Eml => InputKind::Message,
         DocumentFormat::Mbox => InputKind::Mbox,
@@ -104,6 +133,7 @@ fn lines(name: &str, bytes: &[u8]) -> Vec<phishbloom_text::Result<Document>> {
                 name: format!("{name}:{}", i + 1),
                 subject: None,
                 text: line.to_string(),
+                message_id: None,
             })
         })
         .collect()

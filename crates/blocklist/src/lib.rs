@@ -16,7 +16,9 @@
 //! - [`entries`] — domain and URL entries from lists and UT1 category folders.
 //! - [`keywords`] — building keyword lists through temporary bucket files.
 //! - [`documents`] — documents to scan from a file or standard input: a text, an e-mail
-//!   message, an mbox's messages, or one per line, within a size limit.
+//!   message, an mbox's messages, an HTML page's visible text ([`html`]), or one per line,
+//!   within a size limit.
+//! - [`near`] — near-duplicate lists built from documents (SimHash per document).
 //! - [`file`] — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
 //! - [`eval`] — the dataset evaluation `eval` and `demo` run (a labelled CSV, a held-out split,
@@ -66,7 +68,9 @@ pub mod entries;
 pub mod eval;
 pub mod file;
 pub mod formats;
+pub mod html;
 pub mod keywords;
+pub mod near;
 mod partition;
 pub mod plan_check;
 pub mod source;
@@ -79,6 +83,7 @@ pub use phishbloom_core::{
 };
 pub use phishbloom_core::{
     Applied, Blocklist, BuildOptions, Change, Description, Engine, EntrySet, Error, FilterInfo,
-    KeyHashes, KeyList, KeyScheme, Kind, Result, Scratch, SectionInfo, Status, Verdict,
+    KeyHashes, KeyList, KeyScheme, Kind, NamedDoc, NearOptions, Result, Scratch, SectionInfo,
+    Status, Verdict,
 };
 pub use source::{Input, ListOptions, ListSummary};

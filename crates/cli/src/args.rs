@@ -166,6 +166,15 @@ impl From<KindArg> for phishbloom_blocklist::Kind {
     }
 }
 
+/// How a near-duplicate list weights shingles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WeightingArg {
+    /// Each occurrence of a shingle counts.
+    Tf,
+    /// Each distinct shingle counts once.
+    Set,
+}
+
 /// Input format on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
@@ -284,6 +293,31 @@ pub struct BuildArgs {
     /// `-` reads standard input) instead of a URL or key list.
     #[arg(long, value_name = "LIST", conflicts_with_all = ["inputs", "ut1", "exact"])]
     pub keywords: Option<String>,
+    /// Build a near-duplicate list for `scan` from the documents LIST… names instead: e-mails
+    /// (.eml, mbox: one per message, named by Message-ID), HTML pages (their visible text),
+    /// texts, or with --format lines one document per line; a directory stands for every file
+    /// in it. Each document is kept as one 64-bit SimHash (an exact hash when it is short).
+    #[arg(long, conflicts_with_all = ["keywords", "ut1", "exact", "allow", "grow", "capacity", "verify"])]
+    pub near: bool,
+    /// With --near: the largest Hamming distance `scan` may ask for (and its default); Manku
+    /// et al. use 3 for 64-bit fingerprints.
+    #[arg(long, value_name = "K", requires = "near", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub max_distance: u32,
+    /// With --near: split the 64 bits into B blocks (default K + 1): C(B, B − K) tables of 8
+    /// bytes per document; more blocks, more tables, fewer candidates per lookup.
+    #[arg(long, value_name = "B", requires = "near", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub blocks: Option<u32>,
+    /// With --near: tokens per shingle (the features hashed into the SimHash).
+    #[arg(long, value_name = "W", requires = "near", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub shingle: Option<u32>,
+    /// With --near: documents with fewer tokens get an exact hash instead (SimHash is weak on
+    /// short texts), matched only by a copy with the same words.
+    #[arg(long, value_name = "T", requires = "near", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub min_tokens: Option<u32>,
+    /// With --near: how shingles are weighted: tf (each occurrence) or set (each distinct
+    /// shingle once).
+    #[arg(long, value_enum, requires = "near")]
+    pub weighting: Option<WeightingArg>,
     /// With --keywords: the probes per scanned document that --fpp is stated for (default: 400
     /// tokens × the number of distinct phrase lengths in the list).
     #[arg(long, value_name = "P", requires = "keywords", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
@@ -674,6 +708,8 @@ pub enum ScanFormatArg {
     Mbox,
     /// Text with one document per line (named FILE:LINE).
     Lines,
+    /// An HTML page: its visible text.
+    Html,
 }
 
 impl From<ScanFormatArg> for DocumentFormat {
@@ -684,6 +720,7 @@ impl From<ScanFormatArg> for DocumentFormat {
             ScanFormatArg::Eml => DocumentFormat::Eml,
             ScanFormatArg::Mbox => DocumentFormat::Mbox,
             ScanFormatArg::Lines => DocumentFormat::Lines,
+            ScanFormatArg::Html => DocumentFormat::Html,
         }
     }
 }
@@ -691,8 +728,17 @@ impl From<ScanFormatArg> for DocumentFormat {
 /// Options of `scan`.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// The keyword list (`phishbloom build --keywords LIST -o kw.bloom`).
+    /// The keyword list (`phishbloom build --keywords LIST -o kw.bloom`) or near-duplicate list
+    /// (`phishbloom build --near DOCS… -o known.bloom`).
     pub list: PathBuf,
+    /// A near-duplicate list to ask as well, beside the keyword LIST: each document is
+    /// answered with both signals.
+    #[arg(long, value_name = "LIST")]
+    pub near: Option<PathBuf>,
+    /// Near-duplicates: the largest Hamming distance that counts as a copy (default: the
+    /// list's own, which is also the most it answers).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub max_distance: Option<u32>,
     /// Files to scan; standard input when none is given (or for `-`).
     pub files: Vec<PathBuf>,
     /// How to read the inputs.

@@ -559,6 +559,52 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A near-duplicate list given to `check`.
+    #[error(
+        "{path}: a near-duplicate list: it recognizes copies of known documents; use \
+         `phishbloom scan {path} FILE…` (check answers whole URLs and keys)"
+    )]
+    NearList {
+        /// The list.
+        path: PathBuf,
+    },
+
+    /// A near-duplicate operation on a list of another kind.
+    #[error(
+        "{path}: a {kind} blocklist, not a near-duplicate list; build one with `phishbloom \
+         build --near DOCS… -o FILE`"
+    )]
+    NotNear {
+        /// The list.
+        path: PathBuf,
+        /// What it is.
+        kind: crate::Kind,
+    },
+
+    /// `remove` of a document name a near-duplicate list does not hold.
+    #[error(
+        "{path}: no document named `{name}` in this near-duplicate list; `phishbloom info \
+         --json {path}` lists the count, `phishbloom scan {path} FILE` the names that match"
+    )]
+    NearNameUnknown {
+        /// The list.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+    },
+
+    /// A near-duplicate list with more categories than ids can number.
+    #[error(
+        "{path}: {count} categories, more than {max}; give fewer distinct `--category` names",
+        max = crate::resolve::MAX_CATEGORIES
+    )]
+    NearTooManyCategories {
+        /// The list.
+        path: PathBuf,
+        /// Categories asked for.
+        count: usize,
+    },
+
     /// Input given as a list that is not text.
     #[error(
         "{path}: not a text list ({detail}); a list is text, one entry per line (gzip and zstd \

@@ -88,6 +88,10 @@ pub mod tag {
     pub const KEYWORD_LENGTHS: u16 = 0x10;
     /// A keyword list's exact keywords, sorted by phrase hash, read on hits.
     pub const KEYWORD_INDEX: u16 = 0x11;
+    /// A near-duplicate list's fingerprinting parameters, permuted tables and exact hashes.
+    pub const NEAR_TABLES: u16 = 0x12;
+    /// A near-duplicate list's document names and categories.
+    pub const NEAR_DOCS: u16 = 0x13;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
 }
@@ -111,6 +115,8 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::STATIC_PATCH => "static patch",
         tag::KEYWORD_LENGTHS => "phrase lengths",
         tag::KEYWORD_INDEX => "keyword index",
+        tag::NEAR_TABLES => "near tables",
+        tag::NEAR_DOCS => "near documents",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }

@@ -34,6 +34,9 @@ pub enum KeyScheme {
     /// Keywords and phrases in any language, matched inside text (`phishbloom scan`): NFKC,
     /// simple case folding, UAX #29 tokens joined by one space ([`crate::keywords`]).
     Keywords,
+    /// Whole documents, matched by the SimHash of their shingles within a Hamming distance
+    /// (`phishbloom build --near`, [`crate::near`]).
+    Near,
 }
 
 impl KeyScheme {
@@ -45,6 +48,7 @@ impl KeyScheme {
             KeyScheme::Expressions => 2,
             KeyScheme::Folded => 4,
             KeyScheme::Keywords => 3,
+            KeyScheme::Near => 5,
         }
     }
 
@@ -56,6 +60,7 @@ impl KeyScheme {
             2 => Some(KeyScheme::Expressions),
             4 => Some(KeyScheme::Folded),
             3 => Some(KeyScheme::Keywords),
+            5 => Some(KeyScheme::Near),
             _ => None,
         }
     }
@@ -68,6 +73,7 @@ impl KeyScheme {
             KeyScheme::Expressions => "url-expressions",
             KeyScheme::Folded => "exact-folded",
             KeyScheme::Keywords => "keywords",
+            KeyScheme::Near => "near-duplicates",
         }
     }
 
@@ -84,7 +90,8 @@ impl KeyScheme {
         let start = out.len();
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         match self {
-            KeyScheme::Exact => out.extend_from_slice(raw),
+            // A near-duplicate list's documents are named exactly (`remove` goes by name).
+            KeyScheme::Exact | KeyScheme::Near => out.extend_from_slice(raw),
             KeyScheme::Folded => fold_case(raw, out),
             // Whole-key normalization of a URL; expression matching goes through the matcher.
             KeyScheme::Url | KeyScheme::Expressions => normalize_url(raw, out),

@@ -19,17 +19,21 @@ pub enum Kind {
     /// One split-block Bloom filter (Parquet's SBBF): one bit in each 32-bit word of a 256-bit
     /// block, a branch-free probe; its 64-bit hash is the `h1` half of the key's [`KeyHash`].
     Split,
+    /// Known documents by SimHash in Manku's permuted tables: near-duplicates within a Hamming
+    /// distance (`phishbloom build --near`, [`crate::near`]).
+    Near,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Classic,
         Kind::Blocked,
         Kind::Cabf,
         Kind::Cuckoo,
         Kind::Counting,
         Kind::Split,
+        Kind::Near,
     ];
 
     /// The code stored in the file header.
@@ -41,6 +45,7 @@ impl Kind {
             Kind::Cuckoo => 4,
             Kind::Counting => 5,
             Kind::Split => 6,
+            Kind::Near => 7,
         }
     }
 
@@ -58,6 +63,7 @@ impl Kind {
             Kind::Cuckoo => "cuckoo",
             Kind::Counting => "counting",
             Kind::Split => "split",
+            Kind::Near => "near",
         }
     }
 

@@ -22,6 +22,7 @@
 //! - [`engine`] — the probes of a URL, the lookup engines (exact, URL filter, CaBF) and the
 //!   per-thread [`Scratch`] (which holds a preparer).
 //! - [`sections`] — what each section holds; [`keywords`] — keyword lists and their index.
+//! - [`near`] — near-duplicate lists: known documents by SimHash in permuted tables.
 //! - [`delta`] — the change between two versions of a list, coded small and checked.
 //! - [`list`] — [`Blocklist`]: build in memory, read from and write to a file image, check,
 //!   add, remove, apply, merge, describe.
@@ -68,6 +69,7 @@ pub mod keys;
 pub mod keywords;
 pub mod kind;
 pub mod list;
+pub mod near;
 pub mod plan;
 pub mod prepare;
 pub mod printer;
@@ -84,8 +86,8 @@ pub use error::{Error, Result};
 pub use keys::KeyScheme;
 pub use kind::Kind;
 pub use list::{
-    Applied, Blocklist, BuildOptions, Change, Description, Engine, FilterInfo, KeyHashes,
-    SectionInfo,
+    Applied, Blocklist, BuildOptions, Change, Description, Engine, FilterInfo, KeyHashes, NamedDoc,
+    NearOptions, SectionInfo,
 };
 pub use resolve::{Status, Verdict};
 

@@ -49,7 +49,7 @@ impl Preparer {
                 Err(error) => Query::Invalid(error),
             },
             KeyScheme::Keywords => Query::Phrase(item),
-            KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => {
+            KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url | KeyScheme::Near => {
                 self.key.clear();
                 scheme.append_key(item, &mut self.key);
                 Query::Key(&self.key)

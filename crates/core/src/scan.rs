@@ -16,6 +16,7 @@ use phishbloom_text::tokens::Tokens;
 use crate::error::{Error, Result};
 use crate::keywords::KeywordEngine;
 use crate::list::{Blocklist, Engine};
+use crate::near::NearMatch;
 use crate::printer::Output;
 
 /// Probes hashed before one batched query: enough to keep many cache misses in flight, few
@@ -190,22 +191,116 @@ impl<'a> Scanner<'a> {
     }
 }
 
+/// A near-duplicate list's answer for one document, as JSON carries it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NearAnswer<'a> {
+    /// `near` or `clean`.
+    pub verdict: &'static str,
+    /// The nearest known document's distance.
+    pub distance: Option<u32>,
+    /// The nearest known document's name.
+    #[serde(rename = "match")]
+    pub matched: Option<&'a str>,
+    /// Its categories.
+    pub categories: &'a [String],
+    /// Whether it matched by the exact hash of a short document.
+    pub exact: bool,
+    /// Every known document within the distance, nearest first (at most
+    /// [`MAX_REPORTED_MATCHES`]).
+    pub matches: &'a [NearMatch],
+}
+
+impl<'a> NearAnswer<'a> {
+    /// The answer for the matches of a lookup (nearest first).
+    pub fn of(matches: &'a [NearMatch]) -> Self {
+        let nearest = matches.first();
+        NearAnswer {
+            verdict: if nearest.is_some() { "near" } else { "clean" },
+            distance: nearest.map(|m| m.distance),
+            matched: nearest.map(|m| m.name.as_str()),
+            categories: nearest.map_or(&[], |m| m.categories.as_slice()),
+            exact: nearest.is_some_and(|m| m.exact),
+            matches: &matches[..matches.len().min(MAX_REPORTED_MATCHES)],
+        }
+    }
+
+    /// The TSV columns after the name: `near<TAB>MATCH<TAB>DISTANCE<TAB>CATEGORIES` or `clean`.
+    fn tsv(&self) -> String {
+        match (self.matched, self.distance) {
+            (Some(matched), Some(distance)) => {
+                format!("near\t{matched}\t{distance}\t{}", self.categories.join(","))
+            }
+            _ => "clean".into(),
+        }
+    }
+}
+
+/// Appends the answer line of a near-duplicate list for document `name`:
+/// `NAME<TAB>near<TAB>MATCH<TAB>DISTANCE<TAB>CATEGORIES` or `NAME<TAB>clean` (TSV), or one JSON
+/// object `{"name", "subject"?, "verdict", "distance", "match", "categories", "exact",
+/// "matches"}`.
+pub fn write_near_document(
+    name: &str,
+    subject: Option<&str>,
+    matches: &[NearMatch],
+    output: Output,
+    out: &mut Vec<u8>,
+) {
+    let answer = NearAnswer::of(matches);
+    match output {
+        Output::Tsv => {
+            out.extend_from_slice(format!("{name}\t{}\n", answer.tsv()).as_bytes());
+        }
+        Output::Json => {
+            #[derive(serde::Serialize)]
+            struct Line<'a> {
+                name: &'a str,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                subject: Option<&'a str>,
+                #[serde(flatten)]
+                answer: NearAnswer<'a>,
+            }
+            // Serializing strings and numbers into a Vec cannot fail.
+            let _ = serde_json::to_writer(
+                &mut *out,
+                &Line {
+                    name,
+                    subject,
+                    answer,
+                },
+            );
+            out.push(b'\n');
+        }
+    }
+}
+
 /// Appends the answer line for document `name`: `NAME<TAB>spam|clean<TAB>HITS` then
 /// `<TAB>KEYWORD@START-END` per match (TSV), or one JSON object with the document, its
-/// Subject, the verdict, the hits and the matches.
+/// Subject, the verdict, the hits and the matches. With `near` (the matches of a
+/// near-duplicate list asked as well), TSV ends with `<TAB>near:MATCH:DISTANCE` or
+/// `<TAB>near:-`, and JSON has a `near` object ([`NearAnswer`]).
 pub fn write_document(
     name: &str,
     subject: Option<&str>,
     verdict: &DocumentVerdict,
+    near: Option<&[NearMatch]>,
     output: Output,
     out: &mut Vec<u8>,
 ) {
+    let near = near.map(NearAnswer::of);
     let label = if verdict.spam { "spam" } else { "clean" };
     match output {
         Output::Tsv => {
             out.extend_from_slice(format!("{name}\t{label}\t{}", verdict.hits).as_bytes());
             for m in &verdict.matches {
                 out.extend_from_slice(format!("\t{}@{}-{}", m.keyword, m.start, m.end).as_bytes());
+            }
+            if let Some(near) = &near {
+                let signal = match (near.matched, near.distance) {
+                    (Some(matched), Some(distance)) => format!("\tnear:{matched}:{distance}"),
+                    _ => "\tnear:-".into(),
+                };
+                out.extend_from_slice(signal.as_bytes());
             }
             out.push(b'\n');
         }
@@ -219,6 +314,8 @@ pub fn write_document(
                 hits: u64,
                 matches: &'a [Match],
                 unconfirmed: u64,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                near: Option<NearAnswer<'a>>,
             }
             let line = Line {
                 document: name,
@@ -227,6 +324,7 @@ pub fn write_document(
                 hits: verdict.hits,
                 matches: &verdict.matches,
                 unconfirmed: verdict.unconfirmed,
+                near,
             };
             // Serializing strings and numbers into a Vec cannot fail.
             let _ = serde_json::to_writer(&mut *out, &line);

@@ -68,7 +68,9 @@ impl Layer {
             }
             Kind::Cuckoo => Layer::Cuckoo(CuckooFilter::with_load(capacity, fpp, load)?),
             Kind::Counting => Layer::Counting(CountingFilter::new(capacity, fpp)?),
-            Kind::Cabf => unreachable!("CaBF lists are not built from layers"),
+            Kind::Cabf | Kind::Near => {
+                unreachable!("CaBF and near-duplicate lists are not built from layers")
+            }
         })
     }
 

@@ -32,6 +32,36 @@ pub enum Error {
         bits: f64,
     },
 
+    /// Permuted tables asked for a shape they cannot have (near-duplicate lists).
+    #[error("near-duplicate tables for distance {distance} with {blocks} blocks: {problem}")]
+    NearShape {
+        /// The largest distance asked for.
+        distance: u32,
+        /// The blocks the 64 bits are split into.
+        blocks: u32,
+        /// What is wrong and what would work.
+        problem: String,
+    },
+
+    /// Stored permuted tables are not consistent (a corrupt near-duplicate section).
+    #[error("near-duplicate tables are inconsistent: {problem}; rebuild the list with `phishbloom build --near`")]
+    NearTables {
+        /// What is inconsistent.
+        problem: String,
+    },
+
+    /// A lookup asked for a larger distance than the tables were built for.
+    #[error(
+        "a maximum distance of {asked} is more than the {built} this near-duplicate list was \
+         built for; ask for at most {built}, or rebuild with `--max-distance {asked}`"
+    )]
+    NearDistance {
+        /// The distance asked for.
+        asked: u32,
+        /// The distance the tables answer.
+        built: u32,
+    },
+
     /// Memory for a structure could not be had.
     #[error(
         "cannot allocate {bytes} bytes for the filter: not enough memory (or a memory limit); \

@@ -17,6 +17,7 @@
 //!   [`counting`] — the 4-bit counting Bloom filter (deletes; saturated counters stay).
 //! - [`prefix`] — sorted fingerprint prefixes (a Golomb-coded set when stored), and
 //!   [`golomb`] — the Golomb–Rice coder behind it and behind delta files.
+//! - [`near`] — Manku's permuted tables: 64-bit fingerprints within a Hamming distance.
 //! - [`ribbon`] — a static ribbon filter: the smaller coding of a compact delta's additions.
 //! - [`cabf`] — BBF−/BBF+ and CaBF−/CaBF longest-prefix structures over component sequences.
 //! - [`math`] — every sizing formula as a small documented function.
@@ -61,6 +62,7 @@ pub mod golomb;
 mod hash;
 mod layout;
 pub mod math;
+pub mod near;
 pub mod prefix;
 pub mod ribbon;
 pub mod rng;

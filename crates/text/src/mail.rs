@@ -116,6 +116,8 @@ pub struct Document {
     pub subject: Option<String>,
     /// The decoded text; match offsets are byte offsets into it.
     pub text: String,
+    /// A message's Message-ID, without its angle brackets.
+    pub message_id: Option<String>,
 }
 
 /// Checks the size limit.
@@ -137,6 +139,7 @@ pub fn decode_text(name: &str, bytes: &[u8]) -> Result<Document> {
         name: name.to_string(),
         subject: None,
         text: String::from_utf8_lossy(bytes).into_owned(),
+        message_id: None,
     })
 }
 
@@ -151,16 +154,18 @@ pub fn decode_message(name: &str, bytes: &[u8]) -> Result<Document> {
     let decoded = std::panic::catch_unwind(|| {
         let message = MessageParser::default().parse(bytes)?;
         let subject = message.subject().map(str::to_string);
+        let message_id = message.message_id().map(str::to_string);
         let mut text = String::new();
         append_message(&message, &mut text);
-        Some((subject, text))
+        Some((subject, text, message_id))
     })
     .map_err(|_| malformed())?;
-    let (subject, text) = decoded.ok_or_else(malformed)?;
+    let (subject, text, message_id) = decoded.ok_or_else(malformed)?;
     Ok(Document {
         name: name.to_string(),
         subject,
         text,
+        message_id,
     })
 }
 

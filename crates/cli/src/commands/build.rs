@@ -22,7 +22,12 @@ use phishbloom_blocklist::{now, Engine};
 use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
 use phishbloom_filter::Filter;
 
-use crate::args::BuildArgs;
+use clap::ValueEnum;
+use phishbloom_blocklist::documents::DocumentFormat;
+use phishbloom_blocklist::near::{expand_inputs, read_near_docs, SimHashParams, Weighting};
+use phishbloom_blocklist::NearOptions;
+
+use crate::args::{BuildArgs, FormatArg, WeightingArg};
 use crate::commands::default_threads;
 
 /// Reads the lists, builds and saves the blocklist, prints the summary.
@@ -49,6 +54,9 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     };
     if let Some(list) = &args.keywords {
         return build_keywords_list(args, list, &options, started);
+    }
+    if args.near {
+        return build_near_list(args, &options, started);
     }
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
@@ -160,6 +168,67 @@ fn build_keywords_list(
         fmt::count(u64::from(summary.probes_per_doc)),
         fmt::percent(per_probe_fpp(args.filter.fpp, summary.probes_per_doc)),
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `build --near DOCS…`: reads and fingerprints the documents, builds the tables, saves, prints
+/// the summary.
+fn build_near_list(
+    args: &BuildArgs,
+    options: &BuildOptions,
+    started: Instant,
+) -> anyhow::Result<ExitCode> {
+    let format =
+        match args.format {
+            FormatArg::Auto => DocumentFormat::Auto,
+            FormatArg::Lines => DocumentFormat::Lines,
+            other => anyhow::bail!(
+            "--format {} reads blocklist entries; with --near, documents are recognized by their \
+             content (e-mail, mbox, HTML, text), or pass --format lines for one document per line",
+            other.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
+        ),
+        };
+    let defaults = SimHashParams::default();
+    let params = SimHashParams {
+        shingle: args.shingle.unwrap_or(defaults.shingle),
+        min_tokens: args.min_tokens.unwrap_or(defaults.min_tokens),
+        weighting: match args.weighting {
+            Some(WeightingArg::Tf) => Weighting::Tf,
+            Some(WeightingArg::Set) => Weighting::Set,
+            None => defaults.weighting,
+        },
+    };
+    let near = NearOptions {
+        params,
+        distance: args.max_distance,
+        blocks: args.blocks.unwrap_or(args.max_distance + 1),
+        created: options.created,
+    };
+    let inputs: Vec<PathBuf> = args.inputs.iter().map(PathBuf::from).collect();
+    let (docs, summary) = read_near_docs(&inputs, format, &params, args.category.as_deref())?;
+    for problem in &summary.problems {
+        eprintln!("phishbloom: warning: skipped a document: {problem}");
+    }
+    let (mut blocklist, change) = Blocklist::from_near(&options.name, &near, docs)?;
+    blocklist.set_version(options.version);
+    let files = expand_inputs(&inputs)?;
+    blocklist.save(&args.output, &files).with_context(|| {
+        format!(
+            "cannot write the blocklist; {} was left as it was",
+            args.output.display()
+        )
+    })?;
+    println!(
+        "read {} file(s): {} documents ({} under {} tokens, kept by an exact hash), {} skipped, \
+         {} with a name seen before (the last kept)",
+        fmt::count(summary.files),
+        fmt::count(summary.documents),
+        fmt::count(summary.exact),
+        params.min_tokens,
+        fmt::count(summary.skipped),
+        fmt::count(change.unchanged),
+    );
+    print_summary(args, &blocklist, started);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -450,6 +519,21 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
         ),
         Engine::Keywords(engine) => {
             print_filter(args, &**engine.filter(), meta.entries, "keywords")
+        }
+        Engine::Near(engine) => {
+            let info = engine.info();
+            println!(
+                "built {}: {} documents, 64-bit SimHash of {}-token shingles ({} weights), in {} \
+                 permuted tables of {} blocks: distance up to {}, {} in memory",
+                args.output.display(),
+                fmt::count(meta.entries),
+                info.shingle,
+                info.weighting,
+                info.tables,
+                info.blocks,
+                info.max_distance,
+                fmt::bytes(info.memory_bytes),
+            );
         }
         _ => match (blocklist.filter(), blocklist.layers()) {
             (Some(filter), _) => print_filter(args, &**filter, meta.entries, what),

@@ -46,6 +46,7 @@ fn print_text(file: &str, d: &Description) {
         KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
         KeyScheme::Keywords => "keywords and phrases",
+        KeyScheme::Near => "documents (near-duplicates by SimHash)",
     };
     println!(
         "entries           {}{} {keys}",
@@ -90,8 +91,25 @@ fn print_text(file: &str, d: &Description) {
     if let Some(keywords) = &d.keywords {
         print_keywords_info(keywords);
     }
+    if let Some(near) = &d.near {
+        println!(
+            "fingerprints      64-bit SimHash of {}-token shingles ({} weights); {} document(s) \
+             under {} tokens by an exact hash",
+            near.shingle,
+            near.weighting,
+            fmt::count(near.exact),
+            near.min_tokens
+        );
+        println!(
+            "tables            {} permuted tables of {} blocks: distance up to {}, {} in memory",
+            near.tables,
+            near.blocks,
+            near.max_distance,
+            fmt::bytes(near.memory_bytes)
+        );
+    }
     match d.verification {
-        _ if d.keywords.is_some() => {}
+        _ if d.keywords.is_some() || d.near.is_some() => {}
         Some(count) => println!(
             "verification      {} fingerprints: every hit is confirmed exactly",
             fmt::count(count)

@@ -131,6 +131,7 @@ fn print_info(info: &Info) {
         KeyScheme::Folded => "exact keys, compared without case",
         KeyScheme::Url => "whole URLs, lightly normalized",
         KeyScheme::Keywords => "keywords and phrases (whole-phrase checks only)",
+        KeyScheme::Near => "documents (near-duplicates by SimHash)",
     };
     println!("entries           {} {keys}", fmt::count(list.entries));
     println!("set fingerprint   {} (as pushed)", list.fingerprint);

@@ -1,31 +1,67 @@
-//! `phishbloom scan`: find a keyword list's keywords and phrases inside e-mails and text, one
-//! answer per document (the documents are `phishbloom_blocklist::documents`'s).
+//! `phishbloom scan`: one answer per document (e-mails, pages, texts — the documents are
+//! `phishbloom_blocklist::documents`'s) from a keyword list (its keywords and phrases inside
+//! the text), a near-duplicate list (known documents within a Hamming distance), or both.
 
 use phishbloom_blocklist::BlocklistFile;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use phishbloom_blocklist::documents::read_documents;
+use phishbloom_blocklist::near::{expand_inputs, NearMatch, SimHasher};
 use phishbloom_blocklist::printer::Output;
-use phishbloom_blocklist::scan::{write_document, ScanOptions, Scanner};
-use phishbloom_blocklist::Blocklist;
+use phishbloom_blocklist::scan::{write_document, write_near_document, ScanOptions, Scanner};
+use phishbloom_blocklist::{Blocklist, Kind};
 
 use crate::args::ScanArgs;
 
-/// Scans every input; exit 0 if any document matched, 1 if none, 2 if any input failed.
+/// Scans every input; exit 0 if any document matched (spam or near), 1 if none, 2 if any
+/// input failed.
 pub fn run(args: &ScanArgs) -> anyhow::Result<ExitCode> {
-    let list = Blocklist::open(&args.list)?;
-    let mut scanner = Scanner::new(
-        &list,
-        ScanOptions {
-            min_hits: args.min_hits,
-            confirm: true,
-        },
-    )
-    .with_context(|| format!("{}: cannot scan with this list", args.list.display()))?;
-    if args.verify && !scanner.confirms() {
+    let first = Blocklist::open(&args.list)?;
+    // The keyword list and the near-duplicate list, whichever were given.
+    let (keywords, near) = match (first.kind(), &args.near) {
+        (Kind::Near, None) => (None, Some(first)),
+        (Kind::Near, Some(_)) => anyhow::bail!(
+            "{}: a near-duplicate list; --near adds one beside a keyword list (pass the keyword \
+             list first)",
+            args.list.display()
+        ),
+        (_, Some(path)) => {
+            let near = Blocklist::open(path)?;
+            near.near_engine()?;
+            (Some(first), Some(near))
+        }
+        (_, None) => (Some(first), None),
+    };
+    if let Some(near) = &near {
+        let built = near.near_engine()?.tables().distance();
+        if let Some(asked) = args.max_distance.filter(|&k| k > built) {
+            anyhow::bail!(
+                "{}: --max-distance {asked} is more than the {built} the list was built for; ask \
+                 for at most {built}, or rebuild it with `phishbloom build --near … \
+                 --max-distance {asked}`",
+                near_path(args).display()
+            );
+        }
+    } else if args.max_distance.is_some() {
+        anyhow::bail!("--max-distance applies to near-duplicate lists (pass one with --near)");
+    }
+    let mut scanner = match &keywords {
+        Some(list) => Some(
+            Scanner::new(
+                list,
+                ScanOptions {
+                    min_hits: args.min_hits,
+                    confirm: true,
+                },
+            )
+            .with_context(|| format!("{}: cannot scan with this list", args.list.display()))?,
+        ),
+        None => None,
+    };
+    if args.verify && !scanner.as_ref().is_some_and(Scanner::confirms) {
         anyhow::bail!(
             "{}: the keyword list has no keyword index (it was built without --verify); rebuild \
              it with `phishbloom build --keywords LIST --verify` to confirm hits",
@@ -35,12 +71,14 @@ pub fn run(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     let output = if args.json { Output::Json } else { Output::Tsv };
     let stdout = std::io::stdout();
     let mut stdout = std::io::BufWriter::new(stdout.lock());
-    let (mut spam, mut failed) = (0u64, false);
+    let (mut matched, mut failed) = (0u64, false);
+    // A directory stands for every file below it, as in `build --near`.
     let inputs: Vec<PathBuf> = if args.files.is_empty() {
         vec![PathBuf::from("-")]
     } else {
-        args.files.clone()
+        expand_inputs(&args.files)?
     };
+    let mut hasher = SimHasher::new();
     let mut line = Vec::new();
     for input in &inputs {
         let documents = match read_documents(input, args.format.into()) {
@@ -52,20 +90,44 @@ pub fn run(args: &ScanArgs) -> anyhow::Result<ExitCode> {
             }
         };
         for document in documents {
-            let result = document
-                .map_err(anyhow::Error::from)
-                .and_then(|doc| Ok((scanner.scan(&doc.text)?, doc)));
+            let result = document.map_err(anyhow::Error::from).and_then(|doc| {
+                let near_matches: Option<Vec<NearMatch>> = match &near {
+                    Some(list) => Some(list.near(&doc.text, args.max_distance, &mut hasher)?),
+                    None => None,
+                };
+                let verdict = match scanner.as_mut() {
+                    Some(scanner) => Some(scanner.scan(&doc.text)?),
+                    None => None,
+                };
+                Ok((verdict, near_matches, doc))
+            });
             match result {
-                Ok((verdict, doc)) => {
-                    spam += u64::from(verdict.spam);
+                Ok((verdict, near_matches, doc)) => {
+                    let is_near = near_matches.as_ref().is_some_and(|m| !m.is_empty());
                     line.clear();
-                    write_document(
-                        &doc.name,
-                        doc.subject.as_deref(),
-                        &verdict,
-                        output,
-                        &mut line,
-                    );
+                    match &verdict {
+                        Some(verdict) => {
+                            matched += u64::from(verdict.spam || is_near);
+                            write_document(
+                                &doc.name,
+                                doc.subject.as_deref(),
+                                verdict,
+                                near_matches.as_deref(),
+                                output,
+                                &mut line,
+                            );
+                        }
+                        None => {
+                            matched += u64::from(is_near);
+                            write_near_document(
+                                &doc.name,
+                                doc.subject.as_deref(),
+                                near_matches.as_deref().unwrap_or_default(),
+                                output,
+                                &mut line,
+                            );
+                        }
+                    }
                     stdout.write_all(&line)?;
                 }
                 Err(error) => {
@@ -76,9 +138,14 @@ pub fn run(args: &ScanArgs) -> anyhow::Result<ExitCode> {
         }
     }
     stdout.flush()?;
-    Ok(match (failed, spam) {
+    Ok(match (failed, matched) {
         (true, _) => ExitCode::from(2),
         (false, 0) => ExitCode::from(1),
         (false, _) => ExitCode::SUCCESS,
     })
+}
+
+/// The near-duplicate list's file: `--near`, else the LIST argument.
+fn near_path(args: &ScanArgs) -> &Path {
+    args.near.as_deref().unwrap_or(&args.list)
 }

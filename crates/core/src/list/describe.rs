@@ -94,6 +94,8 @@ pub struct Description {
     pub exceptions: u64,
     /// A keyword list's phrase lengths, rates per document and per probe, and index.
     pub keywords: Option<KeywordsInfo>,
+    /// A near-duplicate list's fingerprinting and tables.
+    pub near: Option<crate::near::NearInfo>,
 }
 
 /// One section as `info` lists it.
@@ -179,6 +181,10 @@ impl Blocklist {
             exceptions: self.resolver.exceptions().len() as u64,
             keywords: match &self.engine {
                 Engine::Keywords(engine) => Some(engine.info(&self.meta)),
+                _ => None,
+            },
+            near: match &self.engine {
+                Engine::Near(engine) => Some(engine.info()),
                 _ => None,
             },
         }

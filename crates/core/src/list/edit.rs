@@ -53,7 +53,7 @@ impl Blocklist {
         match &self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers()),
-            Engine::Cabf(_) | Engine::Keywords(_) => None,
+            Engine::Cabf(_) | Engine::Keywords(_) | Engine::Near(_) => None,
         }
     }
 
@@ -61,7 +61,7 @@ impl Blocklist {
         match &mut self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers_mut()),
-            Engine::Cabf(_) | Engine::Keywords(_) => None,
+            Engine::Cabf(_) | Engine::Keywords(_) | Engine::Near(_) => None,
         }
     }
 
@@ -210,6 +210,10 @@ impl Blocklist {
     /// which no longer confirms them, makes the entry answer clean. A Bloom list without a
     /// verification section cannot remove at all.
     pub fn remove(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        if self.kind == crate::Kind::Near && category.is_none() {
+            // A near-duplicate list's documents are removed by name.
+            return self.remove_near(items);
+        }
         let origin = self.origin();
         let cannot = Error::CannotChange {
             path: self.origin(),
@@ -362,6 +366,11 @@ impl Blocklist {
         self.meta.version += 1;
         self.meta.created = 0;
         self.directory = None;
+    }
+
+    /// Sets the list version (a rebuild continues the version of the file it replaces).
+    pub fn set_version(&mut self, version: u64) {
+        self.meta.version = version.max(1);
     }
 
     /// Records when this version was made (seconds since the Unix epoch): what a holder of the

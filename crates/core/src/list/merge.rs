@@ -44,6 +44,9 @@ impl Blocklist {
                 other.meta.probes_per_item.to_string(),
             ));
         }
+        if self.kind == crate::Kind::Near {
+            return self.merge_near(other);
+        }
         let (Some(mine), Some(theirs)) = (self.layers(), other.layers()) else {
             return Err(Error::CannotChange {
                 path: self.origin(),

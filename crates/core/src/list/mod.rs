@@ -10,6 +10,7 @@ mod diff;
 mod edit;
 mod merge;
 mod model;
+mod near;
 mod read;
 mod write;
 
@@ -17,3 +18,4 @@ pub use build::{BuildOptions, KeyHashes};
 pub use describe::{Description, FilterInfo, SectionInfo};
 pub use edit::{Applied, Change};
 pub use model::{Blocklist, Engine};
+pub use near::{NamedDoc, NearOptions};

@@ -15,6 +15,7 @@ use crate::hits::Hit;
 use crate::keys::{fingerprint, KeyScheme};
 use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
+use crate::near::NearEngine;
 use crate::prepare::{Preparer, Query};
 use crate::resolve::{Category, Resolver, Verdict, Verification};
 use crate::sections::Meta;
@@ -30,6 +31,8 @@ pub enum Engine {
     Cabf(CabfEngine),
     /// Keywords and phrases, found inside text by `scan`.
     Keywords(KeywordEngine),
+    /// Known documents by SimHash: near-copies found by `scan`.
+    Near(NearEngine),
 }
 
 /// A blocklist: metadata, the engine, and what turns its hits into verdicts (verification
@@ -99,6 +102,7 @@ impl Blocklist {
     pub fn filter(&self) -> Option<&AnyFilter> {
         match &self.engine {
             Engine::Keywords(engine) => Some(engine.filter()),
+            Engine::Near(_) => None,
             _ => self.layers().and_then(Layers::single_bloom),
         }
     }
@@ -108,7 +112,7 @@ impl Blocklist {
     /// exceptions and the most specific entry decide the rest (see [`crate::resolve`]).
     pub fn check_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Verdict {
         let matcher: &dyn Matcher = match &self.engine {
-            Engine::Keys(_) | Engine::Keywords(_) => return Verdict::default(),
+            Engine::Keys(_) | Engine::Keywords(_) | Engine::Near(_) => return Verdict::default(),
             Engine::Urls(urls) => urls,
             Engine::Cabf(cabf) => cabf,
         };
@@ -148,12 +152,15 @@ impl Blocklist {
     /// text (`scan`); checked as whole items it would answer only for lines that are exactly a
     /// keyword, and clean for any text that contains one.
     pub fn require_checkable(&self) -> Result<()> {
-        if self.meta().scheme == KeyScheme::Keywords {
-            return Err(Error::KeywordList {
+        match self.meta().scheme {
+            KeyScheme::Keywords => Err(Error::KeywordList {
                 path: self.origin(),
-            });
+            }),
+            KeyScheme::Near => Err(Error::NearList {
+                path: self.origin(),
+            }),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Answers one item (a line without its terminator).
@@ -173,6 +180,11 @@ impl Blocklist {
                 let listed = engine.check_phrase(item);
                 self.resolver.key_verdict(item, listed, 0)
             }));
+            return;
+        }
+        if let Engine::Near(_) = &self.engine {
+            // A document is not a line: `scan` asks a near-duplicate list ([`Blocklist::near`]).
+            out.extend(items.iter().map(|_| Verdict::default()));
             return;
         }
         if let Engine::Keys(layers) = &self.engine {

@@ -12,6 +12,7 @@ use crate::format::{self, tag, Directory, SharedSource, Source};
 use crate::keys::KeyScheme;
 use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
+use crate::near::NearEngine;
 use crate::resolve::{Category, Exceptions, Resolver, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::structure::{Layer, Layers};
@@ -73,12 +74,18 @@ impl Blocklist {
         let directory = format::read_directory(path, source)?;
         let kind = kind_of(path, &directory)?;
         let layer_tag = match kind {
-            Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cabf => tag::FILTER,
+            Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cabf | Kind::Near => tag::FILTER,
             Kind::Cuckoo => tag::CUCKOO,
             Kind::Counting => tag::COUNTERS,
         };
         for entry in &directory.sections {
             let expected = match entry.tag {
+                _ if kind == Kind::Near => {
+                    matches!(
+                        entry.tag,
+                        tag::META | tag::CATEGORIES | tag::NEAR_TABLES | tag::NEAR_DOCS
+                    ) && entry.index == 0
+                }
                 tag::META | tag::VERIFY | tag::CATEGORIES | tag::CATEGORY_SETS => entry.index == 0,
                 tag::EXCEPTIONS => entry.index == 0,
                 tag::FILTER | tag::CUCKOO | tag::COUNTERS => entry.tag == layer_tag,
@@ -118,6 +125,36 @@ impl Blocklist {
             .filter(|s| s.tag == layer_tag)
             .count();
         let engine = match kind {
+            Kind::Near => {
+                if meta.scheme != KeyScheme::Near {
+                    return Err(Error::invalid(
+                        path,
+                        "metadata key scheme",
+                        format!("{} in a near-duplicate list", meta.scheme.name()),
+                    ));
+                }
+                let section = |tag: u16, section: &'static str| -> Result<Vec<u8>> {
+                    let entry = directory.find(tag, 0).ok_or(Error::MissingSection {
+                        path: path.to_path_buf(),
+                        section,
+                    })?;
+                    format::read_section_vec(path, source, entry)
+                };
+                let categories = match directory.find(tag::CATEGORIES, 0) {
+                    Some(entry) => sections::decode_categories(
+                        path,
+                        &format::read_section_vec(path, source, entry)?,
+                    )?
+                    .len(),
+                    None => 1,
+                };
+                Engine::Near(NearEngine::decode(
+                    path,
+                    &section(tag::NEAR_TABLES, "near tables")?,
+                    &section(tag::NEAR_DOCS, "near documents")?,
+                    categories,
+                )?)
+            }
             Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cuckoo | Kind::Counting => {
                 let grows = match directory.find(tag::GROWTH, 0) {
                     Some(entry) => {
@@ -211,6 +248,13 @@ impl Blocklist {
                 match meta.scheme {
                     KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
                     KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
+                    KeyScheme::Near => {
+                        return Err(Error::invalid(
+                            path,
+                            "metadata key scheme",
+                            format!("near-duplicates in a {kind} blocklist"),
+                        ))
+                    }
                     KeyScheme::Keywords => {
                         let filter = layers.into_single_bloom().ok_or_else(|| {
                             Error::invalid(path, "keyword list", "not one Bloom filter")

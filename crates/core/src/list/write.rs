@@ -58,6 +58,11 @@ impl Blocklist {
                 }
                 None
             }
+            Engine::Near(engine) => {
+                extra.push((tag::NEAR_TABLES, engine.encode_tables()));
+                extra.push((tag::NEAR_DOCS, engine.encode_docs()));
+                None
+            }
             Engine::Keywords(engine) => {
                 let filter = engine.filter();
                 blocks.push((
