@@ -174,8 +174,9 @@ fn print_info(info: &Info) {
     );
     let filter = &info.filter;
     println!(
-        "fill              {:.4} of bits set, ~{:.0} keys estimated from the fill",
-        filter.fill_ratio, filter.estimated_items
+        "fill              {:.4} of bits set, ~{} keys estimated from the fill",
+        filter.fill_ratio,
+        fmt::count(filter.estimated_items.min(u64::MAX as f64) as u64)
     );
     println!(
         "rate per probe    {} from the bits now",
