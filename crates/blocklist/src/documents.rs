@@ -97,20 +97,7 @@ fn documents_from(
         _ => false,
     };
     if is_html {
-        if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
-            return Ok(vec![Err(phishbloom_text::Error::TooLarge {
-                name: name.to_string(),
-                bytes: bytes.len() as u64,
-                limit: MAX_DOCUMENT_BYTES,
-            })]);
-        }
-        let text = crate::html::visible_text(&String::from_utf8_lossy(&bytes));
-        return Ok(vec![Ok(Document {
-            name: name.to_string(),
-            subject: None,
-            text,
-            message_id: None,
-        })]);
+        return Ok(vec![one_document(name, &bytes, DocumentFormat::Html)]);
     }
     let kind = match format {
         // An HTML page was answered above.
@@ -121,6 +108,46 @@ fn documents_from(
         DocumentFormat::Lines => return Ok(lines(name, &bytes)),
     };
     Ok(mail::documents(name, &bytes, kind))
+}
+
+/// One document from bytes already read (a request body): HTML (by `format`, or recognized by
+/// its start), an e-mail message (by `format`, or recognized by its header fields), else text.
+/// Never split: an mbox or lines format is read as one text.
+pub fn one_document(
+    name: &str,
+    bytes: &[u8],
+    format: DocumentFormat,
+) -> phishbloom_text::Result<Document> {
+    let html = match format {
+        DocumentFormat::Html => true,
+        DocumentFormat::Auto => crate::html::looks_like_html(bytes),
+        _ => false,
+    };
+    if html {
+        if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+            return Err(phishbloom_text::Error::TooLarge {
+                name: name.to_string(),
+                bytes: bytes.len() as u64,
+                limit: MAX_DOCUMENT_BYTES,
+            });
+        }
+        return Ok(Document {
+            name: name.to_string(),
+            subject: None,
+            text: crate::html::visible_text(&String::from_utf8_lossy(bytes)),
+            message_id: None,
+        });
+    }
+    let message = match format {
+        DocumentFormat::Eml => true,
+        DocumentFormat::Auto => mail::looks_like_message(bytes),
+        _ => false,
+    };
+    if message {
+        mail::decode_message(name, bytes)
+    } else {
+        mail::decode_text(name, bytes)
+    }
 }
 
 /// One document per line of `bytes` (invalid UTF-8 becomes U+FFFD), named `NAME:LINE`.

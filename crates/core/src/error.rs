@@ -593,6 +593,17 @@ pub enum Error {
         name: String,
     },
 
+    /// `diff` of a near-duplicate list.
+    #[error(
+        "{path}: a near-duplicate list's changes are not coded as deltas (a delta holds entry \
+         fingerprints, not named documents); `publish` and `sync` send its whole file, and \
+         `add`/`remove` change it by document"
+    )]
+    NearNoDelta {
+        /// The list.
+        path: PathBuf,
+    },
+
     /// A near-duplicate list with more categories than ids can number.
     #[error(
         "{path}: {count} categories, more than {max}; give fewer distinct `--category` names",

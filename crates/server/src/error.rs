@@ -96,6 +96,10 @@ pub enum Error {
     #[error("{0}")]
     Unsupported(String),
 
+    /// A request the server cannot answer as asked (the message says what to send instead).
+    #[error("{0}")]
+    BadRequest(String),
+
     /// Input and output of the squid helper or the server's sockets.
     #[error("{context}: {cause}")]
     Io {

@@ -6,6 +6,7 @@
 //! | `GET /v1/check?url=U[&list=L]` | one answer object |
 //! | `POST /v1/check[?list=L]` `{"urls": [...]}` | `{"results": [...]}`, or NDJSON with `Accept: application/x-ndjson` |
 //! | `POST /v1/check[?list=L]` NDJSON body | NDJSON answers, streamed as lines arrive |
+//! | `POST /v1/near[?list=L][&max_distance=K]` a document (text, HTML, or a message) | the known documents within K of it, nearest first ([`crate::near`]) |
 //! | `GET /v1/lists` | `{"lists": [...]}`: name, kind, version, entries, fingerprint, bytes, loaded-at, `ad_hoc` (`true` for the filters created over the Redis protocol: listed, never checked) |
 //! | `GET /v1/lists/{name}/file` | the blocklist file; `ETag`, `If-None-Match` → 304 |
 //! | `GET /v1/lists/{name}/delta?from=V[&to=W]` | the delta file from version V (404 if not kept, or if W is not the version served) |
@@ -139,6 +140,7 @@ impl From<Error> for ApiError {
         }
         let status = match &error {
             Error::UnknownList { .. } | Error::NoDelta { .. } => StatusCode::NOT_FOUND,
+            Error::BadRequest(_) => StatusCode::BAD_REQUEST,
             Error::WritesOff => StatusCode::FORBIDDEN,
             Error::Exists => StatusCode::CONFLICT,
             Error::Full { .. } | Error::Unsupported(_) => StatusCode::CONFLICT,
@@ -162,6 +164,7 @@ type ApiResult<T = Response> = Result<T, ApiError>;
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/check", get(check_one).post(check_many))
+        .route("/v1/near", axum::routing::post(near_one))
         .route("/v1/lists", get(lists))
         .route("/v1/lists/{name}/file", get(file))
         .route("/v1/lists/{name}/delta", get(delta))
@@ -302,6 +305,47 @@ async fn check_one(State(shared): State<Arc<Shared>>, RawQuery(query): RawQuery)
     checker.write_line(url.as_bytes(), &answers[0], &mut body);
     body.pop();
     Ok(json_response(StatusCode::OK, body, "application/json"))
+}
+
+/// `POST /v1/near[?list=L][&max_distance=K]`: the body is one document.
+async fn near_one(
+    State(shared): State<Arc<Shared>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult {
+    let pairs = query_pairs(query.as_deref())?;
+    let mut list = None;
+    let mut max_distance = None;
+    for (name, value) in pairs {
+        match name.as_str() {
+            "list" => list = Some(value),
+            "max_distance" => {
+                max_distance = Some(value.parse::<u32>().map_err(|_| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        format!("max_distance: {value:?} is not a whole number of bits (0 to 64)"),
+                    )
+                })?)
+            }
+            other => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    format!("unknown parameter {other:?}: /v1/near takes list and max_distance"),
+                ))
+            }
+        }
+    }
+    let bytes = read_body(&shared, &headers, body).await?;
+    let format = crate::near::format_of(content_type(&headers));
+    let lists = shared.clone();
+    // Fingerprinting costs about 1 µs per 16 bytes of text: a document of 4 KiB costs about
+    // what an inline batch of URLs does, a larger one goes to the blocking pool.
+    let answer = compute(bytes.len() / 16, move || {
+        crate::near::answer(&lists.lists, list.as_deref(), max_distance, format, &bytes)
+    })
+    .await??;
+    Ok(json_response(StatusCode::OK, answer, "application/json"))
 }
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {

@@ -67,6 +67,7 @@ mod error;
 pub mod http;
 pub mod lists;
 pub mod metrics;
+pub mod near;
 pub mod resp;
 pub mod server;
 pub mod squid;

@@ -11,17 +11,34 @@ use std::process::ExitCode;
 use anyhow::Context;
 use phishbloom_blocklist::atomic::{write_atomic, EditLock};
 use phishbloom_blocklist::delta::{Additions, Delta, DiffOptions, ListView};
+use phishbloom_blocklist::documents::DocumentFormat;
 use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySource, Role};
+use phishbloom_blocklist::near::read_near_docs;
 use phishbloom_blocklist::source::{read_list, read_list_groups, Format, ListOptions};
-use phishbloom_blocklist::{fmt, Blocklist, Input, KeyScheme};
+use phishbloom_blocklist::{fmt, Blocklist, Input, KeyScheme, Kind};
 use phishbloom_blocklist::{now, Change};
 
 use crate::args::{ApplyArgs, ChangeArgs, DiffArgs, MergeArgs};
 
-/// `add`: the items (and the `--from` list) join the list.
+/// `add`: the items (and the `--from` list) join the list; for a near-duplicate list the
+/// items (and `--from`) are document files, fingerprinted as the list's were.
 pub fn add(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
     change(args, "added", |list, items| {
+        if list.kind() == Kind::Near {
+            let paths: Vec<PathBuf> = items
+                .iter()
+                .map(|item| PathBuf::from(String::from_utf8_lossy(item).into_owned()))
+                .collect();
+            let params = *list.near_engine()?.params();
+            let (docs, _) = read_near_docs(
+                &paths,
+                DocumentFormat::Auto,
+                &params,
+                args.category.as_deref(),
+            )?;
+            return list.add_near(docs);
+        }
         list.add(items, args.category.as_deref())
     })
 }
@@ -46,20 +63,30 @@ fn change(
     if let Some(from) = &args.from {
         let input = Input::from_arg(from);
         inputs.extend(input.file().map(Path::to_path_buf));
-        items.extend(read_items(&input, list.meta().scheme)?);
+        if list.kind() == Kind::Near {
+            // A near-duplicate list's documents: the file itself is read as documents.
+            items.push(from.as_bytes().to_vec());
+        } else {
+            items.extend(read_items(&input, list.meta().scheme)?);
+        }
     }
     let slices: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
     let change = apply(&mut list, &slices)?;
     save(&list, &args.file, &inputs)?;
+    let near = list.kind() == Kind::Near;
     let unchanged = match (verb, change.unchanged) {
         (_, 0) => String::new(),
+        ("added", n) if near => {
+            format!(" ({} replaced a document of the same name)", fmt::count(n))
+        }
         ("added", n) => format!(" ({} already listed)", fmt::count(n)),
         (_, n) => format!(" ({} not in that category)", fmt::count(n)),
     };
     println!(
-        "{}: {verb} {} entries{unchanged}; {}",
+        "{}: {verb} {} {}{unchanged}; {}",
         args.file.display(),
         fmt::count(change.changed),
+        if near { "documents" } else { "entries" },
         state(&list)
     );
     Ok(ExitCode::SUCCESS)

@@ -10,6 +10,11 @@ impl ListView {
     /// The view of a blocklist file, which must have a verification section (the only record
     /// of its entries) and not be CaBF (whose section holds other fingerprints).
     pub fn of_blocklist(list: &Blocklist, path: &Path) -> Result<Self> {
+        if list.kind() == crate::Kind::Near {
+            return Err(Error::NearNoDelta {
+                path: path.to_path_buf(),
+            });
+        }
         if list.kind() == crate::Kind::Cabf {
             return Err(Error::DeltaUnsuitable {
                 path: path.to_path_buf(),
