@@ -244,7 +244,7 @@ impl Blocklist {
                 .set_exceptions(Exceptions::new(keys.iter().cloned()));
         }
         let version = match delta.target.version {
-            0 => self.meta.version + 1,
+            0 => self.meta.version.saturating_add(1),
             version => version,
         };
         self.meta.entries = entries;

@@ -363,7 +363,9 @@ impl Blocklist {
     /// unknown (0) until a clock stamps it ([`Blocklist::stamp`], or the file writer when it
     /// writes a list whose time is unknown): this crate has no clock.
     pub(super) fn touch(&mut self) {
-        self.meta.version += 1;
+        // Saturating: a file claiming the last version (2⁶⁴ − 1) stays there rather than wrap to
+        // the invalid version 0.
+        self.meta.version = self.meta.version.saturating_add(1);
         self.meta.created = 0;
         self.directory = None;
     }
