@@ -257,7 +257,8 @@ pub fn run_near(options: &ReportOptions) -> Result<ReportSummary> {
         })?;
         near::render(&mut ctx, &result)
     })?;
-    let header = format!(
+    let header =
+        format!(
         "# phishbloom: near-duplicates, measured\n\nSection 10 of the measured report, written \
          alone by `{}`{} in {:.0} s on {} thread(s).\n\n",
         near::COMMAND,

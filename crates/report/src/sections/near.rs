@@ -35,7 +35,15 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
     let k = K as usize;
 
     // CSV: every configuration × edit × k.
-    let mut configs = Table::new(&["shingle", "weighting", "edit", "k", "copies", "found", "recall"]);
+    let mut configs = Table::new(&[
+        "shingle",
+        "weighting",
+        "edit",
+        "k",
+        "copies",
+        "found",
+        "recall",
+    ]);
     for row in &q.rows {
         for e in &row.edits {
             for kk in 0..=KMAX {
@@ -63,11 +71,21 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
         }
     }
     let configs_csv = ctx.write_csv("near_configs.csv", &configs)?;
-    let mut distances = Table::new(&["shingle", "weighting", "distance", "pairs", "binomial_expected"]);
+    let mut distances = Table::new(&[
+        "shingle",
+        "weighting",
+        "distance",
+        "pairs",
+        "binomial_expected",
+    ]);
     for row in &q.rows {
         for (d, &count) in row.distances.histogram.iter().enumerate() {
             let p = binomial_64_half_cdf(d as u32)
-                - if d == 0 { 0.0 } else { binomial_64_half_cdf(d as u32 - 1) };
+                - if d == 0 {
+                    0.0
+                } else {
+                    binomial_64_half_cdf(d as u32 - 1)
+                };
             distances.push(vec![
                 row.shingle.to_string(),
                 row.weights.name().into(),
@@ -138,7 +156,10 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
         ];
         cells.extend((0..EDITS.len()).map(|e| recall_cell(row, e, k)));
         cells.push(format!("{} of {}", row.false_docs[k], row.unrelated));
-        cells.push(format!("{:.1} ± {:.1}", row.distances.mean, row.distances.sd));
+        cells.push(format!(
+            "{:.1} ± {:.1}",
+            row.distances.mean, row.distances.sd
+        ));
         cells.push(row.distances.min.to_string());
         cells.push(format!("{:.1e}", row.expected_false(PLANNED_LIST, K)));
         rows.push(cells);
@@ -157,22 +178,30 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
     ));
 
     // The k sweep of the chosen configuration.
-    md.push_str(&format!(
+    md.push_str(
         "### Distance k, chosen configuration\n\nRecall per edit, unrelated documents matched, \
          precision (right pairs ÷ all pairs within k, over the copies and the unrelated \
          documents) and the expected false matches against 10⁷ known documents; Binomial(64, ½) \
-         gives a pair within k with probability P(X ≤ k).\n\n"
-    ));
+         gives a pair within k with probability P(X ≤ k).\n\n",
+    );
     let mut header = vec!["k"];
     header.extend(labels.iter().map(String::as_str));
-    header.extend(["unrelated matched", "precision", "expected false at 10⁷", "P(X ≤ k), X ~ Bin(64, ½)"]);
+    header.extend([
+        "unrelated matched",
+        "precision",
+        "expected false at 10⁷",
+        "P(X ≤ k), X ~ Bin(64, ½)",
+    ]);
     let mut rows = Vec::new();
     for kk in 0..=KMAX {
         let mut cells = vec![kk.to_string()];
         cells.extend((0..EDITS.len()).map(|e| recall_cell(chosen, e, kk)));
         cells.push(format!("{} of {}", chosen.false_docs[kk], chosen.unrelated));
         cells.push(format!("{:.3}", chosen.precision(kk)));
-        cells.push(format!("{:.1e}", chosen.expected_false(PLANNED_LIST, kk as u32)));
+        cells.push(format!(
+            "{:.1e}",
+            chosen.expected_false(PLANNED_LIST, kk as u32)
+        ));
         cells.push(format!("{:.1e}", binomial_64_half_cdf(kk as u32)));
         rows.push(cells);
     }
@@ -204,6 +233,9 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
         "unrelated",
         "false_documents",
         "known_close_pairs",
+        "unrelated_distance_mean",
+        "unrelated_distance_sd",
+        "expected_false_at_1e7",
     ]);
     let mut rows = Vec::new();
     for l in &q.lengths {
@@ -215,12 +247,17 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
             l.unrelated.to_string(),
             l.false_docs.to_string(),
             l.known_close_pairs.to_string(),
+            num(l.distances.mean),
+            num(l.distances.sd),
+            num(l.expected_false(PLANNED_LIST)),
         ]);
         rows.push(vec![
             l.tokens.to_string(),
             format!("{} of {} ({})", l.found, l.copies, pct(l.found, l.copies)),
             format!("{} of {}", l.false_docs, l.unrelated),
             l.known_close_pairs.to_string(),
+            format!("{:.1} ± {:.1}", l.distances.mean, l.distances.sd),
+            format!("{:.1e}", l.expected_false(PLANNED_LIST)),
         ]);
     }
     let lengths_csv = ctx.write_csv("near_lengths.csv", &lengths)?;
@@ -230,13 +267,22 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
          their words edited (at least one). Below `min_tokens` a list keeps the exact hash of \
          the token sequence instead, which finds only unedited copies and never an unrelated \
          text. Measured `min_tokens` = **{}**: the shortest length from which on no unrelated \
-         window matched a known one at k = {K}. Data: [{lengths_csv}]({lengths_csv}).\n\n",
+         window matched a known one at k = {K} and an unrelated window expects at most \
+         {PLANNED_FALSE} false matches against 10⁷ known ones (normal fit of its distances). Data: [{lengths_csv}]({lengths_csv}).\n\n",
         q.min_tokens
     ));
     md.push_str(&markdown_table(
-        &["tokens", "copies found", "unrelated matched", "known pairs within k"],
+        &[
+            "tokens",
+            "copies found",
+            "unrelated matched",
+            "known pairs within k",
+            "unrelated distance",
+            "expected false at 10⁷",
+        ],
         &rows,
     ));
+    md.push('\n');
 
     // Peers.
     let mut peers = Table::new(&[
@@ -305,8 +351,14 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
     ));
     let mut header = vec!["system"];
     header.extend(labels.iter().map(String::as_str));
-    header.extend(["unrelated matched", "precision (pooled / mean)", "hash µs/doc", "lookup µs"]);
+    header.extend([
+        "unrelated matched",
+        "precision (pooled / mean)",
+        "hash µs/doc",
+        "lookup µs",
+    ]);
     md.push_str(&markdown_table(&header, &rows));
+    md.push('\n');
 
     // Scale.
     let mut scale = Table::new(&[

@@ -96,12 +96,7 @@ pub fn edits_for(words: usize, percent: u32) -> usize {
 }
 
 /// `text` with [`edits_for`] single-word edits (see [`Edit::Words`]); paragraph breaks stay.
-pub fn edit_words(
-    text: &str,
-    percent: u32,
-    vocabulary: &[String],
-    rng: &mut SplitMix64,
-) -> String {
+pub fn edit_words(text: &str, percent: u32, vocabulary: &[String], rng: &mut SplitMix64) -> String {
     // Words, with "\n\n" standing for a paragraph break that no edit touches.
     let mut words: Vec<String> = Vec::new();
     for (i, paragraph) in text.split("\n\n").enumerate() {
@@ -158,7 +153,12 @@ mod tests {
         Document {
             name: "d".into(),
             paragraphs: (0..5)
-                .map(|p| (0..40).map(|w| format!("p{p}w{w}")).collect::<Vec<_>>().join(" "))
+                .map(|p| {
+                    (0..40)
+                        .map(|w| format!("p{p}w{w}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect(),
         }
     }

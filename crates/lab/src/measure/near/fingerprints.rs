@@ -125,7 +125,8 @@ mod tests {
         let hashes = token_hashes(&mut tokens, TEXT);
         let mut hasher = SimHasher::new();
         for w in 1..=5u32 {
-            for (weights, weighting) in [(Weights::Tf, Weighting::Tf), (Weights::Set, Weighting::Set)]
+            for (weights, weighting) in
+                [(Weights::Tf, Weighting::Tf), (Weights::Set, Weighting::Set)]
             {
                 let params = SimHashParams {
                     shingle: w,

@@ -55,8 +55,10 @@ pub const WIDTHS: [u32; 5] = [1, 2, 3, 4, 5];
 /// Weightings compared.
 pub const WEIGHTS: [Weights; 3] = [Weights::Tf, Weights::Set, Weights::TfIdf];
 
-/// Text lengths (tokens) of the short-text study.
-pub const LENGTHS: [usize; 10] = [4, 8, 12, 16, 24, 32, 48, 64, 96, 128];
+/// Text lengths (tokens) of the short-text study. It starts at 8: shorter texts (a subject
+/// line, a link's text) are the exact hash's case whatever the measurement (a one-word edit
+/// changes most of their shingles).
+pub const LENGTHS: [usize; 9] = [8, 12, 16, 24, 32, 48, 64, 96, 128];
 
 /// How big the section's experiments are.
 #[derive(Clone, Debug, PartialEq)]
@@ -240,6 +242,17 @@ pub struct LengthRow {
     pub false_docs: u64,
     /// Known-text pairs within [`K`] of each other (natural duplicates at this length).
     pub known_close_pairs: u64,
+    /// Distances of every unrelated text to every known one.
+    pub distances: DistanceStats,
+}
+
+impl LengthRow {
+    /// Expected known texts within [`K`] of an unrelated one for a list of `n` (the normal fit
+    /// of [`QualityRow::expected_false`]).
+    pub fn expected_false(&self, n: f64) -> f64 {
+        let d = &self.distances;
+        n * crate::theory::normal_upper_tail((d.mean - (f64::from(K) + 0.5)) / d.sd.max(1e-9))
+    }
 }
 
 /// What the section measured about quality (everything but the peers and the scale run).
@@ -349,12 +362,7 @@ pub fn texts(sizes: &NearSizes) -> Result<Texts> {
         .collect();
     let copy_tokens = copies
         .iter()
-        .map(|texts| {
-            texts
-                .iter()
-                .map(|t| token_hashes(&mut tokens, t))
-                .collect()
-        })
+        .map(|texts| texts.iter().map(|t| token_hashes(&mut tokens, t)).collect())
         .collect();
     let unrelated_tokens = unrelated
         .iter()
@@ -568,7 +576,13 @@ fn summarize(texts: &Texts, w: u32, weights: Weights) -> CorpusSummary {
         .collect();
     let fps: Vec<u64> = tokens
         .iter()
-        .map(|h| fingerprint(&shingles(h, w as usize), weights, &DocumentFrequencies::default()))
+        .map(|h| {
+            fingerprint(
+                &shingles(h, w as usize),
+                weights,
+                &DocumentFrequencies::default(),
+            )
+        })
         .collect();
     let mut close = Vec::new();
     for i in 0..fps.len() {
@@ -652,6 +666,12 @@ pub fn lengths(texts: &Texts, w: u32, weights: Weights) -> Vec<LengthRow> {
             .iter()
             .filter(|&&q| known.iter().any(|&f| (q ^ f).count_ones() <= K))
             .count();
+        let mut histogram = vec![0u64; 65];
+        for &q in &unrelated {
+            for &f in &known {
+                histogram[(q ^ f).count_ones() as usize] += 1;
+            }
+        }
         let mut close = 0u64;
         for i in 0..known.len() {
             for j in i + 1..known.len() {
@@ -666,18 +686,21 @@ pub fn lengths(texts: &Texts, w: u32, weights: Weights) -> Vec<LengthRow> {
             unrelated: unrelated.len() as u64,
             false_docs: false_docs as u64,
             known_close_pairs: close,
+            distances: distance_stats(histogram),
         });
     }
     out
 }
 
 /// `min_tokens` from the short-text study: the shortest length from which on (at it and at
-/// every longer length measured) no unrelated text matched a known one at [`K`]. Shorter
-/// texts fall back to the exact hash, which never matches an unrelated text by chance.
+/// every longer length measured) no unrelated text matched a known one at [`K`] and an
+/// unrelated text expects at most [`PLANNED_FALSE`] false matches against [`PLANNED_LIST`]
+/// known ones. Shorter texts fall back to the exact hash, which never matches an unrelated
+/// text by chance.
 pub fn choose_min_tokens(rows: &[LengthRow]) -> usize {
     let mut min = rows.last().map_or(0, |r| r.tokens);
     for row in rows.iter().rev() {
-        if row.false_docs > 0 {
+        if row.false_docs > 0 || row.expected_false(PLANNED_LIST) > PLANNED_FALSE {
             break;
         }
         min = row.tokens;
@@ -737,7 +760,9 @@ mod tests {
         assert_eq!(pages, 10);
         assert_eq!(known.len() + unrelated.len(), 30);
         for k in &known {
-            assert!(unrelated.iter().all(|u| page_of(&u.name) != page_of(&k.name)));
+            assert!(unrelated
+                .iter()
+                .all(|u| page_of(&u.name) != page_of(&k.name)));
         }
     }
 
@@ -751,6 +776,11 @@ mod tests {
             unrelated: 10,
             false_docs,
             known_close_pairs: 0,
+            distances: distance_stats({
+                let mut h = vec![0u64; 65];
+                h[32] = 1;
+                h
+            }),
         };
         let rows = [row(4, 3), row(8, 0), row(12, 1), row(16, 0), row(24, 0)];
         assert_eq!(choose_min_tokens(&rows), 16);

@@ -203,12 +203,7 @@ pub fn run(texts: &Texts, w: u32, weights: Weights) -> Result<Vec<PeerRow>> {
     tables_row.build_seconds = build_seconds;
     tables_row.query_us = table_us;
     tables_row.index_bytes = Some(tables.memory_bytes() as u64);
-    let mut brute_row = tally(
-        "SimHash, brute force",
-        params,
-        &answers,
-        known_texts.len(),
-    );
+    let mut brute_row = tally("SimHash, brute force", params, &answers, known_texts.len());
     brute_row.hash_us = sim_hash_us;
     brute_row.query_us = brute_us;
     brute_row.index_bytes = Some(8 * known_fps.len() as u64);
@@ -217,8 +212,9 @@ pub fn run(texts: &Texts, w: u32, weights: Weights) -> Result<Vec<PeerRow>> {
     let (bands, rows) = calculate_minhash_params(JACCARD_THRESHOLD, MINHASHES);
     let hasher = MinHasher32::new(bands * rows);
     let started = Instant::now();
-    let mut sign =
-        |text: &str| hasher.create_signature(shingles(&token_hashes(&mut tokens, text), w as usize).into_iter());
+    let mut sign = |text: &str| {
+        hasher.create_signature(shingles(&token_hashes(&mut tokens, text), w as usize).into_iter())
+    };
     let known_sigs: Vec<Vec<u32>> = known_texts.iter().map(|t| sign(t)).collect();
     let query_sigs: Vec<Vec<u32>> = queries.iter().map(|t| sign(t)).collect();
     let gaoya_hash_us = started.elapsed().as_secs_f64() * 1e6 / n_docs;
