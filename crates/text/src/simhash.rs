@@ -73,7 +73,7 @@ pub struct SimHashParams {
 pub const MAX_SHINGLE: u32 = 16;
 
 impl Default for SimHashParams {
-    /// `w = 2` with tf weights, and the exact fallback below 8 tokens: chosen by measurement
+    /// `w = 2` with tf weights, and the exact fallback below 12 tokens: chosen by measurement
     /// (`cargo run --release -p phishbloom-lab-cli -- near`, docs/report/near.md) on real prose
     /// (The Debian Administrator's Handbook, 367 documents of ~3 KB, 184 known and 183
     /// unrelated from disjoint pages), at distance 3. The rule: no unrelated document matched,
@@ -89,15 +89,14 @@ impl Default for SimHashParams {
     /// by 64-bit SimHash at k = 3: it needs `k` ≈ 7 or more (recall 0.832 at k = 6).
     /// tf-idf (document frequencies of the known documents, which a list does not store) was
     /// measured too and gains nothing at `w = 2` (0.201 at 2 %). Short texts: random windows
-    /// of 8…128 tokens had unrelated distances of 32 ± 4 and no false match at any length, so
-    /// the threshold is not bound by chance matches on prose; SimHash finds 1.6 % of edited
-    /// 8-token copies, 3.8 % at 12, 21 % at 48 (the exact hash none), so the fallback starts
-    /// at the study's shortest length, 8 tokens, below which a one-word edit changes most
-    /// shingles anyway. Templated short mails sharing most words were not measured.
+    /// of 8…128 tokens had unrelated distances of 32 ± 4; one unrelated 8-token window matched
+    /// (1 of 183), none from 12 tokens on, so the exact fallback covers texts below 12 tokens.
+    /// SimHash finds few edited short copies (1.1 % at 12 tokens, 3.3 % at 16; the exact hash
+    /// none). Templated short mails sharing most words were not measured.
     fn default() -> Self {
         SimHashParams {
             shingle: 2,
-            min_tokens: 8,
+            min_tokens: 12,
             weighting: Weighting::Tf,
         }
     }
