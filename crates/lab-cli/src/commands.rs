@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use phishbloom_lab::cabf_experiment::{self, Config};
-use phishbloom_report::{run as run_report, ReportOptions};
+use phishbloom_report::{run as run_report, run_near, ReportOptions};
 
 use crate::{CabfArgs, ReportArgs};
 
@@ -36,6 +36,25 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
         },
         args.out.join("README.md").display()
     );
+    Ok(())
+}
+
+/// `near`: runs the near-duplicate section alone and writes its files under `args.out`.
+pub fn near(args: &ReportArgs) -> anyhow::Result<()> {
+    let options = ReportOptions {
+        out: args.out.clone(),
+        quick: args.quick,
+        data: args.data.clone(),
+        threads: 0,
+        verbose: true,
+    };
+    let summary = run_near(&options)?;
+    for line in &summary.headlines {
+        println!("  {line}");
+    }
+    for file in &summary.files {
+        println!("wrote {}", file.display());
+    }
     Ok(())
 }
 

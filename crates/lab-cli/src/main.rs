@@ -8,6 +8,7 @@
 //!
 //! ```text
 //! cargo run --release -p phishbloom-lab-cli -- report [--quick]
+//! cargo run --release -p phishbloom-lab-cli -- near [--quick]
 //! cargo run --release -p phishbloom-lab-cli -- experiment cabf [--quick]
 //! ```
 
@@ -34,6 +35,8 @@ pub struct Cli {
 pub enum Command {
     /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
     Report(ReportArgs),
+    /// Measure the near-duplicate section (issue 22) alone: its CSV files and near.md.
+    Near(ReportArgs),
     /// Run an experiment and write its results (CSV, plots, summary) under docs/.
     #[command(subcommand)]
     Experiment(ExperimentCommand),
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Report(args) => commands::report(&args),
+        Command::Near(args) => commands::near(&args),
         Command::Experiment(ExperimentCommand::Cabf(args)) => commands::cabf(&args),
     };
     match result {

@@ -55,6 +55,18 @@ pub enum Error {
         source: phishbloom_filter::Error,
     },
 
+    /// The prose corpus of the near-duplicate measurements is not installed.
+    #[error(
+        "the prose corpus {path} is missing: install it with `apt-get install -y {package}` \
+         (.ci/run does; it is The Debian Administrator's Handbook, real English prose)"
+    )]
+    MissingCorpus {
+        /// The directory looked for.
+        path: std::path::PathBuf,
+        /// The Debian package that installs it.
+        package: &'static str,
+    },
+
     /// A child process of a per-process measurement failed or answered nonsense.
     #[error("measurement in a child process failed ({message}): {job}")]
     Child {

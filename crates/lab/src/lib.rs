@@ -3,6 +3,7 @@
 //!
 //! # Modules
 //! - [`cabf_experiment`] — seed 003's comparison of BBF−, BBF+, CaBF− and CaBF on UT1.
+//! - [`corpus`] — real prose for the near-duplicate measurements (Debian's `debian-handbook`).
 //! - [`measure`] — every measurement of the report, one module per section, with the sizes of
 //!   full and `--quick` runs.
 //! - [`keys`] — synthetic key families and the parallel loops that insert and query them.
@@ -34,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod cabf_experiment;
+pub mod corpus;
 mod error;
 pub mod keys;
 pub mod measure;

@@ -125,6 +125,42 @@ pub fn bytes_to_mib(bytes: u64) -> f64 {
     bytes as f64 / 1_048_576.0
 }
 
+/// P(X ≤ `k`) for X ~ Binomial(64, ½): the chance that two unrelated 64-bit SimHash
+/// fingerprints land within distance `k` (Charikar 2002: each bit agrees with probability
+/// 1 − θ/π, ½ for orthogonal feature vectors), summed exactly: Σ C(64, i) / 2⁶⁴.
+pub fn binomial_64_half_cdf(k: u32) -> f64 {
+    let mut c = 1.0f64;
+    let mut sum = 0.0;
+    for i in 0..=k.min(64) {
+        if i > 0 {
+            c *= f64::from(64 - i + 1) / f64::from(i);
+        }
+        sum += c;
+    }
+    sum / 2f64.powi(64)
+}
+
+/// The standard normal's upper tail Q(z) = P(Z > z), z ≥ 0: Abramowitz and Stegun 26.2.17
+/// (absolute error < 7.5·10⁻⁸) below z = 5, and the first terms of the asymptotic series
+/// φ(z)/z · (1 − 1/z² + 3/z⁴ − 15/z⁶) (A&S 26.2.12) from z = 5 on, where the tail is below the
+/// first formula's error.
+pub fn normal_upper_tail(z: f64) -> f64 {
+    if z < 0.0 {
+        return 1.0 - normal_upper_tail(-z);
+    }
+    let phi = (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    if z >= 5.0 {
+        let z2 = z * z;
+        return phi / z * (1.0 - 1.0 / z2 + 3.0 / (z2 * z2) - 15.0 / (z2 * z2 * z2));
+    }
+    let t = 1.0 / (1.0 + 0.231_641_9 * z);
+    let poly = t
+        * (0.319_381_530
+            + t * (-0.356_563_782
+                + t * (1.781_477_937 + t * (-1.821_255_978 + t * 1.330_274_429))));
+    phi * poly
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +218,15 @@ mod tests {
         assert_eq!(binary_fuse_fpp(8), 1.0 / 256.0);
         // 1,000 values over 2^17: log₂(131.072) + 1.5 = 8.53 bits each.
         assert!((golomb_bits_per_value(131_072.0, 1_000) - 8.534).abs() < 1e-3);
+    }
+
+    #[test]
+    fn tails_match_known_values() {
+        // C(64,0..=3) = 1 + 64 + 2016 + 41664 = 43745.
+        assert!((binomial_64_half_cdf(3) - 43_745.0 / 2f64.powi(64)).abs() < 1e-25);
+        assert!((binomial_64_half_cdf(64) - 1.0).abs() < 1e-12);
+        assert!((normal_upper_tail(1.959_964) - 0.025).abs() < 1e-6);
+        assert!((normal_upper_tail(6.0) - 9.865_876e-10).abs() < 1e-12);
+        assert!((normal_upper_tail(-1.0) - 0.841_344_7).abs() < 1e-6);
     }
 }

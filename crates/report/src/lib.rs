@@ -23,7 +23,10 @@
 //! 8. Lists that change (issue 11): bits per key against p of the kinds that delete, their
 //!    speed beside peers, delta sizes on UT1 against the targets, the time to apply a delta.
 //! 9. Scanning e-mail for keywords (issue 14): keyword lists beside aho-corasick.
-//! 10. Threats to validity.
+//! 10. Near-duplicate mails and pages (issue 22): SimHash's shingle width, weighting and
+//!     short-text threshold chosen on real prose, MinHash-LSH and brute force beside it, and
+//!     Manku's tables at 10⁷ fingerprints ([`run_near`] runs this section alone).
+//! 11. Threats to validity.
 //!
 //! # Example
 //! ```no_run
@@ -62,7 +65,9 @@ pub use error::{Error, Result};
 
 use context::Context;
 use phishbloom_lab::measure::{self, machine, timed, Settings};
-use sections::{changes, dataset, hashing, keywords, memory, scale, sizing, sweeps, validity};
+use sections::{
+    changes, dataset, hashing, keywords, memory, near, scale, sizing, sweeps, validity,
+};
 
 /// What to run and where to write it.
 #[derive(Clone, Debug)]
@@ -199,7 +204,12 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         keywords::render(&mut ctx, &result)
     })?;
     body.push(md);
-    let md = section(&mut timings, "10. Threats to validity", || {
+    let md = section(&mut timings, "10. Near-duplicate mails and pages", || {
+        let result = measure::near::run(&ctx.settings).map_err(lab("near-duplicates"))?;
+        near::render(&mut ctx, &result)
+    })?;
+    body.push(md);
+    let md = section(&mut timings, "11. Threats to validity", || {
         let load_now = machine::load_average();
         Ok(validity::render(
             &ctx,
@@ -215,6 +225,51 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
     Ok(ReportSummary {
         files: ctx.files,
         elapsed,
+        sections: timings,
+        headlines: ctx.headlines,
+    })
+}
+
+/// Runs the near-duplicate section alone and writes its CSV files and `near.md` (the
+/// section's Markdown) into `options.out`; the full report ([`run`]) includes the same section
+/// in its README.md.
+pub fn run_near(options: &ReportOptions) -> Result<ReportSummary> {
+    std::fs::create_dir_all(&options.out).map_err(|source| Error::CreateDir {
+        path: options.out.clone(),
+        source,
+    })?;
+    let mut ctx = Context {
+        out: options.out.clone(),
+        settings: Settings::new(
+            options.data.clone(),
+            options.quick,
+            options.threads,
+            options.verbose,
+        ),
+        files: Vec::new(),
+        headlines: Vec::new(),
+    };
+    let mut timings = Vec::new();
+    let md = section(&mut timings, "10. Near-duplicate mails and pages", || {
+        let result = measure::near::run(&ctx.settings).map_err(|source| Error::Measurement {
+            section: "near-duplicates",
+            source: Box::new(source),
+        })?;
+        near::render(&mut ctx, &result)
+    })?;
+    let header =
+        format!(
+        "# phishbloom: near-duplicates, measured\n\nSection 10 of the measured report, written \
+         alone by `{}`{} in {:.0} s on {} thread(s).\n\n",
+        near::COMMAND,
+        if options.quick { " --quick (small sizes: not the committed figures)" } else { "" },
+        ctx.settings.progress.elapsed().as_secs_f64(),
+        ctx.settings.threads,
+    );
+    ctx.write("near.md", &format!("{header}{md}"))?;
+    Ok(ReportSummary {
+        files: ctx.files,
+        elapsed: ctx.settings.progress.elapsed(),
         sections: timings,
         headlines: ctx.headlines,
     })

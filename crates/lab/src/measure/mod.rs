@@ -15,6 +15,9 @@
 //!   lab's criterion bench `kinds`.
 //! - [`keywords`] — issue 14: scanning e-mail for 10⁵…10⁸ keywords beside aho-corasick, each
 //!   configuration in its own process.
+//! - [`near`] — issue 22: near-duplicate documents by SimHash on real prose — shingle width,
+//!   weighting and the short-text threshold chosen by measurement, MinHash-LSH and brute force
+//!   beside it, and Manku's tables at 10⁷ fingerprints.
 //! - [`machine`] — the process's resident memory and the machine's load.
 
 pub mod changes;
@@ -24,6 +27,7 @@ pub mod hashing;
 pub mod keywords;
 pub mod machine;
 pub mod memory;
+pub mod near;
 pub mod scale;
 pub mod sizes;
 pub mod sizing;

@@ -6,6 +6,7 @@ pub mod dataset;
 pub mod hashing;
 pub mod keywords;
 pub mod memory;
+pub mod near;
 pub mod scale;
 pub mod sizing;
 pub mod sweeps;
