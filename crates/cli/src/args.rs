@@ -307,7 +307,14 @@ pub struct BuildArgs {
     /// bytes per document; more blocks, more tables, fewer candidates per lookup.
     #[arg(long, value_name = "B", requires = "near", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub blocks: Option<u32>,
-    /// With --near: tokens per shingle (the features hashed into the SimHash).
+    /// With --near: tokens per shingle of the check fingerprint, a second SimHash every match
+    /// must also be near (0: no check; default 2).
+    #[arg(long, value_name = "W", requires = "near", value_parser = clap::value_parser!(u32).range(0..=16))]
+    pub check_shingle: Option<u32>,
+    /// With --near: the largest distance of the check fingerprints for a match (default 12).
+    #[arg(long, value_name = "C", requires = "near", value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub check_distance: Option<u32>,
+    /// With --near: tokens per shingle of the lookup fingerprint (default 1: words).
     #[arg(long, value_name = "W", requires = "near", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub shingle: Option<u32>,
     /// With --near: documents with fewer tokens get an exact hash instead (SimHash is weak on

@@ -51,16 +51,22 @@ pub struct NearDoc {
 }
 
 /// The set-fingerprint term of a document: xxh3-64 of its name, a kind byte (0 SimHash, 1
-/// exact) and its fingerprint's 8 little-endian bytes.
+/// exact), its lookup fingerprint's (or exact hash's) 8 little-endian bytes and, for a
+/// SimHash, its check fingerprint's 8.
 pub fn doc_term(name: &str, fingerprint: Fingerprint) -> u64 {
-    let mut bytes = Vec::with_capacity(name.len() + 9);
+    let mut bytes = Vec::with_capacity(name.len() + 17);
     bytes.extend_from_slice(name.as_bytes());
-    let (kind, bits) = match fingerprint {
-        Fingerprint::Sim(v) => (0u8, v),
-        Fingerprint::Exact(v) => (1u8, v),
-    };
-    bytes.push(kind);
-    bytes.extend_from_slice(&bits.to_le_bytes());
+    match fingerprint {
+        Fingerprint::Sim { key, check } => {
+            bytes.push(0);
+            bytes.extend_from_slice(&key.to_le_bytes());
+            bytes.extend_from_slice(&check.to_le_bytes());
+        }
+        Fingerprint::Exact(hash) => {
+            bytes.push(1);
+            bytes.extend_from_slice(&hash.to_le_bytes());
+        }
+    }
     xxhash_rust::xxh3::xxh3_64(&bytes)
 }
 
@@ -69,8 +75,10 @@ pub fn doc_term(name: &str, fingerprint: Fingerprint) -> u64 {
 pub struct NearMatch {
     /// The known document's name.
     pub name: String,
-    /// Hamming distance of the fingerprints (0 for an exact match of a short document).
+    /// Hamming distance of the lookup fingerprints (0 for an exact match of a short document).
     pub distance: u32,
+    /// Hamming distance of the check fingerprints, when the list has them.
+    pub check_distance: Option<u32>,
     /// The known document's categories.
     pub categories: Vec<String>,
     /// Whether the match is by the exact hash of a short document.
@@ -84,8 +92,12 @@ pub struct NearInfo {
     pub documents: u64,
     /// Of which fingerprinted exactly (shorter than `min_tokens`).
     pub exact: u64,
-    /// Tokens per shingle.
+    /// Tokens per shingle of the lookup fingerprint.
     pub shingle: u32,
+    /// Tokens per shingle of the check fingerprint (0: none).
+    pub check_shingle: u32,
+    /// The largest check distance of a match.
+    pub check_distance: u32,
     /// The exact-hash threshold, in tokens.
     pub min_tokens: u32,
     /// `tf` or `set`.
@@ -105,6 +117,8 @@ pub struct NearInfo {
 pub struct NearEngine {
     params: SimHashParams,
     tables: PermutedTables,
+    /// Check fingerprints, in table 0's order (empty without a check).
+    checks: Vec<u64>,
     /// Exact hashes of short documents, sorted.
     exact: Vec<u64>,
     /// Names and categories: table 0's order, then `exact`'s.
@@ -126,21 +140,32 @@ impl NearEngine {
         let sims: Vec<u64> = docs
             .iter()
             .filter_map(|d| match d.fingerprint {
-                Fingerprint::Sim(v) => Some(v),
+                Fingerprint::Sim { key, .. } => Some(key),
                 Fingerprint::Exact(_) => None,
             })
             .collect();
+        let checks: Vec<u64> = match params.check_shingle {
+            0 => Vec::new(),
+            _ => docs
+                .iter()
+                .filter_map(|d| match d.fingerprint {
+                    Fingerprint::Sim { check, .. } => Some(check),
+                    Fingerprint::Exact(_) => None,
+                })
+                .collect(),
+        };
         let exact: Vec<u64> = docs
             .iter()
             .filter_map(|d| match d.fingerprint {
                 Fingerprint::Exact(v) => Some(v),
-                Fingerprint::Sim(_) => None,
+                Fingerprint::Sim { .. } => None,
             })
             .collect();
         let tables = PermutedTables::build(&sims, distance, blocks)?;
         Ok(NearEngine {
             params,
             tables,
+            checks,
             exact,
             docs: docs.into_iter().map(|d| (d.name, d.categories)).collect(),
         })
@@ -173,7 +198,10 @@ impl NearEngine {
 
     /// Every document, with its fingerprint.
     pub fn docs(&self) -> impl Iterator<Item = NearDoc> + '_ {
-        let sims = self.tables.sorted().iter().map(|&v| Fingerprint::Sim(v));
+        let sims = self.tables.sorted().iter().enumerate().map(|(i, &key)| {
+            let check = self.checks.get(i).copied().unwrap_or_default();
+            Fingerprint::Sim { key, check }
+        });
         let exact = self.exact.iter().map(|&v| Fingerprint::Exact(v));
         sims.chain(exact)
             .zip(&self.docs)
@@ -189,19 +217,33 @@ impl NearEngine {
         hasher.fingerprint(text, &self.params).0
     }
 
-    /// The known documents within `distance` of `fingerprint` (at most the list's distance),
+    /// The check fingerprints' distance of document `index` from `check`, when the list has
+    /// check fingerprints.
+    pub fn check_distance(&self, index: usize, check: u64) -> Option<u32> {
+        self.checks.get(index).map(|&c| (c ^ check).count_ones())
+    }
+
+    /// The known documents within `distance` of `fingerprint` (at most the list's distance)
+    /// whose check fingerprints, when the list has them, are within the check distance too;
     /// nearest first, then by name, as `(document index, distance)`.
     pub fn lookup(&self, fingerprint: Fingerprint, distance: u32) -> Result<Vec<(usize, u32)>> {
         let mut out = Vec::new();
         match fingerprint {
-            Fingerprint::Sim(query) => {
+            Fingerprint::Sim { key, check } => {
                 let mut found = Vec::new();
-                self.tables.within(query, distance, &mut found)?;
+                self.tables.within(key, distance, &mut found)?;
                 let sorted = self.tables.sorted();
                 for f in found {
                     let first = sorted.partition_point(|&v| v < f);
                     let last = sorted.partition_point(|&v| v <= f);
-                    out.extend((first..last).map(|i| (i, (f ^ query).count_ones())));
+                    out.extend(
+                        (first..last)
+                            .filter(|&i| {
+                                self.check_distance(i, check)
+                                    .is_none_or(|d| d <= self.params.check_distance)
+                            })
+                            .map(|i| (i, (f ^ key).count_ones())),
+                    );
                 }
             }
             Fingerprint::Exact(hash) => {
@@ -236,12 +278,15 @@ impl NearEngine {
             documents: self.docs.len() as u64,
             exact: self.exact.len() as u64,
             shingle: self.params.shingle,
+            check_shingle: self.params.check_shingle,
+            check_distance: self.params.check_distance,
             min_tokens: self.params.min_tokens,
             weighting: self.params.weighting.name(),
             max_distance: self.tables.distance(),
             blocks: self.tables.blocks(),
             tables: self.tables.tables(),
-            memory_bytes: (self.tables.memory_bytes() + 8 * self.exact.len()) as u64,
+            memory_bytes: (self.tables.memory_bytes() + 8 * (self.checks.len() + self.exact.len()))
+                as u64,
         }
     }
 
@@ -249,24 +294,26 @@ impl NearEngine {
     pub fn encode_tables(&self) -> Vec<u8> {
         let sims = self.tables.len();
         let mut out = Vec::with_capacity(
-            TABLES_HEADER + 8 * (self.tables.tables() * sims + self.exact.len()),
+            TABLES_HEADER
+                + 8 * (self.tables.tables() * sims + self.checks.len() + self.exact.len()),
         );
         out.put_u32(self.params.shingle);
         out.put_u32(self.params.min_tokens);
         out.push(self.params.weighting.code());
         out.push(self.tables.distance() as u8);
         out.push(self.tables.blocks() as u8);
-        out.push(0);
+        out.push(self.params.check_shingle as u8);
         out.put_u32(self.tables.tables() as u32);
         out.put_u64(sims as u64);
         out.put_u64(self.exact.len() as u64);
+        out.put_u32(self.params.check_distance);
         out.resize(TABLES_HEADER, 0);
         for table in self.tables.table_values() {
             for &v in table {
                 out.put_u64(v);
             }
         }
-        for &v in &self.exact {
+        for &v in self.checks.iter().chain(&self.exact) {
             out.put_u64(v);
         }
         out
@@ -301,19 +348,24 @@ impl NearEngine {
         let weighting = reader.u8().ok_or_else(short)?;
         let distance = u32::from(reader.u8().ok_or_else(short)?);
         let blocks = u32::from(reader.u8().ok_or_else(short)?);
-        let reserved = reader.u8().ok_or_else(short)?;
+        let check_shingle = u32::from(reader.u8().ok_or_else(short)?);
         let table_count = reader.u32().ok_or_else(short)? as usize;
         let sims = reader.u64().ok_or_else(short)?;
         let exact_count = reader.u64().ok_or_else(short)?;
-        if tables.len() < TABLES_HEADER || tables[40..TABLES_HEADER].iter().any(|&b| b != 0) {
+        let check_distance = reader.u32().ok_or_else(short)?;
+        if tables.len() < TABLES_HEADER || tables[36..TABLES_HEADER].iter().any(|&b| b != 0) {
             return Err(short());
-        }
-        if reserved != 0 {
-            return Err(bad("near tables reserved byte", reserved.to_string()));
         }
         if !(1..=MAX_SHINGLE).contains(&shingle) {
             return Err(bad("near shingle length", shingle.to_string()));
         }
+        if check_shingle > MAX_SHINGLE {
+            return Err(bad("near check shingle length", check_shingle.to_string()));
+        }
+        if check_distance > 64 || (check_shingle == 0 && check_distance != 0) {
+            return Err(bad("near check distance", check_distance.to_string()));
+        }
+        let check_count = if check_shingle == 0 { 0 } else { sims };
         let weighting = Weighting::from_code(weighting)
             .ok_or_else(|| bad("near weighting", weighting.to_string()))?;
         let expected_tables = PermutedTables::check_shape(distance, blocks)?;
@@ -326,6 +378,7 @@ impl NearEngine {
         let body = tables.len() - TABLES_HEADER;
         let values = (table_count as u64)
             .checked_mul(sims)
+            .and_then(|v| v.checked_add(check_count))
             .and_then(|v| v.checked_add(exact_count))
             .and_then(|v| v.checked_mul(8));
         if values != Some(body as u64) {
@@ -352,7 +405,10 @@ impl NearEngine {
             let start = TABLES_HEADER + 8 * t * sims;
             stored.push(words(&tables[start..start + 8 * sims]));
         }
-        let exact = words(&tables[TABLES_HEADER + 8 * table_count * sims..]);
+        let checks_start = TABLES_HEADER + 8 * table_count * sims;
+        let checks_end = checks_start + 8 * check_count as usize;
+        let checks = words(&tables[checks_start..checks_end]);
+        let exact = words(&tables[checks_end..]);
         if exact.windows(2).any(|w| w[0] > w[1]) {
             return Err(bad("near exact hashes", "not sorted".into()));
         }
@@ -399,10 +455,13 @@ impl NearEngine {
         Ok(NearEngine {
             params: SimHashParams {
                 shingle,
+                check_shingle,
+                check_distance,
                 min_tokens,
                 weighting,
             },
             tables: permuted,
+            checks,
             exact,
             docs: names,
         })
@@ -428,17 +487,17 @@ mod tests {
     fn docs() -> Vec<NearDoc> {
         vec![
             NearDoc {
-                fingerprint: Fingerprint::Sim(0xffff_0000_ffff_0000),
+                fingerprint: Fingerprint::Sim { key: 0xffff_0000_ffff_0000, check: 0xffff_0000_ffff_0000 },
                 name: "a.txt".into(),
                 categories: vec![0],
             },
             NearDoc {
-                fingerprint: Fingerprint::Sim(0x0000_ffff_0000_ffff),
+                fingerprint: Fingerprint::Sim { key: 0x0000_ffff_0000_ffff, check: 0x0000_ffff_0000_ffff },
                 name: "b.txt".into(),
                 categories: vec![0, 1],
             },
             NearDoc {
-                fingerprint: Fingerprint::Sim(0xffff_0000_ffff_0000),
+                fingerprint: Fingerprint::Sim { key: 0xffff_0000_ffff_0000, check: 0xffff_0000_ffff_0000 },
                 name: "a-copy.txt".into(),
                 categories: vec![1],
             },
@@ -454,12 +513,12 @@ mod tests {
     fn lookups_name_every_document_within_the_distance() {
         let engine = NearEngine::build(SimHashParams::default(), 3, 4, docs()).unwrap();
         let found = engine
-            .lookup(Fingerprint::Sim(0xffff_0000_ffff_0007), 3)
+            .lookup(Fingerprint::Sim { key: 0xffff_0000_ffff_0007, check: 0xffff_0000_ffff_0007 }, 3)
             .unwrap();
         let names: Vec<_> = found.iter().map(|&(i, d)| (engine.doc(i).0, d)).collect();
         assert_eq!(names, [("a-copy.txt", 3), ("a.txt", 3)]);
         assert!(engine
-            .lookup(Fingerprint::Sim(0xffff_0000_ffff_000f), 3)
+            .lookup(Fingerprint::Sim { key: 0xffff_0000_ffff_000f, check: 0xffff_0000_ffff_000f }, 3)
             .unwrap()
             .is_empty());
         let exact = engine.lookup(Fingerprint::Exact(42), 0).unwrap();
@@ -493,7 +552,8 @@ mod tests {
         assert!(damaged(0, 0).contains("shingle"), "{}", damaged(0, 0));
         assert!(damaged(8, 9).contains("weighting"));
         assert!(damaged(9, 4).contains("blocks"), "{}", damaged(9, 4));
-        assert!(damaged(11, 1).contains("reserved"));
+        assert!(damaged(11, 17).contains("check shingle"));
+        assert!(damaged(32, 65).contains("check distance"));
         assert!(damaged(12, 5).contains("table count"));
         assert!(damaged(16, 9).contains("length"));
         assert!(damaged(50, 1).contains("shorter"));

@@ -61,11 +61,16 @@ impl Weighting {
 /// them, so the list's documents and the ones checked against it agree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimHashParams {
-    /// Tokens per shingle (`w`).
+    /// Tokens per shingle (`w`) of the lookup fingerprint, the one the tables index.
     pub shingle: u32,
+    /// Tokens per shingle of the check fingerprint, a second SimHash that every match must
+    /// also be near (0: none).
+    pub check_shingle: u32,
+    /// The largest distance of the check fingerprints for a match (with `check_shingle` > 0).
+    pub check_distance: u32,
     /// Documents with fewer tokens are fingerprinted exactly ([`Fingerprint::Exact`]).
     pub min_tokens: u32,
-    /// How shingles are weighted.
+    /// How shingles are weighted (both fingerprints).
     pub weighting: Weighting,
 }
 
@@ -73,29 +78,26 @@ pub struct SimHashParams {
 pub const MAX_SHINGLE: u32 = 16;
 
 impl Default for SimHashParams {
-    /// `w = 2` with tf weights, and the exact fallback below 12 tokens: chosen by measurement
-    /// (`cargo run --release -p phishbloom-lab-cli -- near`, docs/report/near.md) on real prose
-    /// (The Debian Administrator's Handbook, 367 documents of ~3 KB, 184 known and 183
-    /// unrelated from disjoint pages), at distance 3. The rule: no unrelated document matched,
-    /// at most 0.005 expected false matches per unrelated document against 10⁷ known ones
-    /// (normal fit of the unrelated distances), then the best worst-case recall over 1 % and
-    /// 2 % of the words edited, reordered paragraphs and a new greeting. `w = 1` finds the most
-    /// copies (tf: 0.984 at 2 % edited) but puts unrelated texts of one language close
-    /// (distances 17.2 ± 5.5, one false match of 183; ~6·10⁴ expected at 10⁷), `w = 1` set
-    /// has 0.009 expected; `w = 2` tf keeps unrelated distances at 30.8 ± 4.0 (6·10⁻⁵
-    /// expected) and finds 0.538 / 0.326 of the copies with 1 % / 2 % of their words edited,
-    /// 0.293 reordered, 0.755 with a new greeting; `w ≥ 3` and set weighting find fewer (each
-    /// edited word moves `w` features). The target (recall ≥ 0.95 at 2 %) is not met
-    /// by 64-bit SimHash at k = 3: it needs `k` ≈ 7 or more (recall 0.832 at k = 6).
-    /// tf-idf (document frequencies of the known documents, which a list does not store) was
-    /// measured too and gains nothing at `w = 2` (0.201 at 2 %). Short texts: random windows
-    /// of 8…128 tokens had unrelated distances of 32 ± 4; one unrelated 8-token window matched
-    /// (1 of 183), none from 12 tokens on, so the exact fallback covers texts below 12 tokens.
-    /// SimHash finds few edited short copies (1.1 % at 12 tokens, 3.3 % at 16; the exact hash
-    /// none). Templated short mails sharing most words were not measured.
+    /// Words (`w = 1`, tf weights) for the lookup, checked by word pairs (`w = 2`, tf) within
+    /// 12 bits, and the exact fallback below 12 tokens: chosen by measurement (`cargo run
+    /// --release -p phishbloom-lab-cli -- near`, docs/report/near.md) on real prose (The Debian
+    /// Administrator's Handbook, 367 documents of ~3 KB, 184 known and 183 unrelated from
+    /// disjoint pages), at distance 3.
+    ///
+    /// One SimHash cannot both find edited copies and keep unrelated texts apart: editing 2 %
+    /// of a text's words changes ~4 % of its word pairs, ~4.5 of 64 bits, so `w = 2` finds only
+    /// 0.326 of such copies within 3 bits; words alone (`w = 1`) find 0.984 of them but put
+    /// unrelated texts of one language close (17.2 ± 5.5 bits: one of 183 matched, ~6·10⁴
+    /// expected among 10⁷). So the words' SimHash finds candidates and the word pairs' confirms
+    /// them: unrelated texts are 30.8 ± 4.0 bits apart in it, and a copy within 12 (the
+    /// measured check distance) keeps the words' recall. tf-idf gains nothing (measured) and
+    /// would need document frequencies in the file. Short texts: from 12 tokens on no unrelated
+    /// window matched; below it the exact hash of the tokens (Rspamd's fallback) stands in.
     fn default() -> Self {
         SimHashParams {
-            shingle: 2,
+            shingle: 1,
+            check_shingle: 2,
+            check_distance: 12,
             min_tokens: 12,
             weighting: Weighting::Tf,
         }
@@ -105,17 +107,23 @@ impl Default for SimHashParams {
 /// A document's fingerprint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fingerprint {
-    /// The SimHash of a document of at least [`SimHashParams::min_tokens`] tokens.
-    Sim(u64),
+    /// The SimHashes of a document of at least [`SimHashParams::min_tokens`] tokens.
+    Sim {
+        /// The lookup fingerprint (shingles of [`SimHashParams::shingle`] tokens).
+        key: u64,
+        /// The check fingerprint (shingles of [`SimHashParams::check_shingle`] tokens; 0
+        /// without one).
+        check: u64,
+    },
     /// The hash of a shorter document's whole token sequence.
     Exact(u64),
 }
 
 impl Fingerprint {
-    /// The 64 bits.
+    /// The 64 bits looked up: the lookup SimHash, or the exact hash.
     pub fn bits(self) -> u64 {
         match self {
-            Fingerprint::Sim(v) | Fingerprint::Exact(v) => v,
+            Fingerprint::Sim { key, .. } | Fingerprint::Exact(key) => key,
         }
     }
 }
@@ -163,19 +171,34 @@ impl SimHasher {
 
     /// The fingerprint of the tokens last tokenized.
     fn of_tokens(&mut self, params: &SimHashParams) -> Fingerprint {
-        let hashes: &[KeyHash] = self.tokens.hashes();
         let w = params.shingle.clamp(1, MAX_SHINGLE) as usize;
+        let hashes: &[KeyHash] = self.tokens.hashes();
         if hashes.len() < (params.min_tokens as usize).max(w) {
             return Fingerprint::Exact(phrase_hash(hashes).h1);
         }
+        let key = self.of_shingles(w, params.weighting);
+        let check = match params.check_shingle.min(MAX_SHINGLE) as usize {
+            0 => 0,
+            w => self.of_shingles(w, params.weighting),
+        };
+        Fingerprint::Sim { key, check }
+    }
+
+    /// The SimHash of the shingles of `w` tokens of the tokens last tokenized (none when there
+    /// are fewer than `w` tokens: 0).
+    fn of_shingles(&mut self, w: usize, weighting: Weighting) -> u64 {
         self.features.clear();
-        self.features
-            .extend(hashes.windows(w).map(|shingle| phrase_hash(shingle).h1));
-        if params.weighting == Weighting::Set {
+        self.features.extend(
+            self.tokens
+                .hashes()
+                .windows(w)
+                .map(|shingle| phrase_hash(shingle).h1),
+        );
+        if weighting == Weighting::Set {
             self.features.sort_unstable();
             self.features.dedup();
         }
-        Fingerprint::Sim(simhash(self.features.iter().map(|&f| (f, 1))))
+        simhash(self.features.iter().map(|&f| (f, 1)))
     }
 }
 

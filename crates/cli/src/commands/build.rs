@@ -189,8 +189,14 @@ fn build_near_list(
         ),
         };
     let defaults = SimHashParams::default();
+    let check_shingle = args.check_shingle.unwrap_or(defaults.check_shingle);
     let params = SimHashParams {
         shingle: args.shingle.unwrap_or(defaults.shingle),
+        check_shingle,
+        check_distance: match check_shingle {
+            0 => 0,
+            _ => args.check_distance.unwrap_or(defaults.check_distance),
+        },
         min_tokens: args.min_tokens.unwrap_or(defaults.min_tokens),
         weighting: match args.weighting {
             Some(WeightingArg::Tf) => Weighting::Tf,

@@ -126,9 +126,14 @@ impl Blocklist {
             .into_iter()
             .map(|(index, distance)| {
                 let (name, ids) = engine.doc(index);
+                let check_distance = match fingerprint {
+                    Fingerprint::Sim { check, .. } => engine.check_distance(index, check),
+                    Fingerprint::Exact(_) => None,
+                };
                 NearMatch {
                     name: name.to_string(),
                     distance,
+                    check_distance,
                     categories: ids
                         .iter()
                         .filter_map(|&id| categories.get(id as usize))
@@ -154,8 +159,9 @@ impl Blocklist {
             (0..engine.len()).map(|i| engine.doc(i).0).collect();
         let mut gone = std::collections::HashSet::new();
         for &raw in names {
+            // The name exactly: a file name may end in anything, `\r` too.
             let name = String::from_utf8_lossy(raw);
-            let name = name.trim_end_matches('\r');
+            let name = name.as_ref();
             if !held.contains(name) {
                 return Err(Error::NearNameUnknown {
                     path: self.origin(),
@@ -306,9 +312,14 @@ fn named(doc: NearDoc, categories: &[String]) -> NamedDoc {
 mod tests {
     use super::*;
 
+    /// A SimHash whose check equals its key (the tests' documents do the same).
+    fn sim(v: u64) -> Fingerprint {
+        Fingerprint::Sim { key: v, check: v }
+    }
+
     fn doc(name: &str, v: u64, category: &str) -> NamedDoc {
         NamedDoc {
-            fingerprint: Fingerprint::Sim(v),
+            fingerprint: Fingerprint::Sim { key: v, check: v },
             name: name.into(),
             categories: if category.is_empty() {
                 vec![]
@@ -333,7 +344,7 @@ mod tests {
         assert_eq!(read.kind(), Kind::Near);
         assert_eq!(read.meta().fingerprint, list.meta().fingerprint);
         let found = read
-            .near_fingerprint(Fingerprint::Sim(0x1234_5678_9abc_def7), None)
+            .near_fingerprint(sim(0x1234_5678_9abc_def7), None)
             .unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(
@@ -345,7 +356,7 @@ mod tests {
             ("kit-a.html", 3, vec!["phishing".to_string()])
         );
         let unnamed = read
-            .near_fingerprint(Fingerprint::Sim(0x1111_2222_3333_4444), Some(0))
+            .near_fingerprint(sim(0x1111_2222_3333_4444), Some(0))
             .unwrap();
         assert_eq!(unnamed[0].categories, ["known"]);
         assert!(read.require_checkable().is_err());
@@ -371,7 +382,7 @@ mod tests {
         assert_eq!(read.meta().entries, 4);
         let back = Blocklist::from_bytes("m.bloom", &read.to_bytes()).unwrap();
         assert_eq!(
-            back.near_fingerprint(Fingerprint::Sim(7), Some(0)).unwrap()[0].name,
+            back.near_fingerprint(sim(7), Some(0)).unwrap()[0].name,
             "new.txt"
         );
     }

@@ -130,6 +130,8 @@ mod tests {
             {
                 let params = SimHashParams {
                     shingle: w,
+                    check_shingle: 0,
+                    check_distance: 0,
                     min_tokens: 1,
                     weighting,
                 };
