@@ -4,6 +4,8 @@
 
 use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression};
+
+use crate::resolve::Spot;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Path lengths above which prefix hashes are computed by one streaming pass rather than one
@@ -13,9 +15,15 @@ const STREAMING_PATH_BYTES: usize = 1024;
 /// The probes of one URL: the combined hash of every (host suffix, path prefix) pair, host
 /// suffixes in [`CanonicalUrl::host_suffixes`] order, each with `""` (the domain key) first and
 /// then every [`CanonicalUrl::path_prefixes`] item. A store of the filter elsewhere (Redis)
-/// computes them here and probes its own bits.
+/// computes them here and probes its own bits. Where each part lies in the URL is kept beside
+/// its hash, so that a hit names its expression ([`UrlProbes::spot`]) without walking the URL
+/// again, and nothing is allocated once the buffers have grown.
 #[derive(Clone, Debug, Default)]
 pub struct UrlProbes {
+    /// Start of each host suffix in the host.
+    suffix_starts: Vec<u32>,
+    /// Length of each path prefix in the path and query (`0` first: the domain key).
+    path_lens: Vec<u32>,
     suffixes: Vec<KeyHash>,
     paths: Vec<KeyHash>,
     probes: Vec<KeyHash>,
@@ -24,10 +32,19 @@ pub struct UrlProbes {
 impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones).
     pub fn compute(&mut self, url: &CanonicalUrl) {
+        let host_len = url.host().len();
+        self.suffix_starts.clear();
         self.suffixes.clear();
-        self.suffixes
-            .extend(url.host_suffixes().map(|s| KeyHash::of(s.as_bytes())));
+        for suffix in url.host_suffixes() {
+            // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
+            self.suffix_starts.push((host_len - suffix.len()) as u32);
+            self.suffixes.push(KeyHash::of(suffix.as_bytes()));
+        }
         path_prefix_hashes(url, &mut self.paths);
+        self.path_lens.clear();
+        self.path_lens.push(0);
+        self.path_lens
+            .extend(url.path_prefixes().map(|p| p.len() as u32));
         self.probes.clear();
         for &host in &self.suffixes {
             self.probes
@@ -40,15 +57,19 @@ impl UrlProbes {
         &self.probes
     }
 
-    /// The expression probe `index` stands for (rebuilt from the URL: call only on a hit).
-    pub fn expression<'u>(&self, url: &'u CanonicalUrl, index: usize) -> Option<Expression<'u>> {
+    /// Where the expression of probe `index` lies in the URL, with `fingerprint`.
+    pub fn spot(&self, index: usize, fingerprint: u64) -> Option<Spot> {
         let per_host = self.paths.len().max(1);
-        let host = url.host_suffixes().nth(index / per_host)?;
-        let path = match index % per_host {
-            0 => "",
-            prefix => url.path_prefixes().nth(prefix - 1)?,
-        };
-        Some(Expression { host, path })
+        Some(Spot {
+            fingerprint,
+            host_start: *self.suffix_starts.get(index / per_host)?,
+            path_len: *self.path_lens.get(index % per_host)?,
+        })
+    }
+
+    /// The expression probe `index` stands for (`url` is the URL computed last).
+    pub fn expression<'u>(&self, url: &'u CanonicalUrl, index: usize) -> Option<Expression<'u>> {
+        Some(self.spot(index, 0)?.expression(url))
     }
 }
 
