@@ -40,15 +40,28 @@ impl UrlProbes {
             self.suffix_starts.push((host_len - suffix.len()) as u32);
             self.suffixes.push(KeyHash::of(suffix.as_bytes()));
         }
-        path_prefix_hashes(url, &mut self.paths);
+        // Every path prefix is a prefix of the path and query: their lengths name them.
         self.path_lens.clear();
         self.path_lens.push(0);
-        self.path_lens
-            .extend(url.path_prefixes().map(|p| p.len() as u32));
+        for prefix in url.path_prefixes() {
+            self.path_lens.push(prefix.len() as u32);
+        }
+        let base = url.path_and_query().as_bytes();
+        self.paths.clear();
+        self.paths.push(EMPTY_HASH);
+        if base.len() <= STREAMING_PATH_BYTES {
+            for &len in &self.path_lens[1..] {
+                self.paths.push(KeyHash::of(&base[..len as usize]));
+            }
+        } else {
+            streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+        }
         self.probes.clear();
+        self.probes.reserve(self.suffixes.len() * self.paths.len());
         for &host in &self.suffixes {
-            self.probes
-                .extend(self.paths.iter().map(|&path| host.combine(path)));
+            for &path in &self.paths {
+                self.probes.push(host.combine(path));
+            }
         }
     }
 
@@ -73,26 +86,50 @@ impl UrlProbes {
     }
 }
 
+/// The xxh3-128 of `""`: the path part of every domain expression.
+const EMPTY_HASH: KeyHash = KeyHash {
+    h1: 0x6001_c324_468d_497f,
+    h2: 0x99aa_06d3_0147_98d8,
+};
+
 /// Hashes of `""` followed by every path prefix of `url`, into `out`.
+#[cfg(test)]
 pub(crate) fn path_prefix_hashes(url: &CanonicalUrl, out: &mut Vec<KeyHash>) {
     out.clear();
-    out.push(KeyHash::of(b""));
+    out.push(EMPTY_HASH);
     let base = url.path_and_query();
     if base.len() <= STREAMING_PATH_BYTES {
         out.extend(url.path_prefixes().map(|p| KeyHash::of(p.as_bytes())));
         return;
     }
-    // Every prefix is a prefix of `base`: hash `base` once, reading the digest at each length.
-    let lengths: Vec<usize> = url.path_prefixes().map(str::len).collect();
+    let lengths: Vec<u32> = url.path_prefixes().map(|p| p.len() as u32).collect();
+    streamed_prefix_hashes(base.as_bytes(), &lengths, out);
+}
+
+/// Appends the hashes of the prefixes of `base` of these `lengths` (in their order) to `out`:
+/// `base` is hashed once, the digest read at each length (for long paths, where re-hashing up
+/// to 64 prefixes would cost more than the streaming state).
+fn streamed_prefix_hashes(base: &[u8], lengths: &[u32], out: &mut Vec<KeyHash>) {
     let mut order: Vec<usize> = (0..lengths.len()).collect();
     order.sort_by_key(|&i| lengths[i]);
     let start = out.len();
-    out.resize(start + lengths.len(), KeyHash::of(b""));
+    out.resize(start + lengths.len(), EMPTY_HASH);
     let mut hasher = Xxh3::new();
     let mut fed = 0;
     for i in order {
-        hasher.update(&base.as_bytes()[fed..lengths[i]]);
-        fed = lengths[i];
+        let len = lengths[i] as usize;
+        hasher.update(&base[fed..len]);
+        fed = len;
         out[start + i] = KeyHash::from_u128(hasher.digest128());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_empty_hash_is_xxh3_of_nothing() {
+        assert_eq!(EMPTY_HASH, KeyHash::of(b""));
     }
 }
