@@ -235,7 +235,11 @@ impl Blocklist {
         let urls = match (&self.engine, output) {
             (Engine::Urls(urls), Output::Tsv) => urls,
             _ => {
-                let items: Vec<&[u8]> = items.into_iter().collect();
+                // Lines as printed and asked: without a trailing `\r`.
+                let items: Vec<&[u8]> = items
+                    .into_iter()
+                    .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+                    .collect();
                 let mut verdicts = Vec::with_capacity(items.len());
                 self.check_batch(&items, scratch, &mut verdicts);
                 for (item, verdict) in items.iter().zip(&verdicts) {
