@@ -8,7 +8,9 @@
 //! cannot read), the reason. JSON fields: `key`, `verdict`, `listed`, `entry`, `entry_kind`,
 //! `categories`, `categories_exact`, `exception`, `exception_kind`, `error`.
 
-use crate::resolve::{Status, Verdict};
+use phishbloom_url::{Expression, ExpressionKind};
+
+use crate::resolve::{Decision, Resolver, Status, Verdict};
 
 /// Output format of verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,40 +30,109 @@ pub fn write_verdict(item: &[u8], verdict: &Verdict, output: Output, out: &mut V
 }
 
 fn write_tsv(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
-    out.extend_from_slice(item);
-    out.push(b'\t');
-    out.extend_from_slice(verdict.status.name().as_bytes());
     let decided = match verdict.status {
-        Status::Invalid => {
-            out.push(b'\t');
-            // One line and one column: a reason (which may quote the item) never holds a line
-            // break or a tab.
-            let reason = verdict.error.as_deref().unwrap_or_default();
-            out.extend(reason.bytes().map(|b| match b {
-                b'\n' | b'\r' | b'\t' => b' ',
-                b => b,
-            }));
-            None
-        }
-        Status::Clean => None,
         Status::Listed => verdict.hit.as_ref(),
         Status::Allowed => verdict.exception.as_ref(),
+        Status::Clean | Status::Invalid => None,
     };
-    if let Some(entry) = decided {
+    write_tsv_parts(
+        item,
+        verdict.status,
+        verdict.error.as_deref().unwrap_or_default(),
+        decided.map(|entry| ([entry.expression.as_str(), ""], entry.kind)),
+        verdict.categories_exact,
+        |out| {
+            for (i, name) in verdict.categories.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(name.as_bytes());
+            }
+        },
+        out,
+    );
+}
+
+/// Appends the TSV line of a [`Decision`] for `item` to `out` — byte for byte what
+/// [`write_verdict`] writes for [`Decision::verdict`], with nothing allocated once `order`
+/// (scratch space for the category names' order) has grown.
+pub fn write_decision_tsv(
+    item: &[u8],
+    decision: &Decision<'_, '_>,
+    resolver: &Resolver,
+    order: &mut Vec<u16>,
+    out: &mut Vec<u8>,
+) {
+    let decided = match decision.status {
+        Status::Listed => decision.hit,
+        Status::Allowed => decision.exception,
+        Status::Clean | Status::Invalid => None,
+    };
+    let Some(categories) = &decision.categories else {
+        // No block entry: clean.
+        write_tsv_parts(item, Status::Clean, "", None, true, |_| {}, out);
+        return;
+    };
+    write_tsv_parts(
+        item,
+        decision.status,
+        "",
+        decided.map(|e| ([e.host, e.path], expression_kind_name(e))),
+        categories.exact,
+        |out| resolver.write_category_names(categories, order, out),
+        out,
+    );
+}
+
+/// Appends the TSV line of an item a list of URL entries cannot read (`invalid` and the reason)
+/// to `out`, as [`write_verdict`] writes [`Verdict::invalid`]`(reason)`.
+pub fn write_invalid_tsv(item: &[u8], reason: &str, out: &mut Vec<u8>) {
+    write_tsv_parts(item, Status::Invalid, reason, None, true, |_| {}, out);
+}
+
+/// `domain` or `url`, as [`crate::hits::Hit::of`] names an expression's kind.
+fn expression_kind_name(expression: Expression<'_>) -> &'static str {
+    match expression.kind() {
+        ExpressionKind::Domain => "domain",
+        ExpressionKind::Url => "url",
+    }
+}
+
+/// The one TSV line writer: item, status, then the reason (invalid) or the deciding entry
+/// (its text in pieces), its kind and the categories `names` writes.
+fn write_tsv_parts(
+    item: &[u8],
+    status: Status,
+    reason: &str,
+    entry: Option<([&str; 2], &str)>,
+    exact: bool,
+    names: impl FnOnce(&mut Vec<u8>),
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(item);
+    out.push(b'\t');
+    out.extend_from_slice(status.name().as_bytes());
+    if status == Status::Invalid {
         out.push(b'\t');
-        out.extend_from_slice(entry.expression.as_bytes());
+        // One line and one column: a reason (which may quote the item) never holds a line
+        // break or a tab.
+        out.extend(reason.bytes().map(|b| match b {
+            b'\n' | b'\r' | b'\t' => b' ',
+            b => b,
+        }));
+    }
+    if let Some((text, kind)) = entry {
         out.push(b'\t');
-        out.extend_from_slice(entry.kind.as_bytes());
+        for piece in text {
+            out.extend_from_slice(piece.as_bytes());
+        }
         out.push(b'\t');
-        if !verdict.categories_exact {
+        out.extend_from_slice(kind.as_bytes());
+        out.push(b'\t');
+        if !exact {
             out.extend_from_slice(b"possible:");
         }
-        for (i, name) in verdict.categories.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(name.as_bytes());
-        }
+        names(out);
     }
     out.push(b'\n');
 }

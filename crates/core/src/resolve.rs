@@ -15,6 +15,7 @@
 //!   match a URL, the most specific wins, as in squidGuard: the longer host, then the longer path;
 //!   on a tie the exception wins. A URL whose block entry is overridden is `allowed`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
@@ -480,38 +481,78 @@ impl Resolver {
         self.filter = Some(ids);
     }
 
-    /// Whether a confirmed candidate with category ids `ids` passes the filter, and the
-    /// categories the verdict names: `(passes, names, exact)`.
-    fn categorize(&self, ids: &[u16]) -> (bool, Vec<String>, bool) {
+    /// The categories a confirmed candidate with category ids `ids` names, if it passes the
+    /// category filter (`None` if it does not).
+    fn categorize<'r>(&'r self, ids: Cow<'r, [u16]>) -> Option<Categories<'r>> {
         let single = self.categories.len() == 1;
-        let exact_ids: Option<Vec<u16>> = match ids {
-            ids if !ids.is_empty() => Some(ids.to_vec()),
+        let exact_ids: Option<Cow<'r, [u16]>> = match ids {
+            ids if !ids.is_empty() => Some(ids),
             // One category: every entry is in it.
-            _ if single => Some(vec![0]),
+            _ if single => Some(Cow::Borrowed(&[0])),
             _ => None,
         };
-        // By name, so that a verdict does not depend on the order the list's categories were
-        // numbered in (a list patched by deltas numbers new categories after the old ones).
-        let names = |ids: &[u16]| -> Vec<String> {
-            let mut names: Vec<String> = ids
-                .iter()
-                .filter_map(|&id| self.categories.get(id as usize).map(|c| c.name.clone()))
-                .collect();
-            names.sort_unstable();
-            names
-        };
-        match (&exact_ids, &self.filter) {
+        match (exact_ids, &self.filter) {
             (Some(ids), Some(filter)) => {
-                let kept: Vec<u16> = ids.iter().copied().filter(|i| filter.contains(i)).collect();
-                (!kept.is_empty(), names(ids), true)
+                ids.iter()
+                    .any(|i| filter.contains(i))
+                    .then_some(Categories {
+                        named: Named::Ids(ids),
+                        exact: true,
+                    })
             }
-            (Some(ids), None) => (true, names(ids), true),
+            (Some(ids), None) => Some(Categories {
+                named: Named::Ids(ids),
+                exact: true,
+            }),
             // Possible categories: the filter's, or every category of the list.
-            (None, Some(filter)) => (!filter.is_empty(), names(filter), false),
-            (None, None) => {
-                let all: Vec<u16> = (0..self.categories.len() as u16).collect();
-                (true, names(&all), false)
+            (None, Some(filter)) => (!filter.is_empty()).then_some(Categories {
+                named: Named::Ids(Cow::Borrowed(filter)),
+                exact: false,
+            }),
+            (None, None) => Some(Categories {
+                named: Named::All,
+                exact: false,
+            }),
+        }
+    }
+
+    /// The names of `categories`, sorted by name, so that a verdict does not depend on the
+    /// order the list's categories were numbered in (a list patched by deltas numbers new
+    /// categories after the old ones). Ids without a category are skipped.
+    pub fn category_names(&self, categories: &Categories<'_>) -> Vec<String> {
+        let mut names: Vec<String> = categories
+            .ids(self.categories.len())
+            .filter_map(|id| self.categories.get(id as usize).map(|c| c.name.clone()))
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Appends the names of `categories` to `out` as [`Resolver::category_names`] orders
+    /// them, comma-separated, with no allocation once `order` (scratch space) has grown.
+    pub fn write_category_names(
+        &self,
+        categories: &Categories<'_>,
+        order: &mut Vec<u16>,
+        out: &mut Vec<u8>,
+    ) {
+        order.clear();
+        order.extend(
+            categories
+                .ids(self.categories.len())
+                .filter(|&id| (id as usize) < self.categories.len()),
+        );
+        // Names sort as the ids do when sorted by name (equal names are equal strings).
+        order.sort_unstable_by(|&a, &b| {
+            self.categories[a as usize]
+                .name
+                .cmp(&self.categories[b as usize].name)
+        });
+        for (i, &id) in order.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
+            out.extend_from_slice(self.categories[id as usize].name.as_bytes());
         }
     }
 
@@ -537,34 +578,103 @@ impl Resolver {
         key: &mut Vec<u8>,
         extra: &dyn Fn(u64) -> Option<Vec<u16>>,
     ) -> Verdict {
-        if candidates.is_empty() {
-            return Verdict::default();
+        let decided = self.decide_core(
+            url,
+            candidates,
+            |c| specificity(c.expression()),
+            |c| c.fingerprint,
+            key,
+            extra,
+        );
+        match decided {
+            None => Verdict::default(),
+            Some((at, categories, exception)) => {
+                self.verdict_of(candidates[at].expression(), exception, &categories)
+            }
         }
-        candidates.sort_by_key(|c| std::cmp::Reverse(specificity(c.expression())));
-        let block = candidates.iter().find_map(|candidate| {
-            let ids = self.confirm(candidate.fingerprint, extra)?;
-            let (passes, names, exact) = self.categorize(&ids);
-            passes.then_some((candidate, names, exact))
-        });
-        let Some((candidate, categories, categories_exact)) = block else {
-            return Verdict::default();
-        };
+    }
+
+    /// The decision for `url` given its candidate [`Spot`]s (in any order; the slice is
+    /// reordered), borrowing from the URL and the list: what [`Resolver::url_verdict_with`]
+    /// answers, without allocating (see [`Decision::verdict`] for the owned form).
+    pub fn decide<'u, 'r>(
+        &'r self,
+        url: &'u CanonicalUrl,
+        spots: &mut [Spot],
+        key: &mut Vec<u8>,
+        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
+    ) -> Decision<'u, 'r> {
+        let host_len = url.host().len();
+        let decided = self.decide_core(
+            url,
+            spots,
+            |s| s.specificity(host_len),
+            |s| s.fingerprint,
+            key,
+            extra,
+        );
+        match decided {
+            None => Decision::default(),
+            Some((at, categories, exception)) => Decision {
+                status: if exception.is_some() {
+                    Status::Allowed
+                } else {
+                    Status::Listed
+                },
+                hit: Some(spots[at].expression(url)),
+                exception,
+                categories: Some(categories),
+            },
+        }
+    }
+
+    /// The one decision rule, over candidates of any form: the most specific confirmed
+    /// candidate that passes the category filter (stable order among equals), then the most
+    /// specific exception at least as specific. Returns the winner's index in the reordered
+    /// slice, its categories and the exception, or `None` when nothing lists the URL.
+    fn decide_core<'u, 'r, T>(
+        &'r self,
+        url: &'u CanonicalUrl,
+        candidates: &mut [T],
+        specificity_of: impl Fn(&T) -> (usize, usize),
+        fingerprint_of: impl Fn(&T) -> u64,
+        key: &mut Vec<u8>,
+        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
+    ) -> Option<(usize, Categories<'r>, Option<Expression<'u>>)> {
+        if candidates.is_empty() {
+            return None;
+        }
+        candidates.sort_by_key(|c| std::cmp::Reverse(specificity_of(c)));
+        let (at, categories) = candidates.iter().enumerate().find_map(|(at, candidate)| {
+            let ids = self.confirm(fingerprint_of(candidate), extra)?;
+            Some((at, self.categorize(ids)?))
+        })?;
         let exception = if self.exceptions.is_empty() {
             None
         } else {
             self.exceptions
-                .most_specific(url, specificity(candidate.expression()), key)
+                .most_specific(url, specificity_of(&candidates[at]), key)
         };
+        Some((at, categories, exception))
+    }
+
+    /// The owned verdict of a decided block entry.
+    fn verdict_of(
+        &self,
+        hit: Expression<'_>,
+        exception: Option<Expression<'_>>,
+        categories: &Categories<'_>,
+    ) -> Verdict {
         Verdict {
             status: if exception.is_some() {
                 Status::Allowed
             } else {
                 Status::Listed
             },
-            hit: Some(Hit::of(candidate.expression())),
+            hit: Some(Hit::of(hit)),
             exception: exception.map(Hit::of),
-            categories,
-            categories_exact,
+            categories: self.category_names(categories),
+            categories_exact: categories.exact,
             error: None,
         }
     }
@@ -576,12 +686,12 @@ impl Resolver {
         &'s self,
         fingerprint: u64,
         extra: &dyn Fn(u64) -> Option<Vec<u16>>,
-    ) -> Option<std::borrow::Cow<'s, [u16]>> {
+    ) -> Option<Cow<'s, [u16]>> {
         match &self.verification {
-            None => Some(std::borrow::Cow::Borrowed(&[])),
+            None => Some(Cow::Borrowed(&[])),
             Some(table) => match table.lookup(fingerprint) {
-                Some(ids) => Some(std::borrow::Cow::Borrowed(ids)),
-                None => extra(fingerprint).map(std::borrow::Cow::Owned),
+                Some(ids) => Some(Cow::Borrowed(ids)),
+                None => extra(fingerprint).map(Cow::Owned),
             },
         }
     }
@@ -607,10 +717,9 @@ impl Resolver {
         let Some(ids) = self.confirm(fingerprint, extra) else {
             return Verdict::default();
         };
-        let (passes, categories, categories_exact) = self.categorize(&ids);
-        if !passes {
+        let Some(categories) = self.categorize(ids) else {
             return Verdict::default();
-        }
+        };
         Verdict {
             status: Status::Listed,
             hit: Some(Hit {
@@ -618,9 +727,98 @@ impl Resolver {
                 kind: "key",
             }),
             exception: None,
-            categories,
-            categories_exact,
+            categories: self.category_names(&categories),
+            categories_exact: categories.exact,
             error: None,
+        }
+    }
+}
+
+/// The categories a verdict names: exactly the entry's, or the possible ones.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Categories<'r> {
+    named: Named<'r>,
+    /// Whether they are exactly the entry's (verified, or a one-category list).
+    pub exact: bool,
+}
+
+/// Which category ids [`Categories`] names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Named<'r> {
+    /// These ids.
+    Ids(Cow<'r, [u16]>),
+    /// Every category of the list.
+    All,
+}
+
+impl Categories<'_> {
+    /// The ids named, for a list of `count` categories (unsorted; possibly out of range).
+    fn ids(&self, count: usize) -> impl Iterator<Item = u16> + '_ {
+        let (ids, all): (&[u16], u16) = match &self.named {
+            Named::Ids(ids) => (ids, 0),
+            Named::All => (&[], count.min(MAX_CATEGORIES) as u16),
+        };
+        ids.iter().copied().chain(0..all)
+    }
+}
+
+/// A candidate entry of one URL named by where its expression lies in the URL: the host suffix
+/// that starts at byte `host_start` of the host, and the first `path_len` bytes of the path and
+/// query (`0`: a domain expression). Copyable, so that a batch of them needs no allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spot {
+    /// The entry's 64-bit fingerprint, for confirmation.
+    pub fingerprint: u64,
+    /// Start of the host suffix in [`CanonicalUrl::host`].
+    pub host_start: u32,
+    /// Length of the path prefix in [`CanonicalUrl::path_and_query`].
+    pub path_len: u32,
+}
+
+impl Spot {
+    /// The expression this spot names in `url` (the URL it was found in).
+    pub fn expression(self, url: &CanonicalUrl) -> Expression<'_> {
+        Expression {
+            host: url
+                .host()
+                .get(self.host_start as usize..)
+                .unwrap_or_default(),
+            path: url
+                .path_and_query()
+                .get(..self.path_len as usize)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// [`specificity`] of its expression, for a host of `host_len` bytes.
+    fn specificity(&self, host_len: usize) -> (usize, usize) {
+        (
+            host_len.saturating_sub(self.host_start as usize),
+            self.path_len as usize,
+        )
+    }
+}
+
+/// A verdict for a URL that borrows from the URL and the list ([`Resolver::decide`]): what a
+/// printer needs, with nothing allocated. Clean when `hit` is `None`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decision<'u, 'r> {
+    /// Clean, listed or allowed.
+    pub status: Status,
+    /// The block entry that lists the URL (also when an exception overrides it).
+    pub hit: Option<Expression<'u>>,
+    /// The exception that allows it.
+    pub exception: Option<Expression<'u>>,
+    /// The block entry's categories.
+    pub categories: Option<Categories<'r>>,
+}
+
+impl Decision<'_, '_> {
+    /// The owned [`Verdict`] (`resolver` is the one that decided).
+    pub fn verdict(&self, resolver: &Resolver) -> Verdict {
+        match (self.hit, &self.categories) {
+            (Some(hit), Some(categories)) => resolver.verdict_of(hit, self.exception, categories),
+            _ => Verdict::default(),
         }
     }
 }

@@ -2,9 +2,10 @@
 //! buffer, with no allocation.
 //!
 //! Most URLs on a blocklist or in a proxy log are printable ASCII with a lowercase-able host and
-//! a path without `.`/`..` segments or runs of slashes. For them every rule of the full parser
+//! a path without `.`/`..` segments. For them every rule of the full parser
 //! ([`crate::canonical`]) is either a no-op or a copy: the canonical form is the scheme and host
-//! lowercased, `http://` added when there is no scheme, `/` when there is no path. This module
+//! lowercased, `http://` added when there is no scheme, `/` when there is no path, and runs of
+//! slashes in the path written as one. This module
 //! recognizes such URLs with a vectorizable scan for the bytes that need a rule — tab, CR, LF,
 //! spaces and other bytes <= 0x20 or >= 0x7F (dropped, trimmed or escaped), `%` (unescaped) and
 //! `#` (fragment) — plus a few checks of the host and path, and writes the canonical form.
@@ -110,15 +111,17 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
     let (scheme, rest) = split_scheme(s);
     // Offset of `rest` in `s`: after `scheme://`.
     let rest_start = s.len() - rest.len();
-    let host_len = memchr::memchr2(b'/', b'?', rest).unwrap_or(rest.len());
+    // Hosts and paths are short: a byte loop costs less than a vector search's set-up.
+    let host_len = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(rest.len());
     let (host, after) = rest.split_at(host_len);
     if !is_plain_host(host) {
         return None;
     }
-    let path_len = memchr::memchr(b'?', after).unwrap_or(after.len());
-    if !is_normal_path(&after[..path_len]) {
-        return None;
-    }
+    let path_len = after.iter().position(|&b| b == b'?').unwrap_or(after.len());
+    let collapse = normal_path(&after[..path_len])?;
     // `s` is printable ASCII (no special byte), so this never fails; slicing it below is at
     // ASCII delimiters, always char boundaries.
     let text = std::str::from_utf8(s).ok()?;
@@ -133,21 +136,29 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
     let host_start = out.len();
     let host_end = host_start + host_len;
     let host_text = &text[rest_start..];
-    if path_len == 0 {
+    let path_end = if path_len == 0 {
         // No path: `/` between the host and the query, if any.
         out.push_str(&host_text[..host_len]);
         out.push('/');
         out.push_str(&host_text[host_len..]);
+        host_end + 1
+    } else if collapse {
+        out.push_str(&host_text[..host_len]);
+        push_collapsed(&host_text[host_len..host_len + path_len], out);
+        let path_end = out.len();
+        out.push_str(&host_text[host_len + path_len..]);
+        path_end
     } else {
         out.push_str(host_text);
-    }
+        host_end + path_len
+    };
     // Scheme and host; lowercasing `://` changes nothing.
     out[..host_end].make_ascii_lowercase();
     Some(FastParts {
         scheme_end,
         host_start,
         host_end,
-        path_end: host_end + path_len.max(1),
+        path_end,
         explicit_path: !after.is_empty(),
     })
 }
@@ -182,27 +193,46 @@ fn is_plain_host(host: &[u8]) -> bool {
     !(host[0].is_ascii_digit() && host[last_label].is_ascii_digit() && parse_ipv4(host).is_some())
 }
 
-/// Whether the full rules' path normalization leaves `path` unchanged: empty (it becomes `/`),
-/// or starting with `/` with no empty segment but a trailing one (`//`), and no `.` or `..`
-/// segment.
+/// Whether the full rules' path normalization only collapses runs of slashes in `path`:
+/// `None` if it does more (a path not starting with `/`, or a `.` or `..` segment); else
+/// `Some(true)` if `path` has a run of slashes to collapse (`/a//b` → `/a/b`), `Some(false)`
+/// if it stays as it is (an empty path becomes `/`).
 #[inline]
-fn is_normal_path(path: &[u8]) -> bool {
+fn normal_path(path: &[u8]) -> Option<bool> {
     if path.is_empty() {
-        return true;
+        return Some(false);
     }
     if path[0] != b'/' {
-        return false;
+        return None;
     }
-    memchr::memchr_iter(b'/', path).all(|slash| match path.get(slash + 1) {
-        None => true,
-        Some(b'/') => false,
-        Some(b'.') => match path.get(slash + 2) {
-            None | Some(b'/') => false,
-            Some(b'.') => !matches!(path.get(slash + 3), None | Some(b'/')),
-            Some(_) => true,
-        },
-        Some(_) => true,
-    })
+    let mut runs = false;
+    for slash in 0..path.len() {
+        if path[slash] != b'/' {
+            continue;
+        }
+        match path.get(slash + 1) {
+            Some(b'/') => runs = true,
+            Some(b'.') => match path.get(slash + 2) {
+                None | Some(b'/') => return None,
+                Some(b'.') if matches!(path.get(slash + 3), None | Some(b'/')) => return None,
+                Some(_) => {}
+            },
+            _ => {}
+        }
+    }
+    Some(runs)
+}
+
+/// Appends `path` to `out` with every run of slashes written as one (the full rules' split at
+/// `/` dropping empty segments, for a path without `.` or `..` segments).
+fn push_collapsed(path: &str, out: &mut String) {
+    let mut after_slash = false;
+    for c in path.chars() {
+        if !(after_slash && c == '/') {
+            out.push(c);
+        }
+        after_slash = c == '/';
+    }
 }
 
 #[cfg(test)]
@@ -355,6 +385,9 @@ mod tests {
             "http%3A%2F%2Fevil.com%2Flogin",
             "1and1.com/x",
             "0x.com/",
+            "a.com//b",
+            "http://a.com/x//?q//r",
+            "A.com///",
         ] {
             assert!(agrees(input.as_bytes()), "{input}");
         }
@@ -363,7 +396,6 @@ mod tests {
             "http://0x7f.1/",
             "3279880203/x",
             "a.com/./b",
-            "a.com//b",
             "a.com/b/..",
             "http:///a.com/",
             "//a.com",
@@ -503,12 +535,15 @@ mod tests {
         for path in [
             "", "/", "/a", "/a/", "/.a", "/a./b", "/...", "/..a/", "/a/b.c",
         ] {
-            assert!(is_normal_path(path.as_bytes()), "{path}");
+            assert_eq!(normal_path(path.as_bytes()), Some(false), "{path}");
+        }
+        for path in ["//", "/a//b", "/a//", "///a"] {
+            assert_eq!(normal_path(path.as_bytes()), Some(true), "{path}");
         }
         for path in [
-            "a", "//", "/a//b", "/.", "/./", "/..", "/../a", "/a/.", "/a/..",
+            "a", "/.", "/./", "/..", "/../a", "/a/.", "/a/..", "/a//./b", "/a//..",
         ] {
-            assert!(!is_normal_path(path.as_bytes()), "{path}");
+            assert_eq!(normal_path(path.as_bytes()), None, "{path}");
         }
     }
 

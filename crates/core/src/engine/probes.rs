@@ -4,6 +4,8 @@
 
 use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression};
+
+use crate::resolve::Spot;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Path lengths above which prefix hashes are computed by one streaming pass rather than one
@@ -13,9 +15,15 @@ const STREAMING_PATH_BYTES: usize = 1024;
 /// The probes of one URL: the combined hash of every (host suffix, path prefix) pair, host
 /// suffixes in [`CanonicalUrl::host_suffixes`] order, each with `""` (the domain key) first and
 /// then every [`CanonicalUrl::path_prefixes`] item. A store of the filter elsewhere (Redis)
-/// computes them here and probes its own bits.
+/// computes them here and probes its own bits. Where each part lies in the URL is kept beside
+/// its hash, so that a hit names its expression ([`UrlProbes::spot`]) without walking the URL
+/// again, and nothing is allocated once the buffers have grown.
 #[derive(Clone, Debug, Default)]
 pub struct UrlProbes {
+    /// Start of each host suffix in the host.
+    suffix_starts: Vec<u32>,
+    /// Length of each path prefix in the path and query (`0` first: the domain key).
+    path_lens: Vec<u32>,
     suffixes: Vec<KeyHash>,
     paths: Vec<KeyHash>,
     probes: Vec<KeyHash>,
@@ -24,14 +32,36 @@ pub struct UrlProbes {
 impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones).
     pub fn compute(&mut self, url: &CanonicalUrl) {
+        let host_len = url.host().len();
+        self.suffix_starts.clear();
         self.suffixes.clear();
-        self.suffixes
-            .extend(url.host_suffixes().map(|s| KeyHash::of(s.as_bytes())));
-        path_prefix_hashes(url, &mut self.paths);
+        for suffix in url.host_suffixes() {
+            // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
+            self.suffix_starts.push((host_len - suffix.len()) as u32);
+            self.suffixes.push(KeyHash::of(suffix.as_bytes()));
+        }
+        // Every path prefix is a prefix of the path and query: their lengths name them.
+        self.path_lens.clear();
+        self.path_lens.push(0);
+        for prefix in url.path_prefixes() {
+            self.path_lens.push(prefix.len() as u32);
+        }
+        let base = url.path_and_query().as_bytes();
+        self.paths.clear();
+        self.paths.push(EMPTY_HASH);
+        if base.len() <= STREAMING_PATH_BYTES {
+            for &len in &self.path_lens[1..] {
+                self.paths.push(KeyHash::of(&base[..len as usize]));
+            }
+        } else {
+            streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+        }
         self.probes.clear();
+        self.probes.reserve(self.suffixes.len() * self.paths.len());
         for &host in &self.suffixes {
-            self.probes
-                .extend(self.paths.iter().map(|&path| host.combine(path)));
+            for &path in &self.paths {
+                self.probes.push(host.combine(path));
+            }
         }
     }
 
@@ -40,38 +70,66 @@ impl UrlProbes {
         &self.probes
     }
 
-    /// The expression probe `index` stands for (rebuilt from the URL: call only on a hit).
-    pub fn expression<'u>(&self, url: &'u CanonicalUrl, index: usize) -> Option<Expression<'u>> {
+    /// Where the expression of probe `index` lies in the URL, with `fingerprint`.
+    pub fn spot(&self, index: usize, fingerprint: u64) -> Option<Spot> {
         let per_host = self.paths.len().max(1);
-        let host = url.host_suffixes().nth(index / per_host)?;
-        let path = match index % per_host {
-            0 => "",
-            prefix => url.path_prefixes().nth(prefix - 1)?,
-        };
-        Some(Expression { host, path })
+        Some(Spot {
+            fingerprint,
+            host_start: *self.suffix_starts.get(index / per_host)?,
+            path_len: *self.path_lens.get(index % per_host)?,
+        })
+    }
+
+    /// The expression probe `index` stands for (`url` is the URL computed last).
+    pub fn expression<'u>(&self, url: &'u CanonicalUrl, index: usize) -> Option<Expression<'u>> {
+        Some(self.spot(index, 0)?.expression(url))
     }
 }
 
+/// The xxh3-128 of `""`: the path part of every domain expression.
+const EMPTY_HASH: KeyHash = KeyHash {
+    h1: 0x6001_c324_468d_497f,
+    h2: 0x99aa_06d3_0147_98d8,
+};
+
 /// Hashes of `""` followed by every path prefix of `url`, into `out`.
+#[cfg(test)]
 pub(crate) fn path_prefix_hashes(url: &CanonicalUrl, out: &mut Vec<KeyHash>) {
     out.clear();
-    out.push(KeyHash::of(b""));
+    out.push(EMPTY_HASH);
     let base = url.path_and_query();
     if base.len() <= STREAMING_PATH_BYTES {
         out.extend(url.path_prefixes().map(|p| KeyHash::of(p.as_bytes())));
         return;
     }
-    // Every prefix is a prefix of `base`: hash `base` once, reading the digest at each length.
-    let lengths: Vec<usize> = url.path_prefixes().map(str::len).collect();
+    let lengths: Vec<u32> = url.path_prefixes().map(|p| p.len() as u32).collect();
+    streamed_prefix_hashes(base.as_bytes(), &lengths, out);
+}
+
+/// Appends the hashes of the prefixes of `base` of these `lengths` (in their order) to `out`:
+/// `base` is hashed once, the digest read at each length (for long paths, where re-hashing up
+/// to 64 prefixes would cost more than the streaming state).
+fn streamed_prefix_hashes(base: &[u8], lengths: &[u32], out: &mut Vec<KeyHash>) {
     let mut order: Vec<usize> = (0..lengths.len()).collect();
     order.sort_by_key(|&i| lengths[i]);
     let start = out.len();
-    out.resize(start + lengths.len(), KeyHash::of(b""));
+    out.resize(start + lengths.len(), EMPTY_HASH);
     let mut hasher = Xxh3::new();
     let mut fed = 0;
     for i in order {
-        hasher.update(&base.as_bytes()[fed..lengths[i]]);
-        fed = lengths[i];
+        let len = lengths[i] as usize;
+        hasher.update(&base[fed..len]);
+        fed = len;
         out[start + i] = KeyHash::from_u128(hasher.digest128());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_empty_hash_is_xxh3_of_nothing() {
+        assert_eq!(EMPTY_HASH, KeyHash::of(b""));
     }
 }

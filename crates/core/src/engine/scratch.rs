@@ -13,6 +13,12 @@ pub struct Scratch {
     pub(crate) answers: Vec<bool>,
     pub(crate) candidates: Vec<bool>,
     pub(crate) found: Vec<Candidate>,
+    /// A URL's candidates where they lie in it ([`crate::resolve::Spot`]).
+    pub(crate) spots: Vec<crate::resolve::Spot>,
+    /// The order of a verdict's category names ([`crate::resolve::Resolver::write_category_names`]).
+    pub(crate) order: Vec<u16>,
+    /// The reason an item is invalid, as text.
+    pub(crate) reason: String,
     /// Prepares the items of a batch ([`crate::prepare`]) into reused buffers.
     pub(crate) preparer: crate::prepare::Preparer,
 }

@@ -32,6 +32,25 @@ impl UrlFilter {
     }
 }
 
+impl UrlFilter {
+    /// The candidates of `url` as [`Spot`]s, into `scratch.spots` (replacing the previous
+    /// ones): the same candidates as [`Matcher::candidates`], in the same order, with nothing
+    /// allocated once the scratch buffers have grown.
+    pub fn spots(&self, url: &CanonicalUrl, scratch: &mut Scratch) {
+        scratch.url.compute(url);
+        let probes = scratch.url.hashes();
+        scratch.answers.clear();
+        self.layers
+            .contains_hash_batch(probes, &mut scratch.answers);
+        scratch.spots.clear();
+        for (index, _) in scratch.answers.iter().enumerate().filter(|(_, &hit)| hit) {
+            if let Some(spot) = scratch.url.spot(index, fingerprint(probes[index])) {
+                scratch.spots.push(spot);
+            }
+        }
+    }
+}
+
 impl Matcher for UrlFilter {
     fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
         scratch.url.compute(url);

@@ -1,6 +1,7 @@
 //! [`Blocklist`]: a list held in memory — metadata, engine, resolver — with its accessors and
 //! the check path (one item, or a batch).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use phishbloom_filter::{AnyFilter, KeyHash};
@@ -17,7 +18,8 @@ use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
 use crate::near::NearEngine;
 use crate::prepare::{Preparer, Query};
-use crate::resolve::{Category, Resolver, Verdict, Verification};
+use crate::printer::{write_decision_tsv, write_invalid_tsv, write_verdict, Output};
+use crate::resolve::{Category, Resolver, Status, Verdict, Verification};
 use crate::sections::Meta;
 use crate::structure::Layers;
 
@@ -113,7 +115,17 @@ impl Blocklist {
     pub fn check_url(&self, url: &CanonicalUrl, scratch: &mut Scratch) -> Verdict {
         let matcher: &dyn Matcher = match &self.engine {
             Engine::Keys(_) | Engine::Keywords(_) | Engine::Near(_) => return Verdict::default(),
-            Engine::Urls(urls) => urls,
+            Engine::Urls(urls) => {
+                let mut spots = std::mem::take(&mut scratch.spots);
+                urls.spots(url, scratch);
+                std::mem::swap(&mut spots, &mut scratch.spots);
+                let verdict = self
+                    .resolver
+                    .decide(url, &mut spots, &mut scratch.key, &|_| None)
+                    .verdict(&self.resolver);
+                scratch.spots = spots;
+                return verdict;
+            }
             Engine::Cabf(cabf) => cabf,
         };
         let mut candidates = std::mem::take(&mut scratch.found);
@@ -202,6 +214,74 @@ impl Blocklist {
             Query::Blank | Query::Key(_) | Query::Phrase(_) => Verdict::default(),
         }));
         scratch.preparer = preparer;
+    }
+
+    /// Answers many items as [`Blocklist::check_batch`] does and appends one verdict line
+    /// each to `out`, as [`write_verdict`] writes them; returns `(lines, listed)`.
+    ///
+    /// The line path of `check`, the server's batches and the squid helper: for a list of URL
+    /// entries in TSV, nothing is allocated per item once `scratch` and `out` have grown — the
+    /// URL is canonicalized into a reused buffer, its candidates are [`crate::resolve::Spot`]s
+    /// of that buffer, and the verdict ([`crate::resolve::Decision`]) borrows from the URL and
+    /// the list and is written at once. Other lists and formats take the owned verdicts.
+    pub fn write_checks<'i>(
+        &self,
+        items: impl IntoIterator<Item = &'i [u8]>,
+        output: Output,
+        scratch: &mut Scratch,
+        out: &mut Vec<u8>,
+    ) -> (u64, u64) {
+        let (mut lines, mut listed) = (0u64, 0u64);
+        let urls = match (&self.engine, output) {
+            (Engine::Urls(urls), Output::Tsv) => urls,
+            _ => {
+                // Lines as printed and asked: without a trailing `\r`.
+                let items: Vec<&[u8]> = items
+                    .into_iter()
+                    .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+                    .collect();
+                let mut verdicts = Vec::with_capacity(items.len());
+                self.check_batch(&items, scratch, &mut verdicts);
+                for (item, verdict) in items.iter().zip(&verdicts) {
+                    write_verdict(item, verdict, output, out);
+                    lines += 1;
+                    listed += u64::from(verdict.listed());
+                }
+                return (lines, listed);
+            }
+        };
+        // Taken out of `scratch` while it lends each URL, then put back.
+        let mut preparer = std::mem::take(&mut scratch.preparer);
+        let mut spots = std::mem::take(&mut scratch.spots);
+        let scheme = self.meta.scheme;
+        for item in items {
+            // The line as printed: without a trailing `\r`, as `check_batch`'s callers print it.
+            let shown = item.strip_suffix(b"\r").unwrap_or(item);
+            lines += 1;
+            match preparer.query(scheme, item) {
+                Query::Url(url) => {
+                    urls.spots(url, scratch);
+                    std::mem::swap(&mut spots, &mut scratch.spots);
+                    let decision = self
+                        .resolver
+                        .decide(url, &mut spots, &mut scratch.key, &|_| None);
+                    listed += u64::from(decision.status == Status::Listed);
+                    write_decision_tsv(shown, &decision, &self.resolver, &mut scratch.order, out);
+                }
+                Query::Invalid(error) => {
+                    scratch.reason.clear();
+                    // Writing into a String cannot fail.
+                    let _ = write!(scratch.reason, "{error}");
+                    write_invalid_tsv(shown, &scratch.reason, out);
+                }
+                Query::Blank | Query::Key(_) | Query::Phrase(_) => {
+                    write_verdict(shown, &Verdict::default(), output, out);
+                }
+            }
+        }
+        scratch.preparer = preparer;
+        scratch.spots = spots;
+        (lines, listed)
     }
 
     /// Whole-key verdicts: normalize every item into one arena, then one batched query.
