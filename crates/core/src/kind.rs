@@ -36,6 +36,16 @@ impl Kind {
         Kind::Near,
     ];
 
+    /// Every kind built from keys or entries (all but [`Kind::Near`], which holds documents).
+    pub const FILTERS: [Kind; 6] = [
+        Kind::Classic,
+        Kind::Blocked,
+        Kind::Cabf,
+        Kind::Cuckoo,
+        Kind::Counting,
+        Kind::Split,
+    ];
+
     /// The code stored in the file header.
     pub fn code(self) -> u16 {
         match self {

@@ -487,17 +487,26 @@ mod tests {
     fn docs() -> Vec<NearDoc> {
         vec![
             NearDoc {
-                fingerprint: Fingerprint::Sim { key: 0xffff_0000_ffff_0000, check: 0xffff_0000_ffff_0000 },
+                fingerprint: Fingerprint::Sim {
+                    key: 0xffff_0000_ffff_0000,
+                    check: 0xffff_0000_ffff_0000,
+                },
                 name: "a.txt".into(),
                 categories: vec![0],
             },
             NearDoc {
-                fingerprint: Fingerprint::Sim { key: 0x0000_ffff_0000_ffff, check: 0x0000_ffff_0000_ffff },
+                fingerprint: Fingerprint::Sim {
+                    key: 0x0000_ffff_0000_ffff,
+                    check: 0x0000_ffff_0000_ffff,
+                },
                 name: "b.txt".into(),
                 categories: vec![0, 1],
             },
             NearDoc {
-                fingerprint: Fingerprint::Sim { key: 0xffff_0000_ffff_0000, check: 0xffff_0000_ffff_0000 },
+                fingerprint: Fingerprint::Sim {
+                    key: 0xffff_0000_ffff_0000,
+                    check: 0xffff_0000_ffff_0000,
+                },
                 name: "a-copy.txt".into(),
                 categories: vec![1],
             },
@@ -513,12 +522,24 @@ mod tests {
     fn lookups_name_every_document_within_the_distance() {
         let engine = NearEngine::build(SimHashParams::default(), 3, 4, docs()).unwrap();
         let found = engine
-            .lookup(Fingerprint::Sim { key: 0xffff_0000_ffff_0007, check: 0xffff_0000_ffff_0007 }, 3)
+            .lookup(
+                Fingerprint::Sim {
+                    key: 0xffff_0000_ffff_0007,
+                    check: 0xffff_0000_ffff_0007,
+                },
+                3,
+            )
             .unwrap();
         let names: Vec<_> = found.iter().map(|&(i, d)| (engine.doc(i).0, d)).collect();
         assert_eq!(names, [("a-copy.txt", 3), ("a.txt", 3)]);
         assert!(engine
-            .lookup(Fingerprint::Sim { key: 0xffff_0000_ffff_000f, check: 0xffff_0000_ffff_000f }, 3)
+            .lookup(
+                Fingerprint::Sim {
+                    key: 0xffff_0000_ffff_000f,
+                    check: 0xffff_0000_ffff_000f
+                },
+                3
+            )
             .unwrap()
             .is_empty());
         let exact = engine.lookup(Fingerprint::Exact(42), 0).unwrap();

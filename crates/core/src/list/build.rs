@@ -158,6 +158,7 @@ impl Blocklist {
                     .into(),
             });
         }
+        refuse_near(options)?;
         // Distinct keys across the groups, by entry fingerprint. One group is distinct already.
         let v_of = |key: &[u8]| fingerprint(KeyHash::of(key));
         let mut counts = vec![0u64; groups.len()];
@@ -280,6 +281,7 @@ impl Blocklist {
         scheme: KeyScheme,
         options: &BuildOptions,
     ) -> Result<Self> {
+        refuse_near(options)?;
         if !Self::builds_from_hashes(options) {
             return Err(Error::Unsupported {
                 what: "building from key hashes",
@@ -334,6 +336,7 @@ impl Blocklist {
     /// positive with probability at most `options.fpp`.
     pub fn from_entries(set: &EntrySet, options: &BuildOptions) -> Result<Self> {
         phishbloom_filter::math::validate_fpp(options.fpp)?;
+        refuse_near(options)?;
         let entries = &set.entries;
         let (engine, fingerprints) = match options.kind {
             Kind::Cabf => {
@@ -397,4 +400,17 @@ impl Blocklist {
             origin: PathBuf::from(&options.name),
         })
     }
+}
+/// Refuses [`Kind::Near`] for a list of keys or entries: near-duplicate lists hold documents
+/// ([`Blocklist::from_near`]).
+fn refuse_near(options: &BuildOptions) -> Result<()> {
+    if options.kind == Kind::Near {
+        return Err(Error::WrongScheme {
+            path: PathBuf::from(&options.name),
+            problem: "a near-duplicate list holds documents, not keys or entries; build it from \
+                      documents (Blocklist::from_near, `phishbloom build --near`)"
+                .into(),
+        });
+    }
+    Ok(())
 }
