@@ -238,6 +238,15 @@ fn build_near_list(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `words (tf)` or `3-token shingles (set)`: what a near-duplicate fingerprint sums.
+pub(crate) fn shingles(width: u32, weighting: &str) -> String {
+    match width {
+        1 => format!("words ({weighting})"),
+        2 => format!("word pairs ({weighting})"),
+        w => format!("{w}-token shingles ({weighting})"),
+    }
+}
+
 /// Whether the --exact build streams its list (`phishbloom_blocklist::stream`): one LIST whose
 /// keys form one category, in a structure built from key hashes
 /// ([`Blocklist::builds_from_hashes`]). Returns that input. Several lists, categories from a
@@ -529,15 +538,22 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
         Engine::Near(engine) => {
             let info = engine.info();
             println!(
-                "built {}: {} documents, 64-bit SimHash of {}-token shingles ({} weights), in {} \
-                 permuted tables of {} blocks: distance up to {}, {} in memory",
+                "built {}: {} documents, 64-bit SimHash of {} in {} permuted tables of {} blocks \
+                 (distance up to {}), {}; {} in memory",
                 args.output.display(),
                 fmt::count(meta.entries),
-                info.shingle,
-                info.weighting,
+                shingles(info.shingle, info.weighting),
                 info.tables,
                 info.blocks,
                 info.max_distance,
+                match info.check_shingle {
+                    0 => "no check".to_string(),
+                    w => format!(
+                        "each match checked by a SimHash of {} within {} bits",
+                        shingles(w, info.weighting),
+                        info.check_distance
+                    ),
+                },
                 fmt::bytes(info.memory_bytes),
             );
         }

@@ -93,10 +93,17 @@ fn print_text(file: &str, d: &Description) {
     }
     if let Some(near) = &d.near {
         println!(
-            "fingerprints      64-bit SimHash of {}-token shingles ({} weights); {} document(s) \
-             under {} tokens by an exact hash",
-            near.shingle,
-            near.weighting,
+            "fingerprints      64-bit SimHash of {}{}; {} document(s) under {} tokens by an exact \
+             hash",
+            super::build::shingles(near.shingle, near.weighting),
+            match near.check_shingle {
+                0 => String::new(),
+                w => format!(
+                    ", checked by a SimHash of {} within {} bits",
+                    super::build::shingles(w, near.weighting),
+                    near.check_distance
+                ),
+            },
             fmt::count(near.exact),
             near.min_tokens
         );
