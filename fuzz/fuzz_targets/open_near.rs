@@ -6,7 +6,8 @@
 //!
 //! Checks: no panic; a near list refuses `check`; every lookup within the list's distance
 //! answers, each match at most that distance and the nearest first, and equals comparing with
-//! every document's fingerprint; a distance beyond the list's is an error; the re-encoded list
+//! every document's fingerprints (the lookup key within the distance, the check within the
+//! check distance); a distance beyond the list's is an error; the re-encoded list
 //! opens and answers the same; removing a document by name and adding it back restores the set
 //! fingerprint (when the names are unique, as written).
 
@@ -37,6 +38,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(list.require_checkable().is_err());
     let engine = list.near_engine().expect("a near list has its engine");
     let distance = engine.tables().distance();
+    let params = *engine.params();
     let docs: Vec<_> = engine.docs().collect();
     let mut hasher = SimHasher::new();
     let mut queries: Vec<DocFingerprint> = DOCUMENTS
@@ -44,9 +46,17 @@ fuzz_target!(|data: &[u8]| {
         .map(|d| engine.fingerprint(d, &mut hasher))
         .collect();
     queries.extend(docs.iter().take(3).map(|d| d.fingerprint));
-    queries.push(DocFingerprint::Sim(u64::from_le_bytes(
-        *data.first_chunk::<8>().unwrap_or(&[0; 8]),
-    )));
+    let tail = |at: usize| {
+        u64::from_le_bytes(
+            data.get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .unwrap_or([0; 8]),
+        )
+    };
+    queries.push(DocFingerprint::Sim {
+        key: tail(0),
+        check: tail(8),
+    });
     let answers: Vec<_> = queries
         .iter()
         .map(|&q| {
@@ -58,8 +68,13 @@ fuzz_target!(|data: &[u8]| {
             let mut expected: Vec<&str> = docs
                 .iter()
                 .filter(|d| match (d.fingerprint, q) {
-                    (DocFingerprint::Sim(a), DocFingerprint::Sim(b)) => {
+                    (
+                        DocFingerprint::Sim { key: a, check: c },
+                        DocFingerprint::Sim { key: b, check: e },
+                    ) => {
                         (a ^ b).count_ones() <= distance
+                            && (params.check_shingle == 0
+                                || (c ^ e).count_ones() <= params.check_distance)
                     }
                     (DocFingerprint::Exact(a), DocFingerprint::Exact(b)) => a == b,
                     _ => false,

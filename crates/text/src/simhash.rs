@@ -266,6 +266,40 @@ mod tests {
             .bits()
     }
 
+    /// The check fingerprint (word pairs) under the defaults.
+    fn check(hasher: &mut SimHasher, words: &[String]) -> u64 {
+        match hasher
+            .fingerprint(&words.join(" "), &SimHashParams::default())
+            .0
+        {
+            Fingerprint::Sim { check, .. } => check,
+            Fingerprint::Exact(_) => panic!("a long text has SimHashes"),
+        }
+    }
+
+    #[test]
+    fn the_check_fingerprint_moves_little_for_one_word_and_far_for_another_text() {
+        let mut h = SimHasher::new();
+        let mut rng = SplitMix64::new(5);
+        let (mut near, mut far) = (0u32, 0u32);
+        for _ in 0..50 {
+            let mut words = text(&mut rng, 500);
+            let a = check(&mut h, &words);
+            words[rng.below(500) as usize] = "zebra".into();
+            near += hamming(a, check(&mut h, &words));
+            let other: Vec<String> = (0..300).map(|_| format!("w{}", rng.next_u64())).collect();
+            far += hamming(a, check(&mut h, &other));
+        }
+        // One word changes two of ~500 word pairs; an unrelated text is Binomial(64, ½): the
+        // mean of 50 pairs has sd 4/√50 ≈ 0.57, so ±3 is over five standard deviations.
+        assert!(f64::from(near) / 50.0 <= 3.0, "mean distance {}", near / 50);
+        assert!(
+            (f64::from(far) / 50.0 - 32.0).abs() < 3.0,
+            "mean {}",
+            far / 50
+        );
+    }
+
     #[test]
     fn identical_texts_are_at_distance_zero_whatever_their_case_and_spacing() {
         let mut h = SimHasher::new();
