@@ -135,7 +135,7 @@ fn is_text(name: &str, head: &[u8], whole: bool) -> bool {
         || head
             .iter()
             .position(|&b| b == b'\n')
-            .is_some_and(|at| head.len() - at - 1 >= DETECT_BYTES);
+            .is_some_and(|at| head.len() - at > DETECT_BYTES);
     decided && mail::detect(name, head) == InputKind::Text
 }
 
