@@ -129,13 +129,16 @@ fn is_text(name: &str, head: &[u8], whole: bool) -> bool {
     if lower.ends_with(".html") || lower.ends_with(".htm") || crate::html::looks_like_html(head) {
         return false;
     }
-    // An mbox is told by the DETECT_BYTES after its `From ` line.
+    // HTML is told by its first bytes after white space (all of the head, undecided), an mbox
+    // by the DETECT_BYTES after its `From ` line.
+    let blank = head.iter().all(u8::is_ascii_whitespace);
     let decided = whole
-        || !head.starts_with(b"From ")
-        || head
-            .iter()
-            .position(|&b| b == b'\n')
-            .is_some_and(|at| head.len() - at > DETECT_BYTES);
+        || !blank
+            && (!head.starts_with(b"From ")
+                || head
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .is_some_and(|at| head.len() - at > DETECT_BYTES));
     decided && mail::detect(name, head) == InputKind::Text
 }
 
@@ -552,6 +555,10 @@ mod tests {
         // A `From ` line too long to decide from the first bytes: read whole, as before.
         let long = format!("From {}\nplain text", "x".repeat(HEAD_BYTES));
         assert!(!streamed(&open("t", long.as_bytes(), DocumentFormat::Auto)));
+        // HTML after more white space than the first bytes hold: read whole, as before.
+        let late = format!("{}<html><p>hi", " ".repeat(HEAD_BYTES));
+        assert!(!streamed(&open("t", late.as_bytes(), DocumentFormat::Auto)));
+        assert!(streamed(&open("t", b"  \n ", DocumentFormat::Auto)));
         // Without streaming, the documents as read_documents gives them.
         match open_reader(
             "t".into(),
