@@ -1,14 +1,146 @@
 //! Documents to scan from files and standard input: one input read whole (within a size limit)
 //! and split into its documents — a text, an e-mail message, the messages of an mbox, or one
-//! document per line — for [`crate::scan`]'s scanner.
+//! document per line — for [`crate::scan`]'s scanner; or, for a plain text, streamed through
+//! the scanner in pieces ([`open_documents`], [`TextStream`]) in bounded memory, whatever its
+//! size.
 
-use std::io::Read;
+use std::io::{Cursor, Read};
 use std::path::Path;
 
-use phishbloom_text::mail::{self, Document, InputKind, MAX_DOCUMENT_BYTES};
+use phishbloom_text::mail::{self, Document, InputKind, DETECT_BYTES, MAX_DOCUMENT_BYTES};
+use phishbloom_text::pieces::Pieces;
 
+use crate::scan::{DocumentVerdict, Scanner};
 use crate::source::open_file;
 use crate::{Error, Result};
+
+/// Bytes read at a time from a streamed text.
+pub const STREAM_CHUNK_BYTES: usize = 1 << 20;
+
+/// Bytes read first from an input that may be streamed, to tell text from mail and HTML: an
+/// mbox's `From ` line and the [`DETECT_BYTES`] after it fit in them unless that line is longer
+/// than [`DETECT_BYTES`] (then the input is read whole, as before).
+const HEAD_BYTES: usize = 2 * DETECT_BYTES;
+
+/// An input opened for scanning.
+pub enum Opened {
+    /// A plain text, to stream through a scanner ([`TextStream::scan`]).
+    Text(TextStream),
+    /// The input's documents, read whole ([`read_documents`]).
+    Documents(Vec<phishbloom_text::Result<Document>>),
+}
+
+/// A plain-text input scanned as it is read: one document, named like [`read_documents`]
+/// names it, with no size limit (memory stays bounded by the piece size,
+/// [`phishbloom_text::pieces::MAX_PIECE_BYTES`], not the document's).
+pub struct TextStream {
+    /// The document's name.
+    name: String,
+    /// Bytes already read to detect the format.
+    head: Vec<u8>,
+    /// The rest of the input.
+    reader: Box<dyn Read>,
+}
+
+impl TextStream {
+    /// The document's name (the file, or `<stdin>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Scans the text with `scanner`: the same answer as [`Scanner::scan`] of the whole text
+    /// decoded with U+FFFD for invalid UTF-8 (as a [`DocumentFormat::Text`] document is).
+    pub fn scan(self, scanner: &mut Scanner<'_>) -> Result<DocumentVerdict> {
+        self.scan_in(scanner, STREAM_CHUNK_BYTES, Pieces::new())
+    }
+
+    /// [`TextStream::scan`], reading `chunk` bytes at a time into `pieces`.
+    fn scan_in(
+        mut self,
+        scanner: &mut Scanner<'_>,
+        chunk: usize,
+        mut pieces: Pieces,
+    ) -> Result<DocumentVerdict> {
+        scanner.begin();
+        pieces.clear();
+        pieces.push(&std::mem::take(&mut self.head));
+        let mut buffer = vec![0; chunk.max(1)];
+        loop {
+            let read = match self.reader.read(&mut buffer) {
+                Ok(read) => read,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.name, "read", e)),
+            };
+            pieces.push(&buffer[..read]);
+            let at_end = read == 0;
+            while let Some(piece) = pieces.next_piece(at_end) {
+                scanner.feed(piece)?;
+            }
+            if at_end {
+                return scanner.finish();
+            }
+        }
+    }
+}
+
+/// Opens one input as [`read_documents`] does; with `stream`, a plain text (the
+/// [`DocumentFormat::Text`] format, or [`DocumentFormat::Auto`] when the input's first bytes
+/// are neither HTML nor mail) is returned unread as a [`TextStream`] instead, without the
+/// size limit of a document read whole.
+pub fn open_documents(input: &Path, format: DocumentFormat, stream: bool) -> Result<Opened> {
+    let (name, reader): (String, Box<dyn Read>) = if input == Path::new("-") {
+        ("<stdin>".to_string(), Box::new(std::io::stdin()))
+    } else {
+        (input.display().to_string(), Box::new(open_file(input)?))
+    };
+    open_reader(name, reader, format, stream)
+}
+
+/// [`open_documents`] from any reader, named `name`.
+fn open_reader(
+    name: String,
+    mut reader: Box<dyn Read>,
+    format: DocumentFormat,
+    stream: bool,
+) -> Result<Opened> {
+    if !stream || !matches!(format, DocumentFormat::Text | DocumentFormat::Auto) {
+        let documents = documents_from(&name, reader, format, format.input_limit())?;
+        return Ok(Opened::Documents(documents));
+    }
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    (&mut reader)
+        .take(HEAD_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(&name, "read", e))?;
+    let text = format == DocumentFormat::Text || is_text(&name, &head, head.len() < HEAD_BYTES);
+    if text {
+        return Ok(Opened::Text(TextStream { name, head, reader }));
+    }
+    let whole = Cursor::new(head).chain(reader);
+    let documents = documents_from(&name, whole, format, format.input_limit())?;
+    Ok(Opened::Documents(documents))
+}
+
+/// Whether an input of the [`DocumentFormat::Auto`] format that starts with `head` (the whole
+/// input when `whole`) is surely plain text: not HTML, and detected as text by
+/// [`mail::detect`] from bytes enough to decide.
+fn is_text(name: &str, head: &[u8], whole: bool) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".html") || lower.ends_with(".htm") || crate::html::looks_like_html(head) {
+        return false;
+    }
+    // HTML is told by its first bytes after white space (all of the head, undecided), an mbox
+    // by the DETECT_BYTES after its `From ` line.
+    let blank = head.iter().all(u8::is_ascii_whitespace);
+    let decided = whole
+        || !blank
+            && (!head.starts_with(b"From ")
+                || head
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .is_some_and(|at| head.len() - at > DETECT_BYTES));
+    decided && mail::detect(name, head) == InputKind::Text
+}
 
 /// How an input is split into documents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -276,5 +408,168 @@ mod tests {
             error.contains("absent.eml") && error.contains("open"),
             "{error}"
         );
+    }
+
+    /// A keyword list of multi-word, Chinese and single-word keywords, with an index (`verify`).
+    fn keyword_list(dir: &Path, verify: bool) -> crate::Blocklist {
+        let keywords = dir.join("kw.txt");
+        std::fs::write(
+            &keywords,
+            "free money\nclaim your prize now\n免费赚钱\n赚钱\nviagra\nwire transfer\n\
+             a b c d e f\néé\nx\n",
+        )
+        .unwrap();
+        let options = crate::BuildOptions {
+            kind: crate::Kind::Blocked,
+            fpp: 0.3,
+            verify,
+            name: "kw".into(),
+            ..crate::BuildOptions::default()
+        };
+        crate::keywords::build_keywords(
+            &crate::Input::Path(keywords),
+            &options,
+            &crate::keywords::KeywordOptions {
+                probes_per_doc: None,
+                spill_dir: dir.to_path_buf(),
+            },
+            &mut |_| {},
+        )
+        .unwrap()
+        .0
+    }
+
+    /// A random text of keywords, words, CJK, separators, long runs and invalid bytes.
+    fn random_text(rng: &mut phishbloom_filter::rng::SplitMix64) -> Vec<u8> {
+        const PARTS: [&[u8]; 24] = [
+            b"free ",
+            b"money",
+            b"FREE\r\nMONEY",
+            b" claim your prize now ",
+            "免费赚钱".as_bytes(),
+            "赚".as_bytes(),
+            "钱免".as_bytes(),
+            b"viagra",
+            b"wire\ttransfer",
+            b" ",
+            b"  ",
+            b"\n",
+            b"\r\n",
+            b", ",
+            b"!!!",
+            b"a b c d e f g ",
+            "éé ".as_bytes(),
+            "e\u{301}".as_bytes(),
+            b"x",
+            b"\xff",
+            b"\xe4\xb8",
+            b"\xe8",
+            b"don't",
+            b"3,5.7",
+        ];
+        let mut text = Vec::new();
+        for _ in 0..rng.below(120) {
+            match rng.below(30) {
+                // A long run without cuts: letters and commas.
+                0 => text.extend((0..rng.below(400)).map(|i| if i % 7 == 6 { b',' } else { b'q' })),
+                // A long Chinese run.
+                1 => {
+                    (0..rng.below(100)).for_each(|_| text.extend_from_slice("免费赚钱".as_bytes()))
+                }
+                n => text.extend_from_slice(PARTS[n as usize % PARTS.len()]),
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn a_streamed_text_has_the_verdict_of_the_whole_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = phishbloom_filter::rng::SplitMix64::new(23);
+        for verify in [true, false] {
+            let list = keyword_list(dir.path(), verify);
+            let mut scanner = crate::scan::Scanner::new(&list, Default::default()).unwrap();
+            for case in 0..400 {
+                let bytes = random_text(&mut rng);
+                let whole = scanner.scan(&String::from_utf8_lossy(&bytes)).unwrap();
+                let chunk = 7 + rng.below(194) as usize;
+                let head = rng.below(bytes.len() as u64 + 1) as usize;
+                let stream = TextStream {
+                    name: "t".into(),
+                    head: bytes[..head].to_vec(),
+                    reader: Box::new(Cursor::new(bytes[head..].to_vec())),
+                };
+                let streamed = stream.scan_in(&mut scanner, chunk, Pieces::new()).unwrap();
+                assert_eq!(
+                    streamed,
+                    whole,
+                    "case {case}, chunk {chunk}: {:?}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                if case == 0 {
+                    assert!(whole.hits > 0 || bytes.is_empty());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn text_is_streamed_and_mail_and_html_are_read_whole() {
+        let open = |name: &str, bytes: &[u8], format| {
+            open_reader(
+                name.into(),
+                Box::new(Cursor::new(bytes.to_vec())),
+                format,
+                true,
+            )
+            .unwrap()
+        };
+        let streamed = |opened: &Opened| matches!(opened, Opened::Text(_));
+        assert!(streamed(&open(
+            "a.txt",
+            b"free money\n",
+            DocumentFormat::Auto
+        )));
+        assert!(streamed(&open(
+            "a.eml",
+            MESSAGE.as_bytes(),
+            DocumentFormat::Text
+        )));
+        assert!(!streamed(&open(
+            "a",
+            MESSAGE.as_bytes(),
+            DocumentFormat::Auto
+        )));
+        assert!(!streamed(&open(
+            "a.txt",
+            b"<html><p>hi",
+            DocumentFormat::Auto
+        )));
+        assert!(!streamed(&open("a.txt", b"a\nb", DocumentFormat::Lines)));
+        let mbox = format!("From a@example.com Sat Jan  3 01:05:34 1996\n{MESSAGE}");
+        assert!(!streamed(&open(
+            "inbox",
+            mbox.as_bytes(),
+            DocumentFormat::Auto
+        )));
+        // A `From ` line too long to decide from the first bytes: read whole, as before.
+        let long = format!("From {}\nplain text", "x".repeat(HEAD_BYTES));
+        assert!(!streamed(&open("t", long.as_bytes(), DocumentFormat::Auto)));
+        // HTML after more white space than the first bytes hold: read whole, as before.
+        let late = format!("{}<html><p>hi", " ".repeat(HEAD_BYTES));
+        assert!(!streamed(&open("t", late.as_bytes(), DocumentFormat::Auto)));
+        assert!(streamed(&open("t", b"  \n ", DocumentFormat::Auto)));
+        // Without streaming, the documents as read_documents gives them.
+        match open_reader(
+            "t".into(),
+            Box::new(Cursor::new(b"free".to_vec())),
+            DocumentFormat::Auto,
+            false,
+        )
+        .unwrap()
+        {
+            Opened::Documents(documents) => assert_eq!(names(&documents), ["t"]),
+            Opened::Text(_) => panic!("streamed without stream"),
+        }
     }
 }

@@ -75,7 +75,19 @@ pub struct DocumentVerdict {
     pub probes: u64,
 }
 
+/// The most bytes of decoded text a streamed scan keeps behind its window's first token for the
+/// text of matches that cross a piece boundary. Only a match whose tokens are more than this
+/// far apart (megabytes of punctuation or spaces between two words of one keyword) reports an
+/// empty `text`; its keyword, offsets and count are still exact.
+pub const MAX_CARRY_BYTES: usize = 1 << 20;
+
 /// Scans documents against one keyword list; reuses its buffers across documents.
+///
+/// A document is scanned whole ([`Scanner::scan`]) or streamed in pieces ([`Scanner::begin`],
+/// [`Scanner::feed`] per piece, [`Scanner::finish`]), with the same answer: a streamed scan
+/// keeps only the last `max_len − 1` tokens of its n-gram window (hashes, normalized tokens
+/// and spans) and the decoded text from the first of them, so memory is bounded by the piece
+/// size, not the document.
 pub struct Scanner<'a> {
     engine: &'a KeywordEngine,
     options: ScanOptions,
@@ -85,6 +97,14 @@ pub struct Scanner<'a> {
     probes: Vec<KeyHash>,
     origins: Vec<(usize, usize)>,
     answers: Vec<bool>,
+    /// The answer so far of a streamed document.
+    streamed: DocumentVerdict,
+    /// Decoded bytes fed so far to a streamed document.
+    fed: usize,
+    /// Decoded text of a streamed document, from byte `carry_start` to the end of what was fed.
+    carry: String,
+    /// Where `carry` starts in the decoded document.
+    carry_start: usize,
 }
 
 impl<'a> Scanner<'a> {
@@ -112,6 +132,10 @@ impl<'a> Scanner<'a> {
             probes: Vec::with_capacity(PROBE_BATCH + 64),
             origins: Vec::with_capacity(PROBE_BATCH + 64),
             answers: Vec::with_capacity(PROBE_BATCH + 64),
+            streamed: DocumentVerdict::default(),
+            fed: 0,
+            carry: String::new(),
+            carry_start: 0,
         })
     }
 
@@ -128,8 +152,89 @@ impl<'a> Scanner<'a> {
             tokens: self.tokens.len() as u64,
             ..DocumentVerdict::default()
         };
+        self.probe_starts(self.tokens.len(), text, 0, &mut verdict)?;
+        self.flush(text, 0, &mut verdict)?;
+        verdict.spam = verdict.hits >= self.options.min_hits;
+        Ok(verdict)
+    }
+
+    /// Starts streaming a document (forgetting any unfinished one): [`Scanner::feed`] its
+    /// decoded text in pieces, then [`Scanner::finish`].
+    pub fn begin(&mut self) {
+        self.tokens.tokenize("");
+        self.probes.clear();
+        self.origins.clear();
+        self.streamed = DocumentVerdict::default();
+        self.fed = 0;
+        self.carry.clear();
+        self.carry_start = 0;
+    }
+
+    /// Scans the next piece of a streamed document's decoded text. Pieces must be cut where
+    /// tokenization cannot look across (`phishbloom_text::pieces`); match offsets are then
+    /// those of the whole decoded text. Fails as [`Scanner::scan`] does.
+    pub fn feed(&mut self, piece: &str) -> Result<()> {
+        // The window holds only tokens whose starts are not probed yet.
+        let held_before = self.tokens.len();
+        self.tokens.push_text(piece, self.fed);
+        self.fed += piece.len();
+        self.carry.push_str(piece);
+        let held = self.tokens.len();
+        self.streamed.tokens += (held - held_before) as u64;
+        // Starts whose longest n-gram is complete; the rest wait for the next piece.
+        let ready = held.saturating_sub(self.max_len.max(1) - 1);
+        let (carry, carry_start) = (std::mem::take(&mut self.carry), self.carry_start);
+        let mut verdict = std::mem::take(&mut self.streamed);
+        let result = self
+            .probe_starts(ready, &carry, carry_start, &mut verdict)
+            .and_then(|()| self.flush(&carry, carry_start, &mut verdict));
+        self.streamed = verdict;
+        self.carry = carry;
+        result?;
+        self.tokens.keep_last(held - ready);
+        // Keep the text from the first token still in the window (at most MAX_CARRY_BYTES).
+        let mut start = if self.tokens.is_empty() {
+            self.fed
+        } else {
+            self.tokens.span(0).0
+        };
+        start = start
+            .max(self.fed.saturating_sub(MAX_CARRY_BYTES))
+            .max(self.carry_start);
+        let mut cut = start - self.carry_start;
+        while !self.carry.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.carry.drain(..cut);
+        self.carry_start += cut;
+        Ok(())
+    }
+
+    /// Ends a streamed document: probes the n-grams left in the window and returns its answer.
+    pub fn finish(&mut self) -> Result<DocumentVerdict> {
+        let (carry, carry_start) = (std::mem::take(&mut self.carry), self.carry_start);
+        let mut verdict = std::mem::take(&mut self.streamed);
+        let held = self.tokens.len();
+        self.probe_starts(held, &carry, carry_start, &mut verdict)?;
+        self.flush(&carry, carry_start, &mut verdict)?;
+        self.carry = carry;
+        self.begin();
+        verdict.spam = verdict.hits >= self.options.min_hits;
+        Ok(verdict)
+    }
+
+    /// Probes the n-grams starting at the first `starts` tokens held (flushing full batches),
+    /// each up to `max_len` tokens or the last token held; `text` is the decoded text from byte
+    /// `text_start`, for the text of matches.
+    fn probe_starts(
+        &mut self,
+        starts: usize,
+        text: &str,
+        text_start: usize,
+        verdict: &mut DocumentVerdict,
+    ) -> Result<()> {
         let count = self.tokens.len();
-        for start in 0..count {
+        for start in 0..starts {
             let mut phrase = START;
             let longest = self.max_len.min(count - start);
             let hashes = &self.tokens.hashes()[start..start + longest];
@@ -141,16 +246,20 @@ impl<'a> Scanner<'a> {
                 }
             }
             if self.probes.len() >= PROBE_BATCH {
-                self.flush(text, &mut verdict)?;
+                self.flush(text, text_start, verdict)?;
             }
         }
-        self.flush(text, &mut verdict)?;
-        verdict.spam = verdict.hits >= self.options.min_hits;
-        Ok(verdict)
+        Ok(())
     }
 
-    /// Probes the pending n-grams and records their hits.
-    fn flush(&mut self, text: &str, verdict: &mut DocumentVerdict) -> Result<()> {
+    /// Probes the pending n-grams and records their hits; `text` is the decoded text from
+    /// byte `text_start`.
+    fn flush(
+        &mut self,
+        text: &str,
+        text_start: usize,
+        verdict: &mut DocumentVerdict,
+    ) -> Result<()> {
         verdict.probes += self.probes.len() as u64;
         self.answers.clear();
         self.engine
@@ -177,9 +286,12 @@ impl<'a> Scanner<'a> {
                     self.tokens.span(start).0,
                     self.tokens.span(start + len - 1).1,
                 );
+                let slice = from
+                    .checked_sub(text_start)
+                    .and_then(|from| text.get(from..to - text_start));
                 verdict.matches.push(Match {
                     keyword: phrase.clone(),
-                    text: text.get(from..to).unwrap_or_default().to_string(),
+                    text: slice.unwrap_or_default().to_string(),
                     start: from,
                     end: to,
                 });

@@ -8,6 +8,8 @@
 //!   each with its byte range in the text and its hash.
 //! - [`phrase`] — the phrase hash: one function for keywords and for n-grams, each n-gram's
 //!   hash in O(1) from the previous one; [`phrase::normalize_phrase`] for keyword lists.
+//! - [`pieces`] — a text read in pieces cut where decoding and tokenization cannot look
+//!   across, for scanning a document of any size in bounded memory.
 //! - [`simhash`] — SimHash fingerprints of documents (shingles of tokens), with an exact
 //!   hash for short texts: near-duplicate lists.
 //! - [`mail`] — documents: plain text, RFC 5322 messages (MIME-decoded with `mail-parser`),
@@ -43,6 +45,7 @@ mod error;
 pub mod mail;
 pub mod normalize;
 pub mod phrase;
+pub mod pieces;
 pub mod simhash;
 pub mod tokens;
 

@@ -45,7 +45,7 @@ const MESSAGE_HEADERS: [&str; 12] = [
 ];
 
 /// How many bytes of a file are looked at to detect a message.
-const DETECT_BYTES: usize = 64 * 1024;
+pub const DETECT_BYTES: usize = 64 * 1024;
 
 /// Whether `bytes` start like an RFC 5322 message: header fields (`Name: value`, with folded
 /// continuation lines), at least one of them a message header such as `From` or `Subject`,

@@ -73,7 +73,15 @@ impl Tokens {
         self.ends.clear();
         self.spans.clear();
         self.hashes.clear();
-        let mut line_start = 0;
+        self.push_text(text, 0);
+    }
+
+    /// Appends the tokens of `text`, a piece of a longer text that starts at byte `offset` of
+    /// it, their spans shifted by `offset` (the tokens already held stay). A text cut into
+    /// pieces where segmentation cannot look across ([`crate::pieces`]) gives the tokens of the
+    /// whole text.
+    pub fn push_text(&mut self, text: &str, offset: usize) {
+        let mut line_start = offset;
         for line in text.split_inclusive('\n') {
             if line.is_ascii() {
                 ascii_words(line.as_bytes(), |start, end| {
@@ -129,6 +137,23 @@ impl Tokens {
         self.hashes.push(KeyHash::of(&self.text[from..]));
         self.ends.push(self.text.len());
         self.spans.push((start, end));
+    }
+
+    /// Drops all but the last `keep` tokens (the tail of a window that continues into the next
+    /// piece of a text).
+    pub fn keep_last(&mut self, keep: usize) {
+        let drop = self.len().saturating_sub(keep);
+        if drop == 0 {
+            return;
+        }
+        let cut = self.ends[drop - 1];
+        self.text.drain(..cut);
+        self.ends.drain(..drop);
+        for end in &mut self.ends {
+            *end -= cut;
+        }
+        self.spans.drain(..drop);
+        self.hashes.drain(..drop);
     }
 
     /// Number of tokens.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use phishbloom_blocklist::documents::read_documents;
+use phishbloom_blocklist::documents::{open_documents, Opened};
 use phishbloom_blocklist::near::{expand_inputs, NearMatch, SimHasher};
 use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::scan::{write_document, write_near_document, ScanOptions, Scanner};
@@ -80,9 +80,32 @@ pub fn run(args: &ScanArgs) -> anyhow::Result<ExitCode> {
     };
     let mut hasher = SimHasher::new();
     let mut line = Vec::new();
+    // A plain text is streamed through the keyword scanner in bounded memory, whatever its
+    // size; a near-duplicate list needs the whole text, so with one every input is read whole.
+    let stream = near.is_none() && scanner.is_some();
     for input in &inputs {
-        let documents = match read_documents(input, args.format.into()) {
-            Ok(documents) => documents,
+        let documents = match open_documents(input, args.format.into(), stream) {
+            Ok(Opened::Documents(documents)) => documents,
+            Ok(Opened::Text(text)) => {
+                let name = text.name().to_string();
+                // `stream` is only set with a keyword list, hence a scanner.
+                let Some(scanner) = scanner.as_mut() else {
+                    continue;
+                };
+                match text.scan(scanner) {
+                    Ok(verdict) => {
+                        matched += u64::from(verdict.spam);
+                        line.clear();
+                        write_document(&name, None, &verdict, None, output, &mut line);
+                        stdout.write_all(&line)?;
+                    }
+                    Err(error) => {
+                        eprintln!("phishbloom: error: {error:#}");
+                        failed = true;
+                    }
+                }
+                continue;
+            }
             Err(error) => {
                 eprintln!("phishbloom: error: {error:#}");
                 failed = true;
