@@ -946,6 +946,32 @@ mod tests {
     }
 
     #[test]
+    fn choose_prefers_a_safe_checked_configuration_with_the_smaller_c() {
+        let fps = |known: u64, copy: u64, unrelated: u64| RunFingerprints {
+            known: vec![known],
+            copies: vec![vec![copy]; EDITS.len()],
+            unrelated: vec![unrelated],
+        };
+        // Lookup: every copy and the unrelated document at distance 0 (unsafe alone).
+        let key = fps(0, 0, 0);
+        let single = evaluate(&key, 1, Weights::Tf);
+        assert_eq!(single.false_docs[K as usize], 1);
+        assert_eq!(
+            choose(std::slice::from_ref(&single), &[]),
+            Choice::Single(0)
+        );
+        // Check: the copies at 0, the unrelated document at 64: safe at every c, full recall.
+        let checked = checked::evaluate(&key, &fps(0, 0, u64::MAX), 1, Weights::Tf, 2);
+        assert_eq!(
+            choose(&[single], &[checked]),
+            Choice::Checked {
+                row: 0,
+                check_distance: CHECK_DISTANCES[0]
+            }
+        );
+    }
+
+    #[test]
     fn windows_hold_exactly_the_tokens_asked() {
         let mut tokens = Tokens::new();
         let mut rng = SplitMix64::new(4);
