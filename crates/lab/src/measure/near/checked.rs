@@ -10,8 +10,6 @@
 //! unrelated documents matched follow from each one's smallest check distance among the known
 //! documents within each `k`.
 
-use phishbloom_text::simhash::Weighting;
-
 use super::edits::{Edit, EDITS};
 use super::fingerprints::Weights;
 use super::{distance_stats, DistanceStats, RunFingerprints, K, KMAX, TARGET_EDITS};
@@ -118,14 +116,6 @@ impl Independence {
 }
 
 impl CheckedRow {
-    /// The weighting a list stores for this row.
-    pub fn weighting(&self) -> Weighting {
-        match self.weights {
-            Weights::Set => Weighting::Set,
-            _ => Weighting::Tf,
-        }
-    }
-
     /// Recall of `edit` at `(k, c)`: copies whose own original passes both.
     pub fn recall(&self, edit: Edit, k: usize, c: u32) -> f64 {
         self.edits.iter().find(|e| e.edit == edit).map_or(0.0, |e| {

@@ -14,9 +14,11 @@
 //!   fingerprint of word pairs or triples, for every check distance of
 //!   [`checked::CHECK_DISTANCES`]; [`choose`] picks the defaults among single and checked
 //!   configurations by a stated rule.
-//! - [`lengths`] — texts of a given number of tokens, to place `min_tokens`.
-//! - [`peers`] — the chosen SimHash through Manku's tables beside brute force and a MinHash-LSH
-//!   index (the `gaoya` crate) on the same documents: recall, precision and speed.
+//! - [`lengths`] — texts of a given number of tokens under the chosen configuration, to place
+//!   `min_tokens`.
+//! - [`peers`] — the chosen configuration (lookup through Manku's tables, confirmed by the
+//!   check) beside brute force over both fingerprints and a MinHash-LSH index (the `gaoya`
+//!   crate) on the same documents: recall, precision and speed.
 //! - [`scale`] — 10⁷ random fingerprints with planted near ones: build, bytes, candidates and
 //!   lookup time of 4 and 20 tables beside brute force.
 
