@@ -311,7 +311,7 @@ pub struct BuildArgs {
     /// must also be near (0: no check; default 2).
     #[arg(long, value_name = "W", requires = "near", value_parser = clap::value_parser!(u32).range(0..=16))]
     pub check_shingle: Option<u32>,
-    /// With --near: the largest distance of the check fingerprints for a match (default 12).
+    /// With --near: the largest distance of the check fingerprints for a match (default 8).
     #[arg(long, value_name = "C", requires = "near", value_parser = clap::value_parser!(u32).range(0..=64))]
     pub check_distance: Option<u32>,
     /// With --near: tokens per shingle of the lookup fingerprint (default 1: words).

@@ -9,13 +9,20 @@
 //! - [`quality`] — for every shingle width `w` = 1…5 and weighting (tf, set, tf-idf), the
 //!   recall of each edit kind (the copy's own original within distance `k`, `k` = 0…6), the
 //!   unrelated documents with any match, and the distances of all unrelated pairs beside
-//!   Binomial(64, ½); [`choose`] picks the defaults by a stated rule.
-//! - [`lengths`] — texts of a given number of tokens, to place `min_tokens`.
-//! - [`peers`] — the chosen SimHash through Manku's tables beside brute force and a MinHash-LSH
-//!   index (the `gaoya` crate) on the same documents: recall, precision and speed.
+//!   Binomial(64, ½).
+//! - [`checked`] — the lookup fingerprint of words (`w` = 1, tf and set) confirmed by a check
+//!   fingerprint of word pairs or triples, for every check distance of
+//!   [`checked::CHECK_DISTANCES`]; [`choose`] picks the defaults among single and checked
+//!   configurations by a stated rule.
+//! - [`lengths`] — texts of a given number of tokens under the chosen configuration, to place
+//!   `min_tokens`.
+//! - [`peers`] — the chosen configuration (lookup through Manku's tables, confirmed by the
+//!   check) beside brute force over both fingerprints and a MinHash-LSH index (the `gaoya`
+//!   crate) on the same documents: recall, precision and speed.
 //! - [`scale`] — 10⁷ random fingerprints with planted near ones: build, bytes, candidates and
 //!   lookup time of 4 and 20 tables beside brute force.
 
+pub mod checked;
 pub mod edits;
 pub mod fingerprints;
 pub mod peers;
@@ -30,6 +37,7 @@ use phishbloom_text::tokens::Tokens;
 use crate::corpus::{self, Document};
 use crate::error::Result;
 use crate::measure::Settings;
+use checked::{CheckedRow, CHECK_DISTANCES, CHECK_WIDTHS, LOOKUPS};
 use edits::{Edit, EDITS};
 use fingerprints::{fingerprint, shingles, token_hashes, DocumentFrequencies, Weights};
 
@@ -198,8 +206,7 @@ impl QualityRow {
     /// the chance of one pair, from a normal fit of the measured unrelated distances (mean and
     /// sd; continuity-corrected at `k + ½`) — the tail no run of this size can observe directly.
     pub fn expected_false(&self, n: f64, k: u32) -> f64 {
-        let d = &self.distances;
-        n * crate::theory::normal_upper_tail((d.mean - (f64::from(k) + 0.5)) / d.sd.max(1e-9))
+        n * checked::normal_pair_chance(&self.distances, k)
     }
 
     /// Unrelated (query, known) pairs within `k`, measured.
@@ -242,17 +249,94 @@ pub struct LengthRow {
     pub false_docs: u64,
     /// Known-text pairs within [`K`] of each other (natural duplicates at this length).
     pub known_close_pairs: u64,
-    /// Distances of every unrelated text to every known one.
+    /// Lookup distances of every unrelated text to every known one.
     pub distances: DistanceStats,
+    /// Check distances of the same pairs, under a checked configuration.
+    pub check_distances: Option<DistanceStats>,
+    /// The check distance of the configuration, when it has a check.
+    pub check_distance: Option<u32>,
 }
 
 impl LengthRow {
-    /// Expected known texts within [`K`] of an unrelated one for a list of `n` (the normal fit
-    /// of [`QualityRow::expected_false`]).
+    /// Expected known texts matching an unrelated one for a list of `n`: `n` × P(key ≤ [`K`])
+    /// (× P(check ≤ c) under a check, assuming independence), the normal fits of
+    /// [`checked::normal_pair_chance`].
     pub fn expected_false(&self, n: f64) -> f64 {
-        let d = &self.distances;
-        n * crate::theory::normal_upper_tail((d.mean - (f64::from(K) + 0.5)) / d.sd.max(1e-9))
+        let check = match (&self.check_distances, self.check_distance) {
+            (Some(stats), Some(c)) => checked::normal_pair_chance(stats, c),
+            _ => 1.0,
+        };
+        n * checked::normal_pair_chance(&self.distances, K) * check
     }
+}
+
+/// A configuration a list can hold: the lookup fingerprint and, optionally, the check
+/// fingerprint with its largest distance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Tokens per shingle of the lookup fingerprint.
+    pub shingle: u32,
+    /// Weighting (of both fingerprints).
+    pub weights: Weights,
+    /// `(check shingle, check distance)`, or none.
+    pub check: Option<(u32, u32)>,
+}
+
+impl Config {
+    /// Whether a pair at lookup distance `key` and check distance `check` matches at `k`.
+    pub fn passes(&self, key: u32, check: u32, k: u32) -> bool {
+        key <= k && self.check.is_none_or(|(_, c)| check <= c)
+    }
+
+    /// The lookup and check fingerprints of a token sequence (check 0 without one).
+    pub fn fingerprints(&self, hashes: &[KeyHash]) -> (u64, u64) {
+        let df = DocumentFrequencies::default();
+        let key = fingerprint(&shingles(hashes, self.shingle as usize), self.weights, &df);
+        let check = self.check.map_or(0, |(w2, _)| {
+            fingerprint(&shingles(hashes, w2 as usize), self.weights, &df)
+        });
+        (key, check)
+    }
+
+    /// A label: `w = 1, tf, check w = 2 within 8` or `w = 2, tf`.
+    pub fn label(&self) -> String {
+        let mut out = format!("w = {}, {}", self.shingle, self.weights.name());
+        if let Some((w2, c)) = self.check {
+            out.push_str(&format!(", check w = {w2} within {c}"));
+        }
+        out
+    }
+}
+
+/// What [`choose`] picked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Choice {
+    /// One fingerprint: an index into [`Quality::rows`].
+    Single(usize),
+    /// A checked configuration: an index into [`Quality::checked`] and the check distance.
+    Checked {
+        /// The row.
+        row: usize,
+        /// The check distance.
+        check_distance: u32,
+    },
+}
+
+/// One `k` of the chosen configuration's sweep.
+#[derive(Clone, Debug)]
+pub struct SweepRow {
+    /// The lookup distance.
+    pub k: usize,
+    /// Recall per edit, in [`EDITS`] order.
+    pub recall: Vec<f64>,
+    /// Unrelated documents matched.
+    pub false_docs: u64,
+    /// Unrelated documents queried.
+    pub unrelated: u64,
+    /// Right pairs ÷ all pairs matched.
+    pub precision: f64,
+    /// Expected false matches per unrelated document against [`PLANNED_LIST`] known ones.
+    pub expected_false: f64,
 }
 
 /// What the section measured about quality (everything but the peers and the scale run).
@@ -260,14 +344,75 @@ impl LengthRow {
 pub struct Quality {
     /// The corpus.
     pub corpus: CorpusSummary,
-    /// Every configuration, in [`WIDTHS`] × [`WEIGHTS`] order.
+    /// Every single-fingerprint configuration, in [`WIDTHS`] × [`WEIGHTS`] order.
     pub rows: Vec<QualityRow>,
-    /// The chosen configuration's index in `rows`.
-    pub chosen: usize,
+    /// Every checked configuration, in [`LOOKUPS`] × [`CHECK_WIDTHS`] order.
+    pub checked: Vec<CheckedRow>,
+    /// The chosen configuration.
+    pub choice: Choice,
     /// The short-text study under the chosen configuration.
     pub lengths: Vec<LengthRow>,
     /// The `min_tokens` the study gives ([`choose_min_tokens`]).
     pub min_tokens: usize,
+}
+
+impl Quality {
+    /// The chosen configuration.
+    pub fn config(&self) -> Config {
+        config_of(&self.rows, &self.checked, self.choice)
+    }
+
+    /// The chosen configuration at `k` = 0…[`KMAX`].
+    pub fn sweep(&self) -> Vec<SweepRow> {
+        (0..=KMAX)
+            .map(|k| match self.choice {
+                Choice::Single(i) => {
+                    let r = &self.rows[i];
+                    SweepRow {
+                        k,
+                        recall: EDITS.iter().map(|&e| r.recall(e, k)).collect(),
+                        false_docs: r.false_docs[k],
+                        unrelated: r.unrelated,
+                        precision: r.precision(k),
+                        expected_false: r.expected_false(PLANNED_LIST, k as u32),
+                    }
+                }
+                Choice::Checked {
+                    row,
+                    check_distance: c,
+                } => {
+                    let r = &self.checked[row];
+                    SweepRow {
+                        k,
+                        recall: EDITS.iter().map(|&e| r.recall(e, k, c)).collect(),
+                        false_docs: r.false_docs(k, c),
+                        unrelated: r.unrelated(),
+                        precision: r.precision(k, c),
+                        expected_false: r.expected_false(PLANNED_LIST, k as u32, c),
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// The configuration `choice` names among `rows` and `checked`.
+pub fn config_of(rows: &[QualityRow], checked: &[CheckedRow], choice: Choice) -> Config {
+    match choice {
+        Choice::Single(i) => Config {
+            shingle: rows[i].shingle,
+            weights: rows[i].weights,
+            check: None,
+        },
+        Choice::Checked {
+            row,
+            check_distance,
+        } => Config {
+            shingle: checked[row].shingle,
+            weights: checked[row].weights,
+            check: Some((checked[row].check_shingle, check_distance)),
+        },
+    }
 }
 
 /// The texts of one run: known documents, their copies, unrelated documents, tokenized.
@@ -426,7 +571,7 @@ pub fn fingerprint_texts(texts: &Texts, w: u32, weights: Weights) -> RunFingerpr
 }
 
 /// Mean and standard deviation of a histogram of distances.
-fn distance_stats(histogram: Vec<u64>) -> DistanceStats {
+pub fn distance_stats(histogram: Vec<u64>) -> DistanceStats {
     let pairs: u64 = histogram.iter().sum();
     let n = pairs.max(1) as f64;
     let mean = histogram
@@ -507,34 +652,46 @@ pub fn evaluate(fps: &RunFingerprints, shingle: u32, weights: Weights) -> Qualit
     }
 }
 
-/// The rule that picks the defaults, among the weightings a list can store (tf and set; tf-idf
-/// needs document frequencies the format does not hold): no unrelated document matched at
-/// [`K`], and at most [`PLANNED_FALSE`] expected false matches per unrelated document against
-/// [`PLANNED_LIST`] known ones ([`QualityRow::expected_false`]); then the highest worst recall
-/// over [`TARGET_EDITS`] at [`K`]; then the highest mean recall over every edit at [`K`]; then
-/// the smaller `w`, tf before set.
-pub fn choose(rows: &[QualityRow]) -> usize {
+/// The rule that picks the defaults, among the single-fingerprint configurations a list can
+/// store (tf and set; tf-idf needs document frequencies the format does not hold) and the
+/// checked ones: no unrelated document matched at [`K`], and at most [`PLANNED_FALSE`]
+/// expected false matches per unrelated document against [`PLANNED_LIST`] known ones
+/// ([`QualityRow::expected_false`], [`CheckedRow::expected_false`]); then the highest worst
+/// recall over [`TARGET_EDITS`] at [`K`]; then the highest mean recall over every edit at
+/// [`K`]; then the earlier candidate: single configurations (smaller `w`, tf first) before
+/// checked ones, and among those the smaller check distance, then [`LOOKUPS`] ×
+/// [`CHECK_WIDTHS`] order.
+pub fn choose(rows: &[QualityRow], checked: &[CheckedRow]) -> Choice {
     let k = K as usize;
-    let score = |r: &QualityRow| {
-        let mean = r.edits.iter().map(|e| r.recall(e.edit, k)).sum::<f64>() / EDITS.len() as f64;
-        let safe = r.false_docs[k] == 0 && r.expected_false(PLANNED_LIST, K) <= PLANNED_FALSE;
-        (safe, r.target_recall(), mean)
+    let mut best: Option<(Choice, (bool, f64, f64))> = None;
+    let mut consider = |choice: Choice, score: (bool, f64, f64)| {
+        // Strictly better only: earlier candidates win ties.
+        if best.as_ref().is_none_or(|(_, b)| score > *b) {
+            best = Some((choice, score));
+        }
     };
-    let mut best: Option<usize> = None;
-    for (i, row) in rows.iter().enumerate() {
-        if row.weights == Weights::TfIdf {
+    for (i, r) in rows.iter().enumerate() {
+        if r.weights == Weights::TfIdf {
             continue;
         }
-        let better = match best {
-            None => true,
-            // Strictly better only: earlier rows (smaller w, tf first) win ties.
-            Some(b) => score(row) > score(&rows[b]),
-        };
-        if better {
-            best = Some(i);
+        let mean = r.edits.iter().map(|e| r.recall(e.edit, k)).sum::<f64>() / EDITS.len() as f64;
+        let safe = r.false_docs[k] == 0 && r.expected_false(PLANNED_LIST, K) <= PLANNED_FALSE;
+        consider(Choice::Single(i), (safe, r.target_recall(), mean));
+    }
+    for c in CHECK_DISTANCES {
+        for (i, r) in checked.iter().enumerate() {
+            let safe =
+                r.false_docs(k, c) == 0 && r.expected_false(PLANNED_LIST, K, c) <= PLANNED_FALSE;
+            consider(
+                Choice::Checked {
+                    row: i,
+                    check_distance: c,
+                },
+                (safe, r.target_recall(c), r.mean_recall(c)),
+            );
         }
     }
-    best.unwrap_or(0)
+    best.map_or(Choice::Single(0), |(choice, _)| choice)
 }
 
 /// Runs the configuration sweep and the short-text study.
@@ -549,23 +706,35 @@ pub fn quality(settings: &Settings, texts: &Texts) -> Quality {
             rows.push(evaluate(&fps, w, weights));
         }
     }
-    let chosen = choose(&rows);
-    let (w, weights) = (rows[chosen].shingle, rows[chosen].weights);
+    let mut checked = Vec::new();
+    for (w, weights) in LOOKUPS {
+        let key = fingerprint_texts(texts, w, weights);
+        for w2 in CHECK_WIDTHS {
+            settings.progress.say(&format!(
+                "near: w = {w}, {}, check w = {w2}",
+                weights.name()
+            ));
+            let check = fingerprint_texts(texts, w2, weights);
+            checked.push(checked::evaluate(&key, &check, w, weights, w2));
+        }
+    }
+    let choice = choose(&rows, &checked);
+    let config = config_of(&rows, &checked, choice);
     settings.progress.say("near: short texts");
-    let lengths = lengths(texts, w, weights);
+    let lengths = lengths(texts, &config);
     let min_tokens = choose_min_tokens(&lengths);
-    let corpus = summarize(texts, w, weights);
     Quality {
-        corpus,
+        corpus: summarize(texts, &config),
         rows,
-        chosen,
+        checked,
+        choice,
         lengths,
         min_tokens,
     }
 }
 
 /// The corpus summary, with the natural near-duplicates under the chosen configuration.
-fn summarize(texts: &Texts, w: u32, weights: Weights) -> CorpusSummary {
+fn summarize(texts: &Texts, config: &Config) -> CorpusSummary {
     let all: Vec<&Document> = texts.known.iter().chain(&texts.unrelated).collect();
     let owned: Vec<Document> = all.iter().map(|&d| d.clone()).collect();
     let duplicates = corpus::duplicate_paragraphs(&owned);
@@ -574,21 +743,12 @@ fn summarize(texts: &Texts, w: u32, weights: Weights) -> CorpusSummary {
         .iter()
         .chain(&texts.unrelated_tokens)
         .collect();
-    let fps: Vec<u64> = tokens
-        .iter()
-        .map(|h| {
-            fingerprint(
-                &shingles(h, w as usize),
-                weights,
-                &DocumentFrequencies::default(),
-            )
-        })
-        .collect();
+    let fps: Vec<(u64, u64)> = tokens.iter().map(|h| config.fingerprints(h)).collect();
     let mut close = Vec::new();
     for i in 0..fps.len() {
         for j in i + 1..fps.len() {
-            let d = (fps[i] ^ fps[j]).count_ones();
-            if d <= K {
+            let d = (fps[i].0 ^ fps[j].0).count_ones();
+            if config.passes(d, (fps[i].1 ^ fps[j].1).count_ones(), K) {
                 close.push((all[i].name.clone(), all[j].name.clone(), d));
             }
         }
@@ -628,18 +788,14 @@ pub fn token_window(
 
 /// The short-text study: for each of [`LENGTHS`], one window per known document (and its copy
 /// with 2 % of the words edited, at least one) and one per unrelated document, fingerprinted
-/// by SimHash whatever their length.
-pub fn lengths(texts: &Texts, w: u32, weights: Weights) -> Vec<LengthRow> {
+/// under `config` (lookup and check SimHash) whatever their length.
+pub fn lengths(texts: &Texts, config: &Config) -> Vec<LengthRow> {
     let mut rng = SplitMix64::new(SEED ^ 0x1e57);
     let mut tokens = Tokens::new();
     let vocabulary = vocabulary(&texts.known);
-    let df = DocumentFrequencies::default();
-    let fp = |tokens: &mut Tokens, text: &str| {
-        fingerprint(
-            &shingles(&token_hashes(tokens, text), w as usize),
-            weights,
-            &df,
-        )
+    let fp = |tokens: &mut Tokens, text: &str| config.fingerprints(&token_hashes(tokens, text));
+    let pass = |a: (u64, u64), b: (u64, u64)| {
+        config.passes((a.0 ^ b.0).count_ones(), (a.1 ^ b.1).count_ones(), K)
     };
     let mut out = Vec::new();
     for len in LENGTHS {
@@ -660,22 +816,24 @@ pub fn lengths(texts: &Texts, w: u32, weights: Weights) -> Vec<LengthRow> {
         let found = copies
             .iter()
             .zip(&known)
-            .filter(|(c, k)| (**c ^ **k).count_ones() <= K)
+            .filter(|(c, k)| pass(**c, **k))
             .count();
         let false_docs = unrelated
             .iter()
-            .filter(|&&q| known.iter().any(|&f| (q ^ f).count_ones() <= K))
+            .filter(|&&q| known.iter().any(|&f| pass(q, f)))
             .count();
         let mut histogram = vec![0u64; 65];
+        let mut check_histogram = vec![0u64; 65];
         for &q in &unrelated {
             for &f in &known {
-                histogram[(q ^ f).count_ones() as usize] += 1;
+                histogram[(q.0 ^ f.0).count_ones() as usize] += 1;
+                check_histogram[(q.1 ^ f.1).count_ones() as usize] += 1;
             }
         }
         let mut close = 0u64;
         for i in 0..known.len() {
             for j in i + 1..known.len() {
-                close += u64::from((known[i] ^ known[j]).count_ones() <= K);
+                close += u64::from(pass(known[i], known[j]));
             }
         }
         out.push(LengthRow {
@@ -687,6 +845,8 @@ pub fn lengths(texts: &Texts, w: u32, weights: Weights) -> Vec<LengthRow> {
             false_docs: false_docs as u64,
             known_close_pairs: close,
             distances: distance_stats(histogram),
+            check_distances: config.check.map(|_| distance_stats(check_histogram)),
+            check_distance: config.check.map(|(_, c)| c),
         });
     }
     out
@@ -727,9 +887,8 @@ pub fn run(settings: &Settings) -> Result<NearReport> {
     settings.progress.say("near: reading the corpus");
     let texts = texts(&sizes)?;
     let quality = quality(settings, &texts);
-    let chosen = &quality.rows[quality.chosen];
     settings.progress.say("near: peers");
-    let peers = peers::run(&texts, chosen.shingle, chosen.weights)?;
+    let peers = peers::run(&texts, &quality.config())?;
     settings.progress.say("near: scale");
     let scale = scale::run(settings, &sizes)?;
     Ok(NearReport {
@@ -781,9 +940,37 @@ mod tests {
                 h[32] = 1;
                 h
             }),
+            check_distances: None,
+            check_distance: None,
         };
         let rows = [row(4, 3), row(8, 0), row(12, 1), row(16, 0), row(24, 0)];
         assert_eq!(choose_min_tokens(&rows), 16);
+    }
+
+    #[test]
+    fn choose_prefers_a_safe_checked_configuration_with_the_smaller_c() {
+        let fps = |known: u64, copy: u64, unrelated: u64| RunFingerprints {
+            known: vec![known],
+            copies: vec![vec![copy]; EDITS.len()],
+            unrelated: vec![unrelated],
+        };
+        // Lookup: every copy and the unrelated document at distance 0 (unsafe alone).
+        let key = fps(0, 0, 0);
+        let single = evaluate(&key, 1, Weights::Tf);
+        assert_eq!(single.false_docs[K as usize], 1);
+        assert_eq!(
+            choose(std::slice::from_ref(&single), &[]),
+            Choice::Single(0)
+        );
+        // Check: the copies at 0, the unrelated document at 64: safe at every c, full recall.
+        let checked = checked::evaluate(&key, &fps(0, 0, u64::MAX), 1, Weights::Tf, 2);
+        assert_eq!(
+            choose(&[single], &[checked]),
+            Choice::Checked {
+                row: 0,
+                check_distance: CHECK_DISTANCES[0]
+            }
+        );
     }
 
     #[test]

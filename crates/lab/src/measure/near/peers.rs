@@ -1,7 +1,8 @@
-//! The chosen SimHash beside its peers on the same documents, in one run: Manku's permuted
-//! tables (what a near-duplicate list holds), brute-force Hamming over every fingerprint (the
-//! same answers, by construction: the run checks it), and MinHash-LSH from the `gaoya` crate
-//! (MMDS chapter 3's banding) over the same shingles.
+//! The chosen configuration beside its peers on the same documents, in one run: Manku's
+//! permuted tables of the lookup SimHash with each candidate confirmed by the check SimHash
+//! (what a near-duplicate list does), brute force over every (lookup, check) pair (the same
+//! answers, by construction: the run checks it), and MinHash-LSH from the `gaoya` crate (MMDS
+//! chapter 3's banding) over the lookup's shingles.
 //!
 //! For every system: recall per edit kind (the copy's own original among the answers),
 //! precision (right pairs ÷ all pairs answered, pooled over the copies and the unrelated
@@ -17,8 +18,8 @@ use phishbloom_filter::near::{brute_force, PermutedTables};
 use phishbloom_text::tokens::Tokens;
 
 use super::edits::EDITS;
-use super::fingerprints::{fingerprint, shingles, token_hashes, DocumentFrequencies, Weights};
-use super::{Texts, K};
+use super::fingerprints::{shingles, token_hashes};
+use super::{Config, Texts, K};
 use crate::error::{Error, Result};
 
 /// MinHash functions per signature (gaoya's examples use 128).
@@ -136,63 +137,88 @@ fn query_texts(texts: &Texts) -> Vec<String> {
         .collect()
 }
 
-/// Runs the three systems under the chosen `(w, weights)` at distance [`K`].
-pub fn run(texts: &Texts, w: u32, weights: Weights) -> Result<Vec<PeerRow>> {
+/// Runs the three systems under the chosen `config` at distance [`K`].
+pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
+    let w = config.shingle;
     let known_texts: Vec<String> = texts.known.iter().map(|d| d.text()).collect();
     let queries = query_texts(texts);
     let n_docs = (known_texts.len() + queries.len()) as f64;
-    let df = DocumentFrequencies::default();
     let mut tokens = Tokens::new();
 
-    // SimHash: fingerprint every document (tokenizing included).
+    // SimHash: fingerprint every document, lookup and check (tokenizing included).
     let started = Instant::now();
-    let mut fp = |text: &str| {
-        fingerprint(
-            &shingles(&token_hashes(&mut tokens, text), w as usize),
-            weights,
-            &df,
-        )
-    };
-    let known_fps: Vec<u64> = known_texts.iter().map(|t| fp(t)).collect();
-    let query_fps: Vec<u64> = queries.iter().map(|t| fp(t)).collect();
+    let mut fp = |text: &str| config.fingerprints(&token_hashes(&mut tokens, text));
+    let known_fps: Vec<(u64, u64)> = known_texts.iter().map(|t| fp(t)).collect();
+    let query_fps: Vec<(u64, u64)> = queries.iter().map(|t| fp(t)).collect();
     let sim_hash_us = started.elapsed().as_secs_f64() * 1e6 / n_docs;
-    // Each fingerprint names the known documents that have it (duplicates are possible).
-    let names = |found: &[u64]| -> Vec<usize> {
-        known_fps
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| found.contains(f))
-            .map(|(i, _)| i)
-            .collect()
+    let keys: Vec<u64> = known_fps.iter().map(|f| f.0).collect();
+    // Each lookup fingerprint the tables return names the known documents that have it
+    // (duplicates are possible), found by binary search in the documents sorted by lookup
+    // fingerprint; the check confirms each, as `NearEngine::lookup` does.
+    let mut by_key: Vec<(u64, u64, usize)> = known_fps
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.0, f.1, i))
+        .collect();
+    by_key.sort_unstable();
+    let confirm = |query: (u64, u64), found: &[u64]| -> Vec<usize> {
+        let mut out = Vec::new();
+        for &f in found {
+            let first = by_key.partition_point(|d| d.0 < f);
+            let last = by_key.partition_point(|d| d.0 <= f);
+            out.extend(
+                by_key[first..last]
+                    .iter()
+                    .filter(|d| config.passes(0, (d.1 ^ query.1).count_ones(), K))
+                    .map(|d| d.2),
+            );
+        }
+        out.sort_unstable();
+        out
     };
 
     let started = Instant::now();
-    let tables = PermutedTables::build(&known_fps, K, K + 1)?;
+    let tables = PermutedTables::build(&keys, K, K + 1)?;
     let build_seconds = started.elapsed().as_secs_f64();
     let mut out = Vec::new();
     let started = Instant::now();
-    let table_answers: Vec<Vec<u64>> = query_fps
+    let answers: Vec<Vec<usize>> = query_fps
         .iter()
         .map(|&q| {
-            tables.within(q, K, &mut out)?;
-            Ok(out.clone())
+            tables.within(q.0, K, &mut out)?;
+            Ok(confirm(q, &out))
         })
         .collect::<Result<_>>()?;
     let table_us = started.elapsed().as_secs_f64() * 1e6 / query_fps.len().max(1) as f64;
     let started = Instant::now();
-    let brute_answers: Vec<Vec<u64>> = query_fps
+    let brute_answers: Vec<Vec<usize>> = query_fps
         .iter()
-        .map(|&q| brute_force(&known_fps, q, K))
+        .map(|&q| {
+            known_fps
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| {
+                    config.passes((f.0 ^ q.0).count_ones(), (f.1 ^ q.1).count_ones(), K)
+                })
+                .map(|(i, _)| i)
+                .collect()
+        })
         .collect();
     let brute_us = started.elapsed().as_secs_f64() * 1e6 / query_fps.len().max(1) as f64;
-    if table_answers != brute_answers {
+    // The library's brute force over the lookup keys agrees with the tables too.
+    let keys_agree = query_fps.iter().all(|&q| {
+        let mut from_tables = Vec::new();
+        tables
+            .within(q.0, K, &mut from_tables)
+            .is_ok_and(|()| from_tables == brute_force(&keys, q.0, K))
+    });
+    if answers != brute_answers || !keys_agree {
         return Err(Error::Unbuildable {
             experiment: "near peers",
             reason: "the permuted tables answered differently from brute force".into(),
         });
     }
-    let answers: Vec<Vec<usize>> = table_answers.iter().map(|a| names(a)).collect();
-    let params = format!("w = {w}, {}, k = {K}", weights.name());
+    let params = format!("{}, k = {K}", config.label());
     let mut tables_row = tally(
         "SimHash, permuted tables",
         format!("{params}, {} tables", tables.tables()),
@@ -202,11 +228,21 @@ pub fn run(texts: &Texts, w: u32, weights: Weights) -> Result<Vec<PeerRow>> {
     tables_row.hash_us = sim_hash_us;
     tables_row.build_seconds = build_seconds;
     tables_row.query_us = table_us;
-    tables_row.index_bytes = Some(tables.memory_bytes() as u64);
-    let mut brute_row = tally("SimHash, brute force", params, &answers, known_texts.len());
+    let check_bytes = if config.check.is_some() {
+        8 * known_fps.len() as u64
+    } else {
+        0
+    };
+    tables_row.index_bytes = Some(tables.memory_bytes() as u64 + check_bytes);
+    let mut brute_row = tally(
+        "SimHash, brute force",
+        params,
+        &brute_answers,
+        known_texts.len(),
+    );
     brute_row.hash_us = sim_hash_us;
     brute_row.query_us = brute_us;
-    brute_row.index_bytes = Some(8 * known_fps.len() as u64);
+    brute_row.index_bytes = Some(8 * known_fps.len() as u64 + check_bytes);
 
     // gaoya: MinHash signatures of the same shingles, banded.
     let (bands, rows) = calculate_minhash_params(JACCARD_THRESHOLD, MINHASHES);
