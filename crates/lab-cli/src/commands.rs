@@ -10,13 +10,7 @@ use crate::{CabfArgs, ReportArgs};
 
 /// `report`: runs every experiment of the report and writes it under `args.out`.
 pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
-    let options = ReportOptions {
-        out: args.out.clone(),
-        quick: args.quick,
-        data: args.data.clone(),
-        threads: 0,
-        verbose: true,
-    };
+    let options = report_options(args);
     let summary = run_report(&options)?;
     for (section, time) in &summary.sections {
         println!("{:>7.1} s  {section}", time.as_secs_f64());
@@ -41,13 +35,7 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
 
 /// `near`: runs the near-duplicate section alone and writes its files under `args.out`.
 pub fn near(args: &ReportArgs) -> anyhow::Result<()> {
-    let options = ReportOptions {
-        out: args.out.clone(),
-        quick: args.quick,
-        data: args.data.clone(),
-        threads: 0,
-        verbose: true,
-    };
+    let options = report_options(args);
     let summary = run_near(&options)?;
     for line in &summary.headlines {
         println!("  {line}");
@@ -92,4 +80,15 @@ pub fn cabf(args: &CabfArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The report's options from the command line: every core, progress on.
+fn report_options(args: &ReportArgs) -> ReportOptions {
+    ReportOptions {
+        out: args.out.clone(),
+        quick: args.quick,
+        data: args.data.clone(),
+        threads: 0,
+        verbose: true,
+    }
 }

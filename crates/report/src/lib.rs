@@ -126,22 +126,8 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
             cwd: std::env::current_dir().unwrap_or_default(),
         });
     }
-    std::fs::create_dir_all(&options.out).map_err(|source| Error::CreateDir {
-        path: options.out.clone(),
-        source,
-    })?;
     let load_at_start = machine::load_average();
-    let mut ctx = Context {
-        out: options.out.clone(),
-        settings: Settings::new(
-            options.data.clone(),
-            options.quick,
-            options.threads,
-            options.verbose,
-        ),
-        files: Vec::new(),
-        headlines: Vec::new(),
-    };
+    let mut ctx = start(options)?;
     let mut timings = Vec::new();
     let mut body = Vec::new();
     let dataset_error = |source| Error::Dataset {
@@ -230,15 +216,13 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
     })
 }
 
-/// Runs the near-duplicate section alone and writes its CSV files and `near.md` (the
-/// section's Markdown) into `options.out`; the full report ([`run`]) includes the same section
-/// in its README.md.
-pub fn run_near(options: &ReportOptions) -> Result<ReportSummary> {
+/// The output folder, created, and the context every section writes through.
+fn start(options: &ReportOptions) -> Result<Context> {
     std::fs::create_dir_all(&options.out).map_err(|source| Error::CreateDir {
         path: options.out.clone(),
         source,
     })?;
-    let mut ctx = Context {
+    Ok(Context {
         out: options.out.clone(),
         settings: Settings::new(
             options.data.clone(),
@@ -248,7 +232,14 @@ pub fn run_near(options: &ReportOptions) -> Result<ReportSummary> {
         ),
         files: Vec::new(),
         headlines: Vec::new(),
-    };
+    })
+}
+
+/// Runs the near-duplicate section alone and writes its CSV files and `near.md` (the
+/// section's Markdown) into `options.out`; the full report ([`run`]) includes the same section
+/// in its README.md.
+pub fn run_near(options: &ReportOptions) -> Result<ReportSummary> {
+    let mut ctx = start(options)?;
     let mut timings = Vec::new();
     let md = section(&mut timings, "10. Near-duplicate mails and pages", || {
         let result = measure::near::run(&ctx.settings).map_err(|source| Error::Measurement {
