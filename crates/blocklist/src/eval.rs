@@ -215,6 +215,10 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
             kind,
             fpp: config.fpp,
             expression_bound,
+            // The filter's own rate, measured against its theory: the host gate (on in
+            // `build`) answers no URL the filter does not, and would hide most of its false
+            // positives from the measurement.
+            host_gate: false,
             ..BuildOptions::default()
         },
     )?;

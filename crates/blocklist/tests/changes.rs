@@ -127,8 +127,11 @@ proptest! {
             prop_assert_eq!(list.meta().fingerprint, fingerprint_of(present.iter().cloned()));
             prop_assert_eq!(list.meta().entries, present.len() as u64);
         }
-        // And the same after a save.
+        // Adds and removes keep the host gate (each add inserts its host); and the same after a
+        // save.
+        prop_assert!(list.url_gate().is_some());
         let reopened = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
+        prop_assert!(reopened.url_gate().is_some());
         prop_assert_eq!(first_unlisted(&reopened, &present), None);
     }
 
@@ -160,6 +163,8 @@ proptest! {
         let delta = Delta::between(&old_view, &new_view, &DiffOptions::default()).unwrap();
         let delta = Delta::from_bytes("d".as_ref(), &delta.to_bytes()).unwrap();
         old.apply(&delta).unwrap();
+        // A delta names entries by fingerprint, not host: the host gate is dropped.
+        prop_assert!(new.url_gate().is_some() && old.url_gate().is_none());
         prop_assert_eq!(old.meta().fingerprint, new.meta().fingerprint);
         prop_assert_eq!(old.meta().entries, new.meta().entries);
         let mut all: Vec<String> = queries;
@@ -261,6 +266,8 @@ proptest! {
             }
         }
         let built = Blocklist::from_entries(&both, &options).unwrap();
+        // Shards of the same capacity have gates of one size: the merge keeps their union.
+        prop_assert!(merged.url_gate().is_some());
         prop_assert_eq!(merged.meta().fingerprint, built.meta().fingerprint);
         prop_assert_eq!(merged.meta().entries, built.meta().entries);
         let mut all = queries;

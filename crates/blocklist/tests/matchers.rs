@@ -78,10 +78,16 @@ fn urls_below(entry: &Entry) -> Vec<String> {
 
 /// A blocklist of `list` of `kind` at `fpp` per URL (E = 20).
 fn blocklist(list: &[Entry], kind: Kind, fpp: f64, verify: bool) -> Blocklist {
+    built(list, kind, fpp, verify, true)
+}
+
+/// [`blocklist`], with or without the host gate.
+fn built(list: &[Entry], kind: Kind, fpp: f64, verify: bool, host_gate: bool) -> Blocklist {
     let options = BuildOptions {
         kind,
         fpp,
         verify,
+        host_gate,
         ..BuildOptions::default()
     };
     Blocklist::from_entries(&EntrySet::uncategorized(list.to_vec(), "test"), &options).unwrap()
@@ -155,9 +161,10 @@ fn foreign_urls(count: usize, seed: u64) -> Vec<CanonicalUrl> {
 fn verified_bloom_agrees_with_exact_on_a_mixed_stream() {
     let list = entries(&["phishing", "malware"], 20_000, 2);
     let exact = ExactMatcher::new(&list);
-    // A loose filter (5 % per URL) so that many Bloom hits need the verification stage.
-    let verified = blocklist(&list, Kind::Blocked, 0.05, true);
-    let unverified = blocklist(&list, Kind::Blocked, 0.05, false);
+    // A loose filter (5 % per URL) so that many Bloom hits need the verification stage; without
+    // the host gate, which would spare most foreign URLs their probes.
+    let verified = built(&list, Kind::Blocked, 0.05, true, false);
+    let unverified = built(&list, Kind::Blocked, 0.05, false, false);
     let mut scratch = Scratch::default();
     let mut stream: Vec<CanonicalUrl> = list
         .iter()
@@ -188,6 +195,50 @@ fn verified_bloom_agrees_with_exact_on_a_mixed_stream() {
     assert!(listed > 1000, "{listed}");
     // The stream exercised the verification stage: without it, some of these were listed.
     assert!(rejected_by_verification > 100, "{rejected_by_verification}");
+}
+
+#[test]
+fn the_host_gate_finds_every_listed_url_and_only_removes_false_positives() {
+    let list = entries(&["phishing", "malware"], 20_000, 5);
+    let exact = ExactMatcher::new(&list);
+    let mut scratch = Scratch::default();
+    let mut stream: Vec<CanonicalUrl> = list
+        .iter()
+        .step_by(3)
+        .flat_map(urls_below)
+        .filter_map(|u| canonicalize(u.as_bytes()).ok())
+        .collect();
+    stream.extend(foreign_urls(60_000, 6));
+    for kind in [Kind::Blocked, Kind::Split, Kind::Counting] {
+        // Loose and unverified, so that the ungated list answers many foreign URLs listed.
+        let gated = built(&list, kind, 0.05, false, true);
+        let open = built(&list, kind, 0.05, false, false);
+        assert!(gated.url_gate().is_some() && open.url_gate().is_none());
+        // Saved and read back, the gate answers the same.
+        let gated = Blocklist::from_bytes("gated", &gated.to_bytes()).unwrap();
+        assert!(gated.url_gate().is_some());
+        let (mut listed, mut gated_extra, mut open_extra) = (0, 0, 0);
+        for url in &stream {
+            let want = exact.find(url, &mut scratch).is_some();
+            let with_gate = gated.find_url(url, &mut scratch).is_some();
+            let without = open.find_url(url, &mut scratch).is_some();
+            // Exact ⊆ gated ⊆ ungated: the gate never hides an entry, and lets through only
+            // what the filter alone would have answered.
+            assert!(with_gate || !want, "{kind}: {} missed", url.as_str());
+            assert!(without || !with_gate, "{kind}: {} only gated", url.as_str());
+            listed += usize::from(want);
+            gated_extra += usize::from(with_gate && !want);
+            open_extra += usize::from(without && !want);
+        }
+        assert!(listed > 1000, "{listed}");
+        // At 5 % per URL the ungated list has thousands of false positives; the gate (2 % per
+        // host suffix, then the same filter) removes most of them.
+        assert!(open_extra > 500, "{kind}: {open_extra}");
+        assert!(
+            gated_extra * 5 < open_extra,
+            "{kind}: {gated_extra} vs {open_extra}"
+        );
+    }
 }
 
 #[test]

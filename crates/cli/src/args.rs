@@ -400,6 +400,11 @@ pub struct BuildArgs {
     /// entry).
     #[arg(long)]
     pub verify: bool,
+    /// URL entries: leave out the host gate, a small filter of the entries' hosts (about
+    /// 8.5 bits per host) that spares `check` the lookups of every other host suffix. Without
+    /// it every lookup of a URL is hashed and probed: smaller, slower.
+    #[arg(long)]
+    pub no_host_gate: bool,
     /// URL entries: lookups per checked URL the filter is sized for (default 20). `--fpp` is the
     /// rate per checked URL, so each lookup gets 1 - (1 - fpp)^(1/E).
     #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=1040))]

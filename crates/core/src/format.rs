@@ -94,6 +94,9 @@ pub mod tag {
     pub const NEAR_DOCS: u16 = 0x13;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
+    /// A list of URL entries' host gate: a blocked Bloom filter of its entries' hosts
+    /// ([`crate::engine::gate::HostGate`]), optional.
+    pub const HOST_GATE: u16 = 0x8000;
 }
 
 pub use tag::OPTIONAL_TAGS;
@@ -117,6 +120,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::KEYWORD_INDEX => "keyword index",
         tag::NEAR_TABLES => "near tables",
         tag::NEAR_DOCS => "near documents",
+        tag::HOST_GATE => "host gate",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }

@@ -51,6 +51,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
         capacity: args.capacity,
         grow: args.grow,
         force: args.force,
+        host_gate: !args.no_host_gate,
     };
     if let Some(list) = &args.keywords {
         return build_keywords_list(args, list, &options, started);
@@ -316,6 +317,13 @@ fn check_flags(args: &BuildArgs) -> anyhow::Result<()> {
                  lines or csv (leave out --exact, or pass --format lines or csv)",
             );
         }
+    }
+    let url_entries = !(args.exact || args.keywords.is_some() || args.near);
+    if args.no_host_gate && (!url_entries || Kind::from(args.kind) == Kind::Cabf) {
+        return refuse(
+            "--no-host-gate",
+            "applies to lists of URL entries in a Bloom, cuckoo or counting filter (leave it out)",
+        );
     }
     let csv_inputs = args
         .inputs

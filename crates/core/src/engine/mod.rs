@@ -6,7 +6,8 @@
 //! - [`exact::ExactMatcher`] keeps the keys in a hash set: zero false positives, the oracle of
 //!   tests and experiments.
 //! - [`urls::UrlFilter`] keeps them in one Bloom filter, hashing each host suffix and each path
-//!   prefix once and combining the two hashes per expression.
+//!   prefix once and combining the two hashes per expression; a list's [`gate::HostGate`] of
+//!   its entries' hosts spares the expressions of host suffixes that are no entry's host.
 //! - [`cabf::CabfEngine`] keeps them in seed 003's parallel cardinality-adaptive filters.
 //!
 //! A filter hit can be confirmed by [`Fingerprints`], the sorted 64-bit fingerprints of the
@@ -14,6 +15,7 @@
 
 pub mod cabf;
 pub mod exact;
+pub mod gate;
 pub mod probes;
 pub mod scratch;
 pub mod urls;

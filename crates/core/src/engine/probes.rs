@@ -5,6 +5,7 @@
 use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression};
 
+use super::gate::HostGate;
 use crate::resolve::Spot;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -32,22 +33,38 @@ pub struct UrlProbes {
 impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones).
     pub fn compute(&mut self, url: &CanonicalUrl) {
+        self.compute_gated(url, None);
+    }
+
+    /// Computes the probes of `url` (replacing the previous ones) for the host suffixes `gate`
+    /// lets through (all of them without a gate): the expressions of a suffix that is no
+    /// entry's host are neither hashed nor probed. [`UrlProbes::spot`] names the probes of the
+    /// suffixes kept.
+    pub fn compute_gated(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) {
         let host_len = url.host().len();
         self.suffix_starts.clear();
         self.suffixes.clear();
+        self.path_lens.clear();
+        self.paths.clear();
+        self.probes.clear();
         for suffix in url.host_suffixes() {
+            let hash = KeyHash::of(suffix.as_bytes());
+            if gate.is_some_and(|gate| !gate.may_hold(hash)) {
+                continue;
+            }
             // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
             self.suffix_starts.push((host_len - suffix.len()) as u32);
-            self.suffixes.push(KeyHash::of(suffix.as_bytes()));
+            self.suffixes.push(hash);
+        }
+        if self.suffixes.is_empty() {
+            return;
         }
         // Every path prefix is a prefix of the path and query: their lengths name them.
-        self.path_lens.clear();
         self.path_lens.push(0);
         for prefix in url.path_prefixes() {
             self.path_lens.push(prefix.len() as u32);
         }
         let base = url.path_and_query().as_bytes();
-        self.paths.clear();
         self.paths.push(EMPTY_HASH);
         if base.len() <= STREAMING_PATH_BYTES {
             for &len in &self.path_lens[1..] {
@@ -56,7 +73,6 @@ impl UrlProbes {
         } else {
             streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
         }
-        self.probes.clear();
         self.probes.reserve(self.suffixes.len() * self.paths.len());
         for &host in &self.suffixes {
             for &path in &self.paths {

@@ -1,24 +1,28 @@
 //! The URL filter: every entry key in one structure, probed with every lookup expression of a
-//! URL ([`super::probes::UrlProbes`]); all probes of a URL go to the structure as one
-//! prefetched batch.
+//! URL ([`super::probes::UrlProbes`]) whose host suffix passes the list's host gate
+//! ([`super::gate::HostGate`]); all probes of a URL go to the structure as one prefetched batch.
 
 use phishbloom_url::CanonicalUrl;
 
+use super::gate::HostGate;
 use super::scratch::{Matcher, Scratch};
 use crate::hits::Candidate;
 use crate::keys::fingerprint;
 use crate::structure::Layers;
 
-/// URL entries in the list's structure (a Bloom, cuckoo or counting filter, or layers of one).
+/// URL entries in the list's structure (a Bloom, cuckoo or counting filter, or layers of one),
+/// with the gate of their hosts when the list has one.
 #[derive(Clone, Debug)]
 pub struct UrlFilter {
     layers: Layers,
+    gate: Option<HostGate>,
 }
 
 impl UrlFilter {
-    /// Wraps a structure that holds [`expression_hash`]es of entry keys.
-    pub fn new(layers: Layers) -> Self {
-        UrlFilter { layers }
+    /// Wraps a structure that holds [`expression_hash`](crate::keys::expression_hash)es of
+    /// entry keys, and the gate of the entries' hosts (`None`: every expression is probed).
+    pub fn new(layers: Layers, gate: Option<HostGate>) -> Self {
+        UrlFilter { layers, gate }
     }
 
     /// The structure.
@@ -26,23 +30,47 @@ impl UrlFilter {
         &self.layers
     }
 
-    /// The structure, for changing it.
+    /// The gate of the entries' hosts, if the list has one.
+    pub fn gate(&self) -> Option<&HostGate> {
+        self.gate.as_ref()
+    }
+
+    /// The structure, for a change whose entries' hosts are not known (a delta names entries by
+    /// fingerprint; a merge may bring hosts from a list without a gate): the gate is dropped,
+    /// since it could no longer vouch for every entry. Take [`UrlFilter::parts_mut`] to add
+    /// entries whose hosts are known.
     pub fn layers_mut(&mut self) -> &mut Layers {
+        self.gate = None;
         &mut self.layers
+    }
+
+    /// The structure and the gate, for a change that keeps the gate whole: adding entries and
+    /// inserting each one's host into the gate, or removing entries (a removed entry's host
+    /// may stay: it costs a probe, never an answer).
+    pub fn parts_mut(&mut self) -> (&mut Layers, Option<&mut HostGate>) {
+        (&mut self.layers, self.gate.as_mut())
+    }
+
+    /// Sets the gate (after a merge of two gated lists: the union of their gates).
+    pub fn set_gate(&mut self, gate: Option<HostGate>) {
+        self.gate = gate;
     }
 }
 
 impl UrlFilter {
-    /// The candidates of `url` as [`Spot`]s, into `scratch.spots` (replacing the previous
-    /// ones): the same candidates as [`Matcher::candidates`], in the same order, with nothing
-    /// allocated once the scratch buffers have grown.
+    /// The candidates of `url` as [`Spot`](crate::resolve::Spot)s, into `scratch.spots`
+    /// (replacing the previous ones): the same candidates as [`Matcher::candidates`], in the
+    /// same order, with nothing allocated once the scratch buffers have grown.
     pub fn spots(&self, url: &CanonicalUrl, scratch: &mut Scratch) {
-        scratch.url.compute(url);
+        scratch.url.compute_gated(url, self.gate.as_ref());
         let probes = scratch.url.hashes();
         scratch.answers.clear();
+        scratch.spots.clear();
+        if probes.is_empty() {
+            return;
+        }
         self.layers
             .contains_hash_batch(probes, &mut scratch.answers);
-        scratch.spots.clear();
         for (index, _) in scratch.answers.iter().enumerate().filter(|(_, &hit)| hit) {
             if let Some(spot) = scratch.url.spot(index, fingerprint(probes[index])) {
                 scratch.spots.push(spot);
@@ -53,9 +81,12 @@ impl UrlFilter {
 
 impl Matcher for UrlFilter {
     fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
-        scratch.url.compute(url);
+        scratch.url.compute_gated(url, self.gate.as_ref());
         let probes = scratch.url.hashes();
         scratch.answers.clear();
+        if probes.is_empty() {
+            return;
+        }
         self.layers
             .contains_hash_batch(probes, &mut scratch.answers);
         for (index, _) in scratch.answers.iter().enumerate().filter(|(_, &hit)| hit) {
@@ -98,7 +129,7 @@ mod tests {
         for entry in list {
             layers.insert_hash(expression_hash(entry.key())).unwrap();
         }
-        UrlFilter::new(layers)
+        UrlFilter::new(layers, None)
     }
 
     fn find(matcher: &dyn Matcher, url: &str) -> Option<Hit> {

@@ -7,6 +7,7 @@ use phishbloom_url::Entry;
 
 use crate::contents::{EntrySet, KeyList};
 use crate::engine::cabf::CabfEngine;
+use crate::engine::gate::HostGate;
 use crate::engine::urls::UrlFilter;
 use crate::error::{Error, Result};
 use crate::keys::{expression_hash, fingerprint, KeyScheme};
@@ -73,6 +74,10 @@ pub struct BuildOptions {
     /// Build even with a capacity over [`MAX_CAPACITY_RATIO`] times the entries (refused
     /// otherwise: a typo such as `3e9` for `3e6` makes a file of gigabytes).
     pub force: bool,
+    /// Store the host gate of a list of URL entries ([`crate::engine::gate`]): a small filter of
+    /// the entries' hosts that spares the expressions of every other host suffix. On by default;
+    /// off saves about 8.5 bits per distinct host and probes every expression.
+    pub host_gate: bool,
 }
 
 /// The largest capacity a build takes without `force`, as a multiple of its entries: room for
@@ -106,6 +111,7 @@ impl Default for BuildOptions {
             capacity: None,
             grow: false,
             force: false,
+            host_gate: true,
         }
     }
 }
@@ -352,7 +358,15 @@ impl Blocklist {
                     hashes.iter().try_for_each(|&hash| layers.insert_hash(hash))
                 })?;
                 let fingerprints: Vec<u64> = hashes.into_iter().map(fingerprint).collect();
-                (Engine::Urls(UrlFilter::new(layers)), fingerprints)
+                // Sized for the entries the structure was sized for, each of which may bring a
+                // new host (a list that grows fills its gate past its size: the gate then lets
+                // more suffixes through, which costs time, never an answer).
+                let capacity = options.sized_for(entries.len());
+                let gate = options
+                    .host_gate
+                    .then(|| HostGate::of_hosts(entries.iter().map(|e| e.key().host), capacity))
+                    .transpose()?;
+                (Engine::Urls(UrlFilter::new(layers, gate)), fingerprints)
             }
         };
         // Of the entries' own fingerprints, whatever the kind (CaBF's verification section

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::engine::gate::HostGate;
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 use crate::prepare::{self, EntryItem};
@@ -57,10 +58,22 @@ impl Blocklist {
         }
     }
 
+    /// The structure, for a change whose entries' hosts are unknown: a list of URL entries
+    /// drops its host gate ([`UrlFilter::layers_mut`](crate::engine::urls::UrlFilter::layers_mut)).
     pub(super) fn layers_mut(&mut self) -> Option<&mut Layers> {
         match &mut self.engine {
             Engine::Keys(layers) => Some(layers),
             Engine::Urls(urls) => Some(urls.layers_mut()),
+            Engine::Cabf(_) | Engine::Keywords(_) | Engine::Near(_) => None,
+        }
+    }
+
+    /// The structure and the host gate, for adding entries whose hosts go into the gate, or
+    /// removing entries ([`UrlFilter::parts_mut`](crate::engine::urls::UrlFilter::parts_mut)).
+    fn edit_parts_mut(&mut self) -> Option<(&mut Layers, Option<&mut HostGate>)> {
+        match &mut self.engine {
+            Engine::Keys(layers) => Some((layers, None)),
+            Engine::Urls(urls) => Some(urls.parts_mut()),
             Engine::Cabf(_) | Engine::Keywords(_) | Engine::Near(_) => None,
         }
     }
@@ -161,7 +174,7 @@ impl Blocklist {
                 None => None,
             };
             // `layers()` was checked above.
-            let Some(layers) = self.layers_mut() else {
+            let Some((layers, gate)) = self.edit_parts_mut() else {
                 break;
             };
             match known {
@@ -181,6 +194,9 @@ impl Blocklist {
                 _ => layers.insert_key(&item.key),
             };
             inserted.map_err(|e| e.with_path(&origin))?;
+            if let Some(gate) = gate {
+                gate.insert(&entry_host(&item.key));
+            }
             table_added.push((item.fingerprint, vec![id]));
             self.meta.fingerprint.add(item.fingerprint);
             self.meta.entries += 1;
@@ -299,7 +315,7 @@ impl Blocklist {
             }
             // Checked above: a kind that deletes has the item in one layer; a Bloom filter
             // keeps its bits, settled by the verification section from now on.
-            if let Some(layers) = self.layers_mut() {
+            if let Some((layers, _)) = self.edit_parts_mut() {
                 if !layers
                     .forget(item.fingerprint)
                     .map_err(|e| e.with_path(&origin))?
@@ -388,11 +404,39 @@ impl Blocklist {
     }
 }
 
+/// The host of a URL entry's key (`evil.com/login` → `evil.com`): a canonical host holds no
+/// `/` or `?`, and a key's path, when it has one, starts with one of them.
+fn entry_host(key: &[u8]) -> std::borrow::Cow<'_, str> {
+    let end = key
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(key.len());
+    String::from_utf8_lossy(&key[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::contents::KeyList;
     use crate::list::BuildOptions;
+
+    #[test]
+    fn an_entry_host_is_its_key_up_to_the_path() {
+        for (key, host) in [
+            ("evil.com", "evil.com"),
+            ("evil.com/login", "evil.com"),
+            ("a.b.evil.com/x/y?z=1", "a.b.evil.com"),
+            ("1.2.3.4/arm", "1.2.3.4"),
+            ("evil.com?x", "evil.com"),
+        ] {
+            assert_eq!(entry_host(key.as_bytes()), host);
+            let entry = phishbloom_url::Entry::parse(key.as_bytes()).unwrap();
+            assert_eq!(
+                entry_host(entry.to_key_string().as_bytes()),
+                entry.key().host
+            );
+        }
+    }
 
     #[test]
     fn a_change_makes_a_version_whose_time_the_holder_stamps() {

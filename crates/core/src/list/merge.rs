@@ -3,7 +3,7 @@
 use crate::error::{Error, Result};
 use crate::resolve::Exceptions;
 
-use super::model::Blocklist;
+use super::model::{Blocklist, Engine};
 
 impl Blocklist {
     /// Adds every entry of `other` — a list of the same kind, key scheme and sizing (shards
@@ -71,6 +71,15 @@ impl Blocklist {
             let mut union = mine.clone();
             union.union(theirs).map_err(|e| e.with_path(&origin))?;
             Some(union)
+        };
+        // The union of two host gates of the same size holds every host of the merged list; a
+        // list without one (or one sized apart) leaves the merged list without a gate.
+        let gate = match (self.url_gate(), other.url_gate()) {
+            (Some(mine), Some(theirs)) => {
+                let mut gate = mine.clone();
+                gate.union(theirs).ok().map(|()| gate)
+            }
+            _ => None,
         };
         // The other's category ids, as this list numbers them (new names appended).
         let ids: Vec<u16> = other
@@ -173,6 +182,9 @@ impl Blocklist {
                     ),
                 });
             }
+        }
+        if let Engine::Urls(urls) = &mut self.engine {
+            urls.set_gate(gate);
         }
         self.resolver.set_exceptions(Exceptions::new(exceptions));
         self.meta.version = self.meta.version.max(other.meta.version);

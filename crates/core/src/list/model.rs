@@ -65,6 +65,14 @@ impl Blocklist {
         &self.engine
     }
 
+    /// The host gate of a list of URL entries, if it has one ([`crate::engine::gate`]).
+    pub fn url_gate(&self) -> Option<&crate::engine::gate::HostGate> {
+        match &self.engine {
+            Engine::Urls(urls) => urls.gate(),
+            _ => None,
+        }
+    }
+
     /// The verification table, if the blocklist has one.
     pub fn verification(&self) -> Option<&Verification> {
         self.resolver.verification()

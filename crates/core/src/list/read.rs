@@ -6,6 +6,7 @@ use phishbloom_filter::prefix::PrefixSet;
 use phishbloom_filter::{AnyFilter, BloomFilter, Filter, HashStrategy};
 
 use crate::engine::cabf::{CabfEngine, Split};
+use crate::engine::gate::HostGate;
 use crate::engine::urls::UrlFilter;
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SharedSource, Source};
@@ -246,7 +247,17 @@ impl Blocklist {
                 }
                 let layers = Layers::from_parts(kind, layers, grows, patches, static_patches);
                 match meta.scheme {
-                    KeyScheme::Expressions => Engine::Urls(UrlFilter::new(layers)),
+                    KeyScheme::Expressions => {
+                        // A gate beside delta patches could not vouch for the patches' entries
+                        // (no writer makes one: applying a delta drops the gate).
+                        let patched =
+                            !layers.patches().is_empty() || !layers.static_patches().is_empty();
+                        let gate = match patched {
+                            true => None,
+                            false => read_gate(path, source, &directory)?,
+                        };
+                        Engine::Urls(UrlFilter::new(layers, gate))
+                    }
                     KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
                     KeyScheme::Near => {
                         return Err(Error::invalid(
@@ -333,6 +344,30 @@ impl Blocklist {
             directory: Some(directory),
             origin: path.to_path_buf(),
         })
+    }
+}
+
+/// The host gate of a list of URL entries, if the file has one: a blocked Bloom filter section
+/// under [`tag::HOST_GATE`].
+fn read_gate(path: &Path, source: &dyn Source, directory: &Directory) -> Result<Option<HostGate>> {
+    let Some(entry) = directory.find(tag::HOST_GATE, 0) else {
+        return Ok(None);
+    };
+    match sections::read_filter(path, source, entry)? {
+        AnyFilter::Blocked(filter) if filter.params().strategy == HashStrategy::Xxh3 => {
+            Ok(Some(HostGate::from_filter(filter)))
+        }
+        other => {
+            let params = other.params();
+            Err(Error::invalid(
+                path,
+                "host gate",
+                format!(
+                    "a {} filter hashed with {}, not a blocked one hashed with xxh3",
+                    params.layout, params.strategy
+                ),
+            ))
+        }
     }
 }
 

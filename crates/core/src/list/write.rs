@@ -42,7 +42,17 @@ impl Blocklist {
         let mut static_parts: Vec<(u16, Vec<u8>, Vec<u8>)> = Vec::new();
         let layers = match &self.engine {
             Engine::Keys(layers) => Some(layers),
-            Engine::Urls(urls) => Some(urls.layers()),
+            Engine::Urls(urls) => {
+                if let Some(gate) = urls.gate() {
+                    blocks.push((
+                        tag::HOST_GATE,
+                        0,
+                        sections::encode_filter_params(&gate.filter().params()),
+                        gate.filter().bit_bytes(),
+                    ));
+                }
+                Some(urls.layers())
+            }
             Engine::Cabf(engine) => {
                 extra.push((
                     tag::CABF,
