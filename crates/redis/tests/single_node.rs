@@ -196,6 +196,9 @@ fn whole_keys_exact_and_added_through_redis() {
         name: "passwords".into(),
         // Room for the key `add` puts in.
         capacity: Some(2016),
+        // A list in Redis has no host gate (keys added through Redis could not be vouched
+        // for): the file is compared with its filter alone, as Redis probes it.
+        host_gate: false,
         ..BuildOptions::default()
     };
     let path = dir.path().join("passwords.bloom");
@@ -431,6 +434,9 @@ fn only_blocked_xxh3_files_can_be_pushed() {
     let entries = vec![Entry::parse(b"evil.com").unwrap()];
     let options = BuildOptions {
         kind: phishbloom_blocklist::Kind::Classic,
+        // A list in Redis has no host gate (keys added through Redis could not be vouched
+        // for): the file is compared with its filter alone, as Redis probes it.
+        host_gate: false,
         ..BuildOptions::default()
     };
     let path = dir.path().join("classic.bloom");
@@ -509,6 +515,9 @@ fn categories_exceptions_and_added_keys_decide_as_the_file_does() {
             name: name.into(),
             // Room for the keys `add` puts in.
             capacity: Some(set.entries.len() as u64 + 16),
+            // A list in Redis has no host gate (keys added through Redis could not be vouched
+            // for): the file is compared with its filter alone, as Redis probes it.
+            host_gate: false,
             ..BuildOptions::default()
         };
         let path = dir.path().join(format!("{name}.bloom"));
@@ -655,6 +664,9 @@ fn whole_keys_of_several_categories_through_redis() {
             fpp: 0.02,
             verify,
             name: name.clone(),
+            // A list in Redis has no host gate (keys added through Redis could not be vouched
+            // for): the file is compared with its filter alone, as Redis probes it.
+            host_gate: false,
             ..BuildOptions::default()
         };
         let path = dir.path().join(format!("{name}.bloom"));

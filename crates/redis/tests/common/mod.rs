@@ -106,6 +106,9 @@ pub fn build(
         name: name.to_string(),
         // Room for keys `add` puts in: a list sized for exactly its entries is full.
         capacity: Some(entries.len() as u64 + 16),
+        // A list in Redis has no host gate (keys added through Redis could not be vouched
+        // for): the file is compared with its filter alone, as Redis probes it.
+        host_gate: false,
         ..BuildOptions::default()
     };
     let path = dir.join(format!("{name}.bloom"));
