@@ -5,7 +5,7 @@
 use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression};
 
-use super::gate::HostGate;
+use super::gate::{HostGate, Pass};
 use crate::resolve::Spot;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -13,70 +13,89 @@ use xxhash_rust::xxh3::Xxh3;
 /// hash per prefix: beyond this, re-hashing 64 prefixes would cost more than the streaming state.
 const STREAMING_PATH_BYTES: usize = 1024;
 
-/// The probes of one URL: the combined hash of every (host suffix, path prefix) pair, host
-/// suffixes in [`CanonicalUrl::host_suffixes`] order, each with `""` (the domain key) first and
-/// then every [`CanonicalUrl::path_prefixes`] item. A store of the filter elsewhere (Redis)
-/// computes them here and probes its own bits. Where each part lies in the URL is kept beside
-/// its hash, so that a hit names its expression ([`UrlProbes::spot`]) without walking the URL
-/// again, and nothing is allocated once the buffers have grown.
+/// The probes of one URL: the combined hash of (host suffix, path prefix) pairs, host suffixes
+/// in [`CanonicalUrl::host_suffixes`] order, each with `""` (the domain key) first and then every
+/// [`CanonicalUrl::path_prefixes`] item — all of them, or as a list's host gate lets through
+/// ([`UrlProbes::compute_gated`]). A store of the filter elsewhere (Redis) computes them here and
+/// probes its own bits. Where each part lies in the URL is kept beside its hash, so that a hit
+/// names its expression ([`UrlProbes::spot`]) without walking the URL again, and nothing is
+/// allocated once the buffers have grown.
 #[derive(Clone, Debug, Default)]
 pub struct UrlProbes {
-    /// Start of each host suffix in the host.
+    /// Start of each host suffix kept in the host.
     suffix_starts: Vec<u32>,
+    /// Whether each suffix kept has its path prefixes probed (else only its domain key).
+    suffix_paths: Vec<bool>,
     /// Length of each path prefix in the path and query (`0` first: the domain key).
     path_lens: Vec<u32>,
     suffixes: Vec<KeyHash>,
     paths: Vec<KeyHash>,
     probes: Vec<KeyHash>,
+    /// The (suffix, path prefix) indices of each probe.
+    pairs: Vec<(u16, u16)>,
 }
 
 impl UrlProbes {
-    /// Computes the probes of `url` (replacing the previous ones).
+    /// Computes the probes of `url` (replacing the previous ones): every expression.
     pub fn compute(&mut self, url: &CanonicalUrl) {
         self.compute_gated(url, None);
     }
 
-    /// Computes the probes of `url` (replacing the previous ones) for the host suffixes `gate`
-    /// lets through (all of them without a gate): the expressions of a suffix that is no
-    /// entry's host are neither hashed nor probed. [`UrlProbes::spot`] names the probes of the
-    /// suffixes kept.
+    /// Computes the probes of `url` (replacing the previous ones) as `gate` lets each host
+    /// suffix through ([`HostGate::pass`]; every expression without a gate): a suffix that is
+    /// no entry's host has no probe, one that is only a domain entry's host its domain probe,
+    /// and only the others their path prefixes hashed and probed. [`UrlProbes::spot`] names the
+    /// probes kept.
     pub fn compute_gated(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) {
         let host_len = url.host().len();
         self.suffix_starts.clear();
+        self.suffix_paths.clear();
         self.suffixes.clear();
         self.path_lens.clear();
         self.paths.clear();
         self.probes.clear();
+        self.pairs.clear();
+        let mut any_paths = false;
         for suffix in url.host_suffixes() {
             let hash = KeyHash::of(suffix.as_bytes());
-            if gate.is_some_and(|gate| !gate.may_hold(hash)) {
-                continue;
-            }
+            let with_paths = match gate.map_or(Pass::All, |gate| gate.pass(hash)) {
+                Pass::Nothing => continue,
+                Pass::Domain => false,
+                Pass::All => true,
+            };
+            any_paths |= with_paths;
             // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
             self.suffix_starts.push((host_len - suffix.len()) as u32);
+            self.suffix_paths.push(with_paths);
             self.suffixes.push(hash);
-        }
-        if self.suffixes.is_empty() {
-            return;
         }
         // Every path prefix is a prefix of the path and query: their lengths name them.
         self.path_lens.push(0);
-        for prefix in url.path_prefixes() {
-            self.path_lens.push(prefix.len() as u32);
-        }
-        let base = url.path_and_query().as_bytes();
         self.paths.push(EMPTY_HASH);
-        if base.len() <= STREAMING_PATH_BYTES {
-            for &len in &self.path_lens[1..] {
-                self.paths.push(KeyHash::of(&base[..len as usize]));
+        if any_paths {
+            for prefix in url.path_prefixes() {
+                self.path_lens.push(prefix.len() as u32);
             }
-        } else {
-            streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+            let base = url.path_and_query().as_bytes();
+            if base.len() <= STREAMING_PATH_BYTES {
+                for &len in &self.path_lens[1..] {
+                    self.paths.push(KeyHash::of(&base[..len as usize]));
+                }
+            } else {
+                streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+            }
         }
-        self.probes.reserve(self.suffixes.len() * self.paths.len());
-        for &host in &self.suffixes {
-            for &path in &self.paths {
+        for (i, (&host, &with_paths)) in self.suffixes.iter().zip(&self.suffix_paths).enumerate() {
+            let paths = if with_paths {
+                &self.paths[..]
+            } else {
+                &self.paths[..1]
+            };
+            for (j, &path) in paths.iter().enumerate() {
                 self.probes.push(host.combine(path));
+                // At most 5 host suffixes and 1 + 64 path prefixes (`phishbloom_url`'s
+                // expression rules): far below 2^16.
+                self.pairs.push((i as u16, j as u16));
             }
         }
     }
@@ -88,11 +107,11 @@ impl UrlProbes {
 
     /// Where the expression of probe `index` lies in the URL, with `fingerprint`.
     pub fn spot(&self, index: usize, fingerprint: u64) -> Option<Spot> {
-        let per_host = self.paths.len().max(1);
+        let &(suffix, path) = self.pairs.get(index)?;
         Some(Spot {
             fingerprint,
-            host_start: *self.suffix_starts.get(index / per_host)?,
-            path_len: *self.path_lens.get(index % per_host)?,
+            host_start: *self.suffix_starts.get(suffix as usize)?,
+            path_len: *self.path_lens.get(path as usize)?,
         })
     }
 

@@ -364,7 +364,13 @@ impl Blocklist {
                 let capacity = options.sized_for(entries.len());
                 let gate = options
                     .host_gate
-                    .then(|| HostGate::of_hosts(entries.iter().map(|e| e.key().host), capacity))
+                    .then(|| {
+                        let hosts = entries.iter().map(|e| {
+                            let key = e.key();
+                            (key.host, !key.path.is_empty())
+                        });
+                        HostGate::of_entries(hosts, capacity)
+                    })
                     .transpose()?;
                 (Engine::Urls(UrlFilter::new(layers, gate)), fingerprints)
             }

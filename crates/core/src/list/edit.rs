@@ -195,7 +195,8 @@ impl Blocklist {
             };
             inserted.map_err(|e| e.with_path(&origin))?;
             if let Some(gate) = gate {
-                gate.insert(&entry_host(&item.key));
+                let (host, with_path) = entry_host(&item.key);
+                gate.insert(&host, with_path);
             }
             table_added.push((item.fingerprint, vec![id]));
             self.meta.fingerprint.add(item.fingerprint);
@@ -404,14 +405,15 @@ impl Blocklist {
     }
 }
 
-/// The host of a URL entry's key (`evil.com/login` → `evil.com`): a canonical host holds no
-/// `/` or `?`, and a key's path, when it has one, starts with one of them.
-fn entry_host(key: &[u8]) -> std::borrow::Cow<'_, str> {
+/// The host of a URL entry's key and whether the key has a path (`evil.com/login` →
+/// `evil.com`, true): a canonical host holds no `/` or `?`, and a key's path, when it has one,
+/// starts with one of them.
+fn entry_host(key: &[u8]) -> (std::borrow::Cow<'_, str>, bool) {
     let end = key
         .iter()
         .position(|&b| b == b'/' || b == b'?')
         .unwrap_or(key.len());
-    String::from_utf8_lossy(&key[..end])
+    (String::from_utf8_lossy(&key[..end]), end < key.len())
 }
 
 #[cfg(test)]
@@ -429,12 +431,12 @@ mod tests {
             ("1.2.3.4/arm", "1.2.3.4"),
             ("evil.com?x", "evil.com"),
         ] {
-            assert_eq!(entry_host(key.as_bytes()), host);
+            assert_eq!(entry_host(key.as_bytes()).0, host);
             let entry = phishbloom_url::Entry::parse(key.as_bytes()).unwrap();
-            assert_eq!(
-                entry_host(entry.to_key_string().as_bytes()),
-                entry.key().host
-            );
+            let key = entry.to_key_string();
+            let (host, with_path) = entry_host(key.as_bytes());
+            assert_eq!(host, entry.key().host);
+            assert_eq!(with_path, !entry.key().path.is_empty(), "{key}");
         }
     }
 
