@@ -126,10 +126,7 @@ impl Checker {
             out.truncate(out.len() - 2);
             out.extend_from_slice(b",\"list\":");
             match answer.list {
-                // Serializing a str into a Vec cannot fail.
-                Some(index) => {
-                    let _ = serde_json::to_writer(&mut *out, self.name(index));
-                }
+                Some(index) => printer::write_json_string(self.name(index), out),
                 None => out.extend_from_slice(b"null"),
             }
             out.extend_from_slice(b"}\n");
