@@ -286,12 +286,11 @@ fn work<A: Answerer>(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        let body = chunk.bytes.strip_suffix(b"\n").unwrap_or(&chunk.bytes);
         let mut text = Vec::with_capacity(chunk.bytes.len() + chunk.bytes.len() / 2);
         let answered = if chunk.bytes.is_empty() {
             Ok(CheckStats::default())
         } else {
-            answer_with(&mut answerer, split_lines(body), format, &mut text)
+            answer_with(&mut answerer, text_lines(&chunk.bytes), format, &mut text)
         };
         let failed = answered.is_err();
         let answers = Answers {
@@ -305,11 +304,19 @@ fn work<A: Answerer>(
     }
 }
 
-/// The lines of `text` (split at `\n`, found with SIMD by memchr).
-fn split_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// The lines of `text` as `check` reads them from a stream: each `\n` (found with SIMD by
+/// memchr) ends a line, and text after the last one is a last line without it. So a text that
+/// ends with `\n` has no empty line after it, `"\n"` is one blank line (answered, as every line
+/// is), and an empty text has none. A `\r` before a `\n` stays on its line: the answerers drop
+/// it, and print the line without it.
+///
+/// The one cutting of lines for a whole text: the stream checker's chunks (each ends at a line
+/// boundary, so their lines are the stream's) and the server's text batches.
+pub fn text_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let unended = !text.is_empty() && !text.ends_with(b"\n");
     let mut start = 0;
     memchr::memchr_iter(b'\n', text)
-        .chain(std::iter::once(text.len()))
+        .chain(unended.then_some(text.len()))
         .map(move |end| {
             let line = &text[start..end];
             start = end + 1;
@@ -500,6 +507,19 @@ mod tests {
         );
         let (out, _) = run(b"", 2, Output::Tsv);
         assert_eq!(out, "");
+    }
+
+    #[test]
+    fn text_lines_end_at_each_newline_and_at_the_end() {
+        fn lines(text: &[u8]) -> Vec<&[u8]> {
+            text_lines(text).collect()
+        }
+        assert!(lines(b"").is_empty());
+        assert_eq!(lines(b"\n"), [b""]);
+        assert_eq!(lines(b"a"), [b"a"]);
+        assert_eq!(lines(b"a\n"), [b"a"]);
+        assert_eq!(lines(b"a\r\n\nb"), [&b"a\r"[..], b"", b"b"]);
+        assert_eq!(lines(b"a\n\n"), [&b"a"[..], b""]);
     }
 
     #[test]

@@ -184,6 +184,129 @@ fn checks_agree_with_the_cli() {
     assert!(checked >= 3 * queries.len() as u64);
 }
 
+/// A text batch (`Content-Type: text/plain`, one URL per line) is answered with exactly the
+/// TSV lines `phishbloom check` prints for the same lines, by one list, within the caps of the
+/// other batches.
+#[test]
+fn text_batches_answer_byte_for_byte_as_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let phish = build_urls(dir.path(), "phish", &phish_entries());
+    let keys: Vec<String> = (0..10).map(|i| format!("secret{i}")).collect();
+    let leaked = build_keys(dir.path(), "leaked", &keys, 100);
+    let spec = format!("pw={}", leaked.display());
+    let server = Server::start(
+        dir.path(),
+        &[phish.to_str().unwrap(), &spec, "--max-body", "200000"],
+    );
+    let http = client();
+    let post = |query: &str, content_type: &str, body: Vec<u8>| {
+        http.post(format!("{}/v1/check{query}", server.http))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .unwrap()
+    };
+
+    // Listed (in several spellings), allowed and clean URLs (more lines than one piece of the
+    // answer holds), then a blank line, a CRLF line, a line that is no URL, lines that are not
+    // UTF-8, a line of spaces, a key, and a last line without its newline.
+    let mut text = (queries().join("\n") + "\n").repeat(8).into_bytes();
+    assert!(text.iter().filter(|&&b| b == b'\n').count() > 2048);
+    text.extend_from_slice(
+        b"\nhttp://evil3.example/a\r\nhttp://[::1\n\xff\xfe.example\r\nhttp://x.example/\xc3(\n   \n\
+          secret3\r\n\r\nhttp://phish7.example/login",
+    );
+    for (list, file) in [("phish", &phish), ("pw", &leaked)] {
+        let expected = phishbloom(&["check", file.to_str().unwrap()], &text);
+        let response = post(&format!("?list={list}"), "text/plain", text.clone());
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/tab-separated-values"
+        );
+        let got = response.bytes().unwrap().to_vec();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&expected),
+            "{list}"
+        );
+        assert_eq!(got, expected, "{list}");
+        let lines = String::from_utf8_lossy(&got).into_owned();
+        for verdict in ["\tlisted\t", "\tclean\n"] {
+            assert!(
+                lines.contains(verdict),
+                "{list}: no {verdict:?} in\n{lines}"
+            );
+        }
+        if list == "phish" {
+            for verdict in [
+                "\tallowed\t",
+                "\tinvalid\t",
+                "http://evil3.example/a\tlisted",
+            ] {
+                assert!(lines.contains(verdict), "no {verdict:?} in\n{lines}");
+            }
+        }
+    }
+    // A charset is allowed; the last newline ends the last line; no line, no answer.
+    for body in [&b"http://evil3.example/\n"[..], b"\n", b"\r\n", b""] {
+        let expected = phishbloom(&["check", phish.to_str().unwrap()], body);
+        let response = post("?list=phish", "text/plain; charset=utf-8", body.to_vec());
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.bytes().unwrap().to_vec(), expected, "{body:?}");
+    }
+
+    // One list answers: several served and none named is the request's mistake; an unknown list
+    // is 404. Caps: the body, the lines in one batch, one line.
+    let long_line = format!(
+        "http://a.example/\nhttp://b.example/{}\n",
+        "x".repeat(70_000)
+    );
+    for (query, body, status, needle) in [
+        (
+            "",
+            b"http://evil3.example/\n".to_vec(),
+            StatusCode::BAD_REQUEST,
+            "name it with ?list=NAME (served: phish, pw)",
+        ),
+        (
+            "?list=nope",
+            b"http://evil3.example/\n".to_vec(),
+            StatusCode::NOT_FOUND,
+            "no list named \"nope\"",
+        ),
+        (
+            "?list=phish",
+            vec![b'a'; 200_001],
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "over 200000 bytes",
+        ),
+        (
+            "?list=phish",
+            "a\n".repeat(10_001).into_bytes(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "10001 lines in one batch, over the cap of 10000",
+        ),
+        (
+            "?list=phish",
+            long_line.into_bytes(),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "line 2 is longer than 65536 bytes",
+        ),
+    ] {
+        let e = error_of(post(query, "text/plain", body), status);
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+    // Another media type is refused with the ones accepted.
+    let e = error_of(
+        post("?list=phish", "text/csv", b"http://a.example/\n".to_vec()),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+    );
+    for accepted in ["application/json", "application/x-ndjson", "text/plain"] {
+        assert!(e.contains(accepted), "{accepted}: {e}");
+    }
+}
+
 #[test]
 fn every_route_and_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -313,7 +436,7 @@ fn every_route_and_error() {
         ),
         (
             b"{}".to_vec(),
-            "text/plain",
+            "application/xml",
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "application/x-ndjson",
         ),

@@ -137,49 +137,219 @@ fn write_tsv_parts(
     out.push(b'\n');
 }
 
+/// The one JSON line writer, by hand (it is the server's hot path): the fields in their order,
+/// absent ones left out, strings as serde_json writes them ([`write_json_string`]); the item
+/// as UTF-8, bytes that are not replaced by U+FFFD.
 fn write_json(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
-    #[derive(serde::Serialize)]
-    struct Line<'a> {
-        key: std::borrow::Cow<'a, str>,
-        verdict: Status,
-        listed: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        entry: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        entry_kind: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        categories: Option<&'a [String]>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        categories_exact: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        exception: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        exception_kind: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'a str>,
-    }
-    let hit = verdict.hit.as_ref();
-    let line = Line {
-        key: String::from_utf8_lossy(item),
-        verdict: verdict.status,
-        listed: verdict.listed(),
-        entry: hit.map(|h| h.expression.as_str()),
-        entry_kind: hit.map(|h| h.kind),
-        categories: hit.map(|_| verdict.categories.as_slice()),
-        categories_exact: hit.map(|_| verdict.categories_exact),
-        exception: verdict.exception.as_ref().map(|h| h.expression.as_str()),
-        exception_kind: verdict.exception.as_ref().map(|h| h.kind),
-        error: verdict.error.as_deref(),
+    let key = match std::str::from_utf8(item) {
+        Ok(key) => std::borrow::Cow::Borrowed(key),
+        Err(_) => String::from_utf8_lossy(item),
     };
-    // Serializing strings and booleans into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, &line);
-    out.push(b'\n');
+    out.extend_from_slice(b"{\"key\":");
+    write_json_string(&key, out);
+    out.extend_from_slice(b",\"verdict\":\"");
+    // The status names are plain lower-case words: nothing to escape.
+    out.extend_from_slice(verdict.status.name().as_bytes());
+    out.extend_from_slice(if verdict.listed() {
+        b"\",\"listed\":true"
+    } else {
+        b"\",\"listed\":false"
+    });
+    if let Some(hit) = &verdict.hit {
+        out.extend_from_slice(b",\"entry\":");
+        write_json_string(&hit.expression, out);
+        out.extend_from_slice(b",\"entry_kind\":");
+        write_json_string(hit.kind, out);
+        out.extend_from_slice(b",\"categories\":[");
+        for (i, name) in verdict.categories.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_json_string(name, out);
+        }
+        out.extend_from_slice(if verdict.categories_exact {
+            b"],\"categories_exact\":true"
+        } else {
+            b"],\"categories_exact\":false"
+        });
+    }
+    if let Some(exception) = &verdict.exception {
+        out.extend_from_slice(b",\"exception\":");
+        write_json_string(&exception.expression, out);
+        out.extend_from_slice(b",\"exception_kind\":");
+        write_json_string(exception.kind, out);
+    }
+    if let Some(error) = &verdict.error {
+        out.extend_from_slice(b",\"error\":");
+        write_json_string(error, out);
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// Appends `text` as a JSON string, byte for byte as serde_json writes it: `"` and `\`
+/// escaped, the control characters below U+0020 as `\b`, `\t`, `\n`, `\f`, `\r` or
+/// `\u00XX` (lower-case hex), every other character as it is. Eight bytes are looked at a
+/// time while none needs an escape.
+pub fn write_json_string(text: &str, out: &mut Vec<u8>) {
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let (mut start, mut at) = (0, 0);
+    while at < bytes.len() {
+        if let Some(word) = bytes.get(at..at + 8) {
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(word);
+            if !needs_escape(u64::from_le_bytes(eight)) {
+                at += 8;
+                continue;
+            }
+        }
+        let byte = bytes[at];
+        let short: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            0..=0x1f => b"",
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&bytes[start..at]);
+        if short.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(byte >> 4)]);
+            out.push(HEX[usize::from(byte & 0xf)]);
+        } else {
+            out.extend_from_slice(short);
+        }
+        at += 1;
+        start = at;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Whether any of the eight bytes of `word` needs an escape in a JSON string: `"`, `\`, or
+/// below 0x20 (the word tests of "Bit Twiddling Hacks": exact for whether any byte is, though
+/// not for which).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGHS != 0;
+    below(word, 0x20)
+        || below(word ^ (ONES * u64::from(b'"')), 1)
+        || below(word ^ (ONES * u64::from(b'\\')), 1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::Hit;
+    use proptest::prelude::*;
+
+    /// The JSON line as serde writes it: what [`write_json`] must write, byte for byte.
+    fn reference_json(item: &[u8], verdict: &Verdict) -> Vec<u8> {
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            key: std::borrow::Cow<'a, str>,
+            verdict: Status,
+            listed: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            entry: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            entry_kind: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            categories: Option<&'a [String]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            categories_exact: Option<bool>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            exception: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            exception_kind: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a str>,
+        }
+        let hit = verdict.hit.as_ref();
+        let line = Line {
+            key: String::from_utf8_lossy(item),
+            verdict: verdict.status,
+            listed: verdict.listed(),
+            entry: hit.map(|h| h.expression.as_str()),
+            entry_kind: hit.map(|h| h.kind),
+            categories: hit.map(|_| verdict.categories.as_slice()),
+            categories_exact: hit.map(|_| verdict.categories_exact),
+            exception: verdict.exception.as_ref().map(|h| h.expression.as_str()),
+            exception_kind: verdict.exception.as_ref().map(|h| h.kind),
+            error: verdict.error.as_deref(),
+        };
+        let mut out = serde_json::to_vec(&line).unwrap();
+        out.push(b'\n');
+        out
+    }
+
+    #[test]
+    fn json_strings_are_escaped_as_serde_json_escapes_them() {
+        let every_ascii: String = (0u8..=0x7f).map(char::from).collect();
+        let mut texts = vec![
+            String::new(),
+            every_ascii.clone(),
+            "é\u{2028}\u{fffd}😀\"\\".into(),
+        ];
+        // Each character to escape at each place of a word and across words.
+        for at in 0..20 {
+            for c in ['"', '\\', '\n', '\u{1}', '\u{1f}', '\u{7f}', 'é'] {
+                let mut text = "abcdefghijklmnopqrst".to_string();
+                text.insert(at, c);
+                texts.push(text);
+            }
+        }
+        for text in texts {
+            let mut out = Vec::new();
+            write_json_string(&text, &mut out);
+            assert_eq!(out, serde_json::to_vec(&text).unwrap(), "{text:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn json_strings_match_serde_json(text in any::<String>(), ascii in "[\\x00-\\x7f]{0,40}") {
+            for text in [text, ascii] {
+                let mut out = Vec::new();
+                write_json_string(&text, &mut out);
+                prop_assert_eq!(out, serde_json::to_vec(&text).unwrap());
+            }
+        }
+
+        #[test]
+        fn json_lines_match_serde(
+            item in proptest::collection::vec(any::<u8>(), 0..40),
+            status in 0..4u8,
+            hit in proptest::option::of(".{0,12}"),
+            exception in proptest::option::of(".{0,12}"),
+            categories in proptest::collection::vec(".{0,6}", 0..3),
+            exact in any::<bool>(),
+            error in proptest::option::of(".{0,12}"),
+        ) {
+            let verdict = Verdict {
+                status: [Status::Clean, Status::Listed, Status::Allowed, Status::Invalid]
+                    [usize::from(status)],
+                hit: hit.map(|expression| Hit { expression, kind: "domain" }),
+                exception: exception.map(|expression| Hit { expression, kind: "url" }),
+                categories,
+                categories_exact: exact,
+                error,
+            };
+            let mut out = Vec::new();
+            write_verdict(&item, &verdict, Output::Json, &mut out);
+            prop_assert_eq!(out, reference_json(&item, &verdict));
+        }
+    }
 
     fn listed() -> Verdict {
         Verdict {

@@ -9,12 +9,13 @@
 
 use std::sync::Arc;
 
+use phishbloom_blocklist::check::{text_lines, Answerer, CheckStats, LocalAnswerer};
 use phishbloom_blocklist::engine::Scratch;
 use phishbloom_blocklist::prepare::{Preparer, Query};
 use phishbloom_blocklist::printer::{self, Output};
 use phishbloom_blocklist::{KeyScheme, Status, Verdict};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lists::{Lists, Served, Slot};
 
 /// The answer for one item: the verdict and the index of the list that decided.
@@ -116,6 +117,55 @@ impl Checker {
         }
     }
 
+    /// The one list asked, for answers only one list can give (a text batch, as `check`
+    /// answers it): asking several lists (none named) is [`Error::BadRequest`], saying to name
+    /// one.
+    pub fn one_list(&self) -> Result<&Served> {
+        match self.lists.as_slice() {
+            [(_, served)] => Ok(served),
+            lists => {
+                let names: Vec<&str> = lists.iter().map(|(s, _)| s.name.as_str()).collect();
+                Err(Error::BadRequest(format!(
+                    "a text batch is answered by one list, as `phishbloom check` answers it: name \
+                     it with ?list=NAME (served: {})",
+                    names.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// Answers a text batch — one item per line, cut as `phishbloom check` cuts its input
+    /// ([`text_lines`]) — with the TSV lines `check` prints for them, through `check`'s own line
+    /// path ([`LocalAnswerer`]), `slice` lines at a time: `piece` gets each slice's answers (never
+    /// empty), so no buffer grows with the batch, and says whether to go on (`false`: the answers
+    /// are no longer wanted). One list answers ([`Checker::one_list`]). The counts are of the
+    /// lines answered.
+    pub fn write_text(
+        &self,
+        text: &[u8],
+        slice: usize,
+        mut piece: impl FnMut(Vec<u8>) -> bool,
+    ) -> Result<CheckStats> {
+        let state = self.one_list()?.read();
+        let mut answerer = LocalAnswerer::new(&state.list);
+        let slice = slice.max(1);
+        let mut items: Vec<&[u8]> = Vec::with_capacity(slice);
+        let mut stats = CheckStats::default();
+        let mut lines = text_lines(text).peekable();
+        while lines.peek().is_some() {
+            items.clear();
+            items.extend(lines.by_ref().take(slice));
+            // Room for the lines and half again (an entry, a category), as `check` makes it.
+            let length: usize = items.iter().map(|l| l.len() + 1).sum();
+            let mut out = Vec::with_capacity(length + length / 2);
+            stats += answerer.write_answers(&items, Output::Tsv, &mut out)?;
+            if !piece(out) {
+                break;
+            }
+        }
+        Ok(stats)
+    }
+
     /// Appends the answer line for `item` (with its `\n`).
     pub fn write_line(&self, item: &[u8], answer: &Answer, out: &mut Vec<u8>) {
         printer::write_verdict(item, &answer.verdict, Output::Json, out);
@@ -126,10 +176,7 @@ impl Checker {
             out.truncate(out.len() - 2);
             out.extend_from_slice(b",\"list\":");
             match answer.list {
-                // Serializing a str into a Vec cannot fail.
-                Some(index) => {
-                    let _ = serde_json::to_writer(&mut *out, self.name(index));
-                }
+                Some(index) => printer::write_json_string(self.name(index), out),
                 None => out.extend_from_slice(b"null"),
             }
             out.extend_from_slice(b"}\n");
