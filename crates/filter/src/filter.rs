@@ -237,12 +237,16 @@ impl<L: Layout> Bloom<L> {
                 L::prefetch(blocks, self.num_bits, hash);
             }
         };
-        let chunks: Vec<&[KeyHash]> = hashes.chunks(BATCH).collect();
-        for chunk in chunks.iter().take(PREFETCH_AHEAD) {
+        // Chunk i is probed while chunk i + PREFETCH_AHEAD is fetched (no list of the chunks is
+        // built: this runs once per checked URL).
+        for chunk in hashes.chunks(BATCH).take(PREFETCH_AHEAD) {
             prefetch(chunk);
         }
-        for (i, chunk) in chunks.iter().enumerate() {
-            if let Some(ahead) = chunks.get(i + PREFETCH_AHEAD) {
+        for (chunk, ahead) in hashes
+            .chunks(BATCH)
+            .zip(hashes.chunks(BATCH).skip(PREFETCH_AHEAD).map(Some).chain(std::iter::repeat(None)))
+        {
+            if let Some(ahead) = ahead {
                 prefetch(ahead);
             }
             out.extend(
