@@ -1,8 +1,9 @@
 //! Byte identity of `check`'s zero-allocation line path (`Blocklist::write_checks`, what the
 //! stream checker, the server's batches and the squid helper use) with the owned-verdict path
 //! kept in the library as the reference: every URL's candidates found as owned strings by the
-//! engine's `Matcher`, decided by `Resolver::url_verdict`, printed by `write_verdict` — the path
-//! `check` took before the line path existed.
+//! engine's `Matcher` of the same list built without its host gate, decided by
+//! `Resolver::url_verdict`, printed by `write_verdict` — the path `check` took before the line
+//! path and the gate existed — in TSV and in JSON.
 //!
 //! 10⁶ generated lines against a verified list of several categories with exceptions, so that
 //! every kind of line is met: listed (domain and URL entries, one or two categories), allowed,
@@ -131,7 +132,7 @@ fn url_line(rng: &mut Rng, set: &EntrySet) -> String {
 }
 
 /// The reference: owned candidates, owned verdicts, the verdict printer.
-fn reference(list: &Blocklist, lines: &[&[u8]], out: &mut Vec<u8>) {
+fn reference(list: &Blocklist, lines: &[&[u8]], output: Output, out: &mut Vec<u8>) {
     let Engine::Urls(matcher) = list.engine() else {
         panic!("a list of URL entries");
     };
@@ -152,7 +153,7 @@ fn reference(list: &Blocklist, lines: &[&[u8]], out: &mut Vec<u8>) {
                 }
             }
         };
-        write_verdict(line, &verdict, Output::Tsv, out);
+        write_verdict(line, &verdict, output, out);
     }
 }
 
@@ -161,38 +162,53 @@ fn reference(list: &Blocklist, lines: &[&[u8]], out: &mut Vec<u8>) {
 fn the_line_path_writes_the_reference_bytes_on_a_million_lines() {
     let mut rng = Rng(23);
     let set = entry_set(&mut rng);
-    for kind in [Kind::Blocked, Kind::Split] {
-        let options = BuildOptions {
-            kind,
-            // A loose filter, so that false positives reach the verification table.
-            fpp: 0.05,
-            verify: true,
-            ..BuildOptions::default()
+    for (kind, output) in [
+        (Kind::Blocked, Output::Tsv),
+        (Kind::Split, Output::Tsv),
+        (Kind::Blocked, Output::Json),
+    ] {
+        let build = |host_gate: bool| {
+            let options = BuildOptions {
+                kind,
+                // A loose filter, so that false positives reach the verification table.
+                fpp: 0.05,
+                verify: true,
+                host_gate,
+                ..BuildOptions::default()
+            };
+            let built = Blocklist::from_entries(&set, &options).expect("the list builds");
+            Blocklist::from_bytes("mem", &built.to_bytes()).expect("the list reads")
         };
-        let built = Blocklist::from_entries(&set, &options).expect("the list builds");
-        let list = Blocklist::from_bytes("mem", &built.to_bytes()).expect("the list reads");
+        // The line path asks the host gate; the reference probes every expression.
+        let (list, reference_list) = (build(true), build(false));
+        assert!(list.url_gate().is_some() && reference_list.url_gate().is_none());
         let text: Vec<String> = (0..1_000_000).map(|_| url_line(&mut rng, &set)).collect();
         let lines: Vec<&[u8]> = text.iter().map(|l| l.as_bytes()).collect();
         let (mut want, mut got) = (Vec::new(), Vec::new());
-        reference(&list, &lines, &mut want);
+        reference(&reference_list, &lines, output, &mut want);
         let mut scratch = Scratch::default();
         // In pieces, as the stream checker hands out chunks, with the scratch reused.
         let mut counted = 0;
         for piece in lines.chunks(4096) {
             let (answered, _) =
-                list.write_checks(piece.iter().copied(), Output::Tsv, &mut scratch, &mut got);
+                list.write_checks(piece.iter().copied(), output, &mut scratch, &mut got);
             counted += answered;
         }
         assert_eq!(counted, lines.len() as u64);
         let statuses = |out: &[u8], status: &str| {
+            let (tsv, json) = (format!("\t{status}"), format!("\"verdict\":\"{status}\""));
+            let needle = match output {
+                Output::Tsv => tsv.as_bytes(),
+                Output::Json => json.as_bytes(),
+            };
             out.split(|&b| b == b'\n')
-                .filter(|l| l.split(|&b| b == b'\t').nth(1) == Some(status.as_bytes()))
+                .filter(|l| l.windows(needle.len()).any(|w| w == needle))
                 .count()
         };
         for status in ["listed", "allowed", "clean", "invalid"] {
             assert!(
                 statuses(&want, status) > 1000,
-                "{kind:?}: too few {status} lines"
+                "{kind:?} {output:?}: too few {status} lines"
             );
         }
         if want != got {

@@ -23,71 +23,74 @@ pub enum Output {
 
 /// Appends the verdict line for `item` to `out`.
 pub fn write_verdict(item: &[u8], verdict: &Verdict, output: Output, out: &mut Vec<u8>) {
-    match output {
-        Output::Tsv => write_tsv(item, verdict, out),
-        Output::Json => write_json(item, verdict, out),
+    fn entry(hit: &Option<crate::hits::Hit>) -> Option<([&str; 2], &'static str)> {
+        hit.as_ref()
+            .map(|hit| ([hit.expression.as_str(), ""], hit.kind))
     }
-}
-
-fn write_tsv(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
-    let decided = match verdict.status {
-        Status::Listed => verdict.hit.as_ref(),
-        Status::Allowed => verdict.exception.as_ref(),
-        Status::Clean | Status::Invalid => None,
-    };
-    write_tsv_parts(
+    let line = Line {
         item,
-        verdict.status,
-        verdict.error.as_deref().unwrap_or_default(),
-        decided.map(|entry| ([entry.expression.as_str(), ""], entry.kind)),
-        verdict.categories_exact,
-        |out| {
-            for (i, name) in verdict.categories.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(name.as_bytes());
+        status: verdict.status,
+        error: verdict.error.as_deref(),
+        hit: entry(&verdict.hit),
+        exception: entry(&verdict.exception),
+        exact: verdict.categories_exact,
+        names: |visit: &mut dyn FnMut(&str)| {
+            for name in &verdict.categories {
+                visit(name);
             }
         },
-        out,
-    );
+    };
+    line.write(output, out);
 }
 
-/// Appends the TSV line of a [`Decision`] for `item` to `out` — byte for byte what
+/// Appends the line of a [`Decision`] for `item` to `out` — byte for byte what
 /// [`write_verdict`] writes for [`Decision::verdict`], with nothing allocated once `order`
 /// (scratch space for the category names' order) has grown.
-pub fn write_decision_tsv(
+pub fn write_decision(
     item: &[u8],
     decision: &Decision<'_, '_>,
     resolver: &Resolver,
     order: &mut Vec<u16>,
+    output: Output,
     out: &mut Vec<u8>,
 ) {
-    let decided = match decision.status {
-        Status::Listed => decision.hit,
-        Status::Allowed => decision.exception,
-        Status::Clean | Status::Invalid => None,
+    let (Some(hit), Some(categories)) = (decision.hit, &decision.categories) else {
+        // No block entry: clean (as `Decision::verdict` says).
+        return write_verdict(item, &Verdict::default(), output, out);
     };
-    let Some(categories) = &decision.categories else {
-        // No block entry: clean.
-        write_tsv_parts(item, Status::Clean, "", None, true, |_| {}, out);
-        return;
-    };
-    write_tsv_parts(
+    resolver.order_categories(categories, order);
+    fn entry(e: Expression<'_>) -> ([&str; 2], &'static str) {
+        ([e.host, e.path], expression_kind_name(e))
+    }
+    let line = Line {
         item,
-        decision.status,
-        "",
-        decided.map(|e| ([e.host, e.path], expression_kind_name(e))),
-        categories.exact,
-        |out| resolver.write_category_names(categories, order, out),
-        out,
-    );
+        status: decision.status,
+        error: None,
+        hit: Some(entry(hit)),
+        exception: decision.exception.map(entry),
+        exact: categories.exact,
+        names: |visit: &mut dyn FnMut(&str)| {
+            for &id in order.iter() {
+                visit(resolver.category_name(id));
+            }
+        },
+    };
+    line.write(output, out);
 }
 
-/// Appends the TSV line of an item a list of URL entries cannot read (`invalid` and the reason)
-/// to `out`, as [`write_verdict`] writes [`Verdict::invalid`]`(reason)`.
-pub fn write_invalid_tsv(item: &[u8], reason: &str, out: &mut Vec<u8>) {
-    write_tsv_parts(item, Status::Invalid, reason, None, true, |_| {}, out);
+/// Appends the line of an item a list of URL entries cannot read (`invalid` and the reason) to
+/// `out`, as [`write_verdict`] writes [`Verdict::invalid`]`(reason)`.
+pub fn write_invalid(item: &[u8], reason: &str, output: Output, out: &mut Vec<u8>) {
+    let line = Line {
+        item,
+        status: Status::Invalid,
+        error: Some(reason),
+        hit: None,
+        exception: None,
+        exact: true,
+        names: |_: &mut dyn FnMut(&str)| {},
+    };
+    line.write(output, out);
 }
 
 /// `domain` or `url`, as [`crate::hits::Hit::of`] names an expression's kind.
@@ -98,92 +101,124 @@ fn expression_kind_name(expression: Expression<'_>) -> &'static str {
     }
 }
 
-/// The one TSV line writer: item, status, then the reason (invalid) or the deciding entry
-/// (its text in pieces), its kind and the categories `names` writes.
-fn write_tsv_parts(
-    item: &[u8],
+/// One verdict line's fields, borrowed from an owned [`Verdict`] or a [`Decision`]: the one
+/// shape both printers write from. An entry's text may come in pieces (host, path).
+struct Line<'a, N: Fn(&mut dyn FnMut(&str))> {
+    item: &'a [u8],
     status: Status,
-    reason: &str,
-    entry: Option<([&str; 2], &str)>,
+    /// Why the item is invalid.
+    error: Option<&'a str>,
+    /// The block entry that lists the item (also when an exception allows it), and its kind.
+    hit: Option<([&'a str; 2], &'static str)>,
+    /// The exception that allows it, and its kind.
+    exception: Option<([&'a str; 2], &'static str)>,
+    /// Whether the categories are exactly the block entry's.
     exact: bool,
-    names: impl FnOnce(&mut Vec<u8>),
-    out: &mut Vec<u8>,
-) {
-    out.extend_from_slice(item);
-    out.push(b'\t');
-    out.extend_from_slice(status.name().as_bytes());
-    if status == Status::Invalid {
-        out.push(b'\t');
-        // One line and one column: a reason (which may quote the item) never holds a line
-        // break or a tab.
-        out.extend(reason.bytes().map(|b| match b {
-            b'\n' | b'\r' | b'\t' => b' ',
-            b => b,
-        }));
-    }
-    if let Some((text, kind)) = entry {
-        out.push(b'\t');
-        for piece in text {
-            out.extend_from_slice(piece.as_bytes());
-        }
-        out.push(b'\t');
-        out.extend_from_slice(kind.as_bytes());
-        out.push(b'\t');
-        if !exact {
-            out.extend_from_slice(b"possible:");
-        }
-        names(out);
-    }
-    out.push(b'\n');
+    /// Visits the block entry's category names, in order.
+    names: N,
 }
 
-/// The one JSON line writer, by hand (it is the server's hot path): the fields in their order,
-/// absent ones left out, strings as serde_json writes them ([`write_json_string`]); the item
-/// as UTF-8, bytes that are not replaced by U+FFFD.
-fn write_json(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
-    let key = match std::str::from_utf8(item) {
-        Ok(key) => std::borrow::Cow::Borrowed(key),
-        Err(_) => String::from_utf8_lossy(item),
-    };
-    out.extend_from_slice(b"{\"key\":");
-    write_json_string(&key, out);
-    out.extend_from_slice(b",\"verdict\":\"");
-    // The status names are plain lower-case words: nothing to escape.
-    out.extend_from_slice(verdict.status.name().as_bytes());
-    out.extend_from_slice(if verdict.listed() {
-        b"\",\"listed\":true"
-    } else {
-        b"\",\"listed\":false"
-    });
-    if let Some(hit) = &verdict.hit {
-        out.extend_from_slice(b",\"entry\":");
-        write_json_string(&hit.expression, out);
-        out.extend_from_slice(b",\"entry_kind\":");
-        write_json_string(hit.kind, out);
-        out.extend_from_slice(b",\"categories\":[");
-        for (i, name) in verdict.categories.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            write_json_string(name, out);
+impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
+    fn write(&self, output: Output, out: &mut Vec<u8>) {
+        match output {
+            Output::Tsv => self.write_tsv(out),
+            Output::Json => self.write_json(out),
         }
-        out.extend_from_slice(if verdict.categories_exact {
-            b"],\"categories_exact\":true"
+    }
+
+    /// Item, status, then the reason (invalid) or the deciding entry (the block entry, or for
+    /// `allowed` the exception), its kind and the block entry's categories.
+    fn write_tsv(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.item);
+        out.push(b'\t');
+        out.extend_from_slice(self.status.name().as_bytes());
+        if self.status == Status::Invalid {
+            out.push(b'\t');
+            // One line and one column: a reason (which may quote the item) never holds a line
+            // break or a tab.
+            out.extend(self.error.unwrap_or_default().bytes().map(|b| match b {
+                b'\n' | b'\r' | b'\t' => b' ',
+                b => b,
+            }));
+        }
+        let decided = match self.status {
+            Status::Listed => self.hit,
+            Status::Allowed => self.exception,
+            Status::Clean | Status::Invalid => None,
+        };
+        if let Some((text, kind)) = decided {
+            out.push(b'\t');
+            for piece in text {
+                out.extend_from_slice(piece.as_bytes());
+            }
+            out.push(b'\t');
+            out.extend_from_slice(kind.as_bytes());
+            out.push(b'\t');
+            if !self.exact {
+                out.extend_from_slice(b"possible:");
+            }
+            let mut first = true;
+            (self.names)(&mut |name| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                out.extend_from_slice(name.as_bytes());
+            });
+        }
+        out.push(b'\n');
+    }
+
+    /// The JSON object, by hand (it is the server's hot path): the fields in their order,
+    /// absent ones left out, strings as serde_json writes them ([`write_json_string`]); the
+    /// item as UTF-8, bytes that are not replaced by U+FFFD.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let key = match std::str::from_utf8(self.item) {
+            Ok(key) => std::borrow::Cow::Borrowed(key),
+            Err(_) => String::from_utf8_lossy(self.item),
+        };
+        out.extend_from_slice(b"{\"key\":");
+        write_json_string(&key, out);
+        out.extend_from_slice(b",\"verdict\":\"");
+        // The status names are plain lower-case words: nothing to escape.
+        out.extend_from_slice(self.status.name().as_bytes());
+        out.extend_from_slice(if self.status == Status::Listed {
+            b"\",\"listed\":true"
         } else {
-            b"],\"categories_exact\":false"
+            b"\",\"listed\":false"
         });
+        if let Some((text, kind)) = self.hit {
+            out.extend_from_slice(b",\"entry\":");
+            write_json_pieces(&text, out);
+            out.extend_from_slice(b",\"entry_kind\":");
+            write_json_string(kind, out);
+            out.extend_from_slice(b",\"categories\":[");
+            let mut first = true;
+            (self.names)(&mut |name| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                write_json_string(name, out);
+            });
+            out.extend_from_slice(if self.exact {
+                b"],\"categories_exact\":true"
+            } else {
+                b"],\"categories_exact\":false"
+            });
+        }
+        if let Some((text, kind)) = self.exception {
+            out.extend_from_slice(b",\"exception\":");
+            write_json_pieces(&text, out);
+            out.extend_from_slice(b",\"exception_kind\":");
+            write_json_string(kind, out);
+        }
+        if let Some(error) = self.error {
+            out.extend_from_slice(b",\"error\":");
+            write_json_string(error, out);
+        }
+        out.extend_from_slice(b"}\n");
     }
-    if let Some(exception) = &verdict.exception {
-        out.extend_from_slice(b",\"exception\":");
-        write_json_string(&exception.expression, out);
-        out.extend_from_slice(b",\"exception_kind\":");
-        write_json_string(exception.kind, out);
-    }
-    if let Some(error) = &verdict.error {
-        out.extend_from_slice(b",\"error\":");
-        write_json_string(error, out);
-    }
-    out.extend_from_slice(b"}\n");
 }
 
 /// Appends `text` as a JSON string, byte for byte as serde_json writes it: `"` and `\`
@@ -191,9 +226,21 @@ fn write_json(item: &[u8], verdict: &Verdict, out: &mut Vec<u8>) {
 /// `\u00XX` (lower-case hex), every other character as it is. Eight bytes are looked at a
 /// time while none needs an escape.
 pub fn write_json_string(text: &str, out: &mut Vec<u8>) {
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
+    write_json_pieces(&[text], out);
+}
+
+/// Appends the concatenation of `pieces` as one JSON string ([`write_json_string`]).
+fn write_json_pieces(pieces: &[&str], out: &mut Vec<u8>) {
     out.push(b'"');
+    for piece in pieces {
+        write_json_escaped(piece.as_bytes(), out);
+    }
+    out.push(b'"');
+}
+
+/// Appends the bytes of a UTF-8 string escaped as in a JSON string, without quotes.
+fn write_json_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+    out.reserve(bytes.len() + 2);
     let (mut start, mut at) = (0, 0);
     while at < bytes.len() {
         if let Some(word) = bytes.get(at..at + 8) {
@@ -232,7 +279,6 @@ pub fn write_json_string(text: &str, out: &mut Vec<u8>) {
         start = at;
     }
     out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
 }
 
 /// Whether any of the eight bytes of `word` needs an escape in a JSON string: `"`, `\`, or

@@ -528,32 +528,33 @@ impl Resolver {
         names
     }
 
-    /// Appends the names of `categories` to `out` as [`Resolver::category_names`] orders
-    /// them, comma-separated, with no allocation once `order` (scratch space) has grown.
-    pub fn write_category_names(
-        &self,
-        categories: &Categories<'_>,
-        order: &mut Vec<u16>,
-        out: &mut Vec<u8>,
-    ) {
+    /// Puts the ids of `categories` into `order` (replacing its contents) as
+    /// [`Resolver::category_names`] orders their names, with no allocation once `order` has
+    /// grown; [`Resolver::category_name`] names each.
+    pub fn order_categories(&self, categories: &Categories<'_>, order: &mut Vec<u16>) {
         order.clear();
         order.extend(
             categories
                 .ids(self.categories.len())
                 .filter(|&id| (id as usize) < self.categories.len()),
         );
-        // Names sort as the ids do when sorted by name (equal names are equal strings).
-        order.sort_unstable_by(|&a, &b| {
-            self.categories[a as usize]
-                .name
-                .cmp(&self.categories[b as usize].name)
-        });
-        for (i, &id) in order.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(self.categories[id as usize].name.as_bytes());
+        // Names sort as the ids do when sorted by name (equal names are equal strings); one
+        // name needs no sort.
+        if order.len() > 1 {
+            order.sort_unstable_by(|&a, &b| {
+                self.categories[a as usize]
+                    .name
+                    .cmp(&self.categories[b as usize].name)
+            });
         }
+    }
+
+    /// The name of category `id` (`""` for an id beyond the list's categories, which
+    /// [`Resolver::order_categories`] never gives).
+    pub fn category_name(&self, id: u16) -> &str {
+        self.categories
+            .get(id as usize)
+            .map_or("", |c| c.name.as_str())
     }
 
     /// The verdict for `url` given the entries its filter answered for (in any order; the

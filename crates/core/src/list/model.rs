@@ -18,7 +18,7 @@ use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
 use crate::near::NearEngine;
 use crate::prepare::{Preparer, Query};
-use crate::printer::{write_decision_tsv, write_invalid_tsv, write_verdict, Output};
+use crate::printer::{write_decision, write_invalid, write_verdict, Output};
 use crate::resolve::{Category, Resolver, Status, Verdict, Verification};
 use crate::sections::Meta;
 use crate::structure::Layers;
@@ -228,10 +228,10 @@ impl Blocklist {
     /// each to `out`, as [`write_verdict`] writes them; returns `(lines, listed)`.
     ///
     /// The line path of `check`, the server's batches and the squid helper: for a list of URL
-    /// entries in TSV, nothing is allocated per item once `scratch` and `out` have grown — the
+    /// entries, in TSV or JSON, nothing is allocated per item once `scratch` and `out` have grown — the
     /// URL is canonicalized into a reused buffer, its candidates are [`crate::resolve::Spot`]s
     /// of that buffer, and the verdict ([`crate::resolve::Decision`]) borrows from the URL and
-    /// the list and is written at once. Other lists and formats take the owned verdicts.
+    /// the list and is written at once. Other lists take the owned verdicts.
     pub fn write_checks<'i>(
         &self,
         items: impl IntoIterator<Item = &'i [u8]>,
@@ -240,8 +240,8 @@ impl Blocklist {
         out: &mut Vec<u8>,
     ) -> (u64, u64) {
         let (mut lines, mut listed) = (0u64, 0u64);
-        let urls = match (&self.engine, output) {
-            (Engine::Urls(urls), Output::Tsv) => urls,
+        let urls = match &self.engine {
+            Engine::Urls(urls) => urls,
             _ => {
                 // Lines as printed and asked: without a trailing `\r`.
                 let items: Vec<&[u8]> = items
@@ -274,13 +274,20 @@ impl Blocklist {
                         .resolver
                         .decide(url, &mut spots, &mut scratch.key, &|_| None);
                     listed += u64::from(decision.status == Status::Listed);
-                    write_decision_tsv(shown, &decision, &self.resolver, &mut scratch.order, out);
+                    write_decision(
+                        shown,
+                        &decision,
+                        &self.resolver,
+                        &mut scratch.order,
+                        output,
+                        out,
+                    );
                 }
                 Query::Invalid(error) => {
                     scratch.reason.clear();
                     // Writing into a String cannot fail.
                     let _ = write!(scratch.reason, "{error}");
-                    write_invalid_tsv(shown, &scratch.reason, out);
+                    write_invalid(shown, &scratch.reason, output, out);
                 }
                 Query::Blank | Query::Key(_) | Query::Phrase(_) => {
                     write_verdict(shown, &Verdict::default(), output, out);
