@@ -9,10 +9,53 @@ pub(crate) fn is_scheme_byte(b: u8) -> bool {
 
 /// Splits `scheme://rest`; `None` for the scheme if the input has none.
 pub(crate) fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
+    // Most URLs start with `http://` or `https://`: no need to look for the end of the scheme
+    // (the loop below finds the same, as `:` is not a scheme byte).
+    if let Some(after) = s.strip_prefix(b"http") {
+        let secure = usize::from(after.first() == Some(&b's'));
+        if let Some(rest) = after[secure..].strip_prefix(b"://") {
+            return (Some(&s[.."http".len() + secure]), rest);
+        }
+    }
     let n = s.iter().take_while(|&&b| is_scheme_byte(b)).count();
     if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
         (Some(&s[..n]), &s[n + 3..])
     } else {
         (None, s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_are_split_at_their_slashes() {
+        let split = |s: &str| {
+            let (scheme, rest) = split_scheme(s.as_bytes());
+            (
+                scheme.map(|s| String::from_utf8_lossy(s).into_owned()),
+                String::from_utf8_lossy(rest).into_owned(),
+            )
+        };
+        let some = |scheme: &str, rest: &str| (Some(scheme.to_owned()), rest.to_owned());
+        assert_eq!(split("http://a/b"), some("http", "a/b"));
+        assert_eq!(split("https://a"), some("https", "a"));
+        assert_eq!(split("http://"), some("http", ""));
+        assert_eq!(split("HTTP://a"), some("HTTP", "a"));
+        assert_eq!(split("httpx://a"), some("httpx", "a"));
+        assert_eq!(split("https+x://a"), some("https+x", "a"));
+        assert_eq!(split("ftp://a"), some("ftp", "a"));
+        for plain in [
+            "http:/a",
+            "https:a",
+            "http",
+            "https",
+            "http//a",
+            "1http://a",
+            "a.com/x://y",
+        ] {
+            assert_eq!(split(plain), (None, plain.to_owned()), "{plain}");
+        }
     }
 }
