@@ -20,11 +20,8 @@
 
 use crate::escape::unescape_fully_into;
 use crate::host::parse_ipv4;
+use crate::scan::find;
 use crate::scheme::split_scheme;
-
-/// Bytes compared per step of [`find`]: one SSE2 register (the compiler turns the per-window
-/// fold into vector compares; 16 keeps the windows few for ~50-byte URLs).
-const BLOCK: usize = 16;
 
 /// Where the parts of a canonical URL written by [`canonicalize_fast`] end, as
 /// [`crate::CanonicalUrl`] stores them, and whether the input had a path or query.
@@ -45,61 +42,12 @@ pub(crate) struct FastParts {
 /// Whether the full rules do more than copy byte `b`: drop it (tab, CR, LF), trim it (<= 0x20),
 /// escape it (<= 0x20, >= 0x7F), unescape from it (`%`) or cut the fragment at it (`#`).
 ///
-/// The predicates given to [`find`] combine their tests with `|` and `&`, not `||` and `&&`:
+/// The predicates given to [`crate::scan::find`] combine their tests with `|` and `&`, not `||` and `&&`:
 /// without branches the compiler can test a whole window at once.
 #[inline(always)]
 fn is_special(b: u8) -> bool {
     // 0x21..=0x7E maps to 0..=0x5D; every other byte wraps around above 0x5D.
     (b.wrapping_sub(0x21) > 0x7E - 0x21) | (b == b'%') | (b == b'#')
-}
-
-/// Index of the first byte `b` of `s` with `hit(b, next)`, `next` being the byte after `b`
-/// (0 after the last byte; `hit` must not rely on a 0 inside `s` meaning the end).
-///
-/// Windows of [`BLOCK`] bytes are tested at once (the last window overlaps the one before, so
-/// there is no byte-by-byte tail); only the window with the first hit is searched byte by byte.
-#[inline(always)]
-fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
-    let len = s.len();
-    // A window needs the byte after its last one too; shorter slices are read byte by byte.
-    if len <= BLOCK {
-        return (0..len).find(|&i| hit(s[i], s.get(i + 1).map_or(0, |&n| n)));
-    }
-    // Start of the last window: the one that ends just before the last byte.
-    let last = len - 1 - BLOCK;
-    let mut start = 0;
-    loop {
-        // Every byte before `start` missed, so a hit in an overlapping last window is new.
-        let at = start.min(last);
-        let (bytes, nexts) = windows(s, at);
-        if bytes
-            .iter()
-            .zip(nexts)
-            .fold(false, |any, (&b, &n)| any | hit(b, n))
-        {
-            return bytes
-                .iter()
-                .zip(nexts)
-                .position(|(&b, &n)| hit(b, n))
-                .map(|i| at + i);
-        }
-        if at == last {
-            break;
-        }
-        start += BLOCK;
-    }
-    hit(s[len - 1], 0).then_some(len - 1)
-}
-
-/// The [`BLOCK`] bytes of `s` from `at`, and the [`BLOCK`] bytes from `at + 1` (the byte after
-/// each); `s` has at least `at + BLOCK + 1` bytes.
-#[inline(always)]
-fn windows(s: &[u8], at: usize) -> (&[u8; BLOCK], &[u8; BLOCK]) {
-    let window = &s[at..at + BLOCK + 1];
-    // Both are in range: `window` has `BLOCK + 1` bytes.
-    let bytes = window.first_chunk().expect("a window has BLOCK + 1 bytes");
-    let nexts = window.last_chunk().expect("a window has BLOCK + 1 bytes");
-    (bytes, nexts)
 }
 
 /// Index of the first [`is_special`] byte of `s`.
@@ -157,7 +105,7 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
     let (path_len, collapse) = plain_path(after)?;
     // `s` is printable ASCII (no special byte), so this never fails; slicing it below is at
     // ASCII delimiters, always char boundaries.
-    let text = std::str::from_utf8(s).ok()?;
+    let text = ascii_text(s)?;
     out.clear();
     out.reserve(s.len() + "http:///".len());
     match scheme {
@@ -198,6 +146,18 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
         path_end,
         explicit_path: !after.is_empty(),
     })
+}
+
+/// `s` as text if it is ASCII: [`std::str::from_utf8`] without its byte-by-byte walk to an
+/// aligned address, which costs more than the rest of the check for a URL.
+#[allow(unsafe_code)]
+fn ascii_text(s: &[u8]) -> Option<&str> {
+    if !s.is_ascii() {
+        return None;
+    }
+    // SAFETY: every byte of `s` is ASCII (checked just above), and a string of ASCII bytes is
+    // valid UTF-8.
+    Some(unsafe { std::str::from_utf8_unchecked(s) })
 }
 
 /// A host the full rules keep as it is, lowercased (see [`plain_host`]).
@@ -653,36 +613,18 @@ mod tests {
         }
     }
 
-    /// [`find`] answers as a byte-by-byte search, whatever the length (short, exact windows,
-    /// an overlapping last window) and wherever the hits are (the last byte sees `next` 0).
     #[test]
-    fn find_agrees_with_a_byte_search() {
-        let slow = |s: &[u8]| {
-            (0..s.len()).find(|&i| s[i] == b'/' && s.get(i + 1).is_none_or(|&n| n == b'/'))
-        };
-        for len in 0..70 {
-            for first in 0..=len {
-                for second in first..=len {
-                    let mut s = vec![b'a'; len];
-                    for at in [first, second] {
-                        if at < len {
-                            s[at] = b'/';
-                        }
-                    }
-                    let fast = find(&s, |b, n| (b == b'/') & ((n == b'/') | (n == 0)));
-                    assert_eq!(fast, slow(&s), "{len} {first} {second}");
-                }
-            }
+    fn ascii_text_is_checked() {
+        assert_eq!(ascii_text(b""), Some(""));
+        assert_eq!(ascii_text(b"http://a.b/c?d"), Some("http://a.b/c?d"));
+        for at in 0..40 {
+            let mut s = vec![b'a'; 40];
+            s[at] = 0x80;
+            assert_eq!(ascii_text(&s), None);
+            s[at] = 0x7F;
+            assert_eq!(ascii_text(&s), std::str::from_utf8(&s).ok());
         }
-    }
-
-    proptest! {
-        #[test]
-        fn find_agrees_on_arbitrary_bytes(s in prop::collection::vec(prop::sample::select(vec![b'a', b'/', b'.', b'?', b'A']), 0..80)) {
-            let hit = |b: u8, n: u8| (b == b'?') | ((b == b'/') & ((n | 1) == b'/'));
-            let slow = (0..s.len()).find(|&i| hit(s[i], s.get(i + 1).map_or(0, |&n| n)));
-            prop_assert_eq!(find(&s, hit), slow);
-        }
+        assert_eq!(ascii_text("é".as_bytes()), None);
     }
 
     #[test]

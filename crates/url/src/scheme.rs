@@ -2,9 +2,16 @@
 //! the full rules ([`crate::canonical`]) and the fast path ([`crate::fast`]), so that both split
 //! a URL the same way and neither imports the other for it.
 
+use crate::scan::find;
+
 /// Whether `b` may appear in a scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )).
+///
+/// Without branches, so that [`find`] tests a window at once: `b | 0x20` maps exactly the
+/// uppercase letters onto the lowercase ones.
 pub(crate) fn is_scheme_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.'
+    let letter = (b | 0x20).wrapping_sub(b'a') < 26;
+    let digit = b.wrapping_sub(b'0') < 10;
+    letter | digit | (b == b'+') | (b == b'-') | (b == b'.')
 }
 
 /// Splits `scheme://rest`; `None` for the scheme if the input has none.
@@ -17,7 +24,7 @@ pub(crate) fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
             return (Some(&s[.."http".len() + secure]), rest);
         }
     }
-    let n = s.iter().take_while(|&&b| is_scheme_byte(b)).count();
+    let n = find(s, |b, _| !is_scheme_byte(b)).unwrap_or(s.len());
     if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
         (Some(&s[..n]), &s[n + 3..])
     } else {
@@ -28,6 +35,14 @@ pub(crate) fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scheme_bytes() {
+        for b in 0..=255u8 {
+            let want = b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.';
+            assert_eq!(is_scheme_byte(b), want, "{b}");
+        }
+    }
 
     #[test]
     fn schemes_are_split_at_their_slashes() {
@@ -46,6 +61,10 @@ mod tests {
         assert_eq!(split("httpx://a"), some("httpx", "a"));
         assert_eq!(split("https+x://a"), some("https+x", "a"));
         assert_eq!(split("ftp://a"), some("ftp", "a"));
+        assert_eq!(
+            split("a-long.scheme+name.0123456789://x"),
+            some("a-long.scheme+name.0123456789", "x")
+        );
         for plain in [
             "http:/a",
             "https:a",
