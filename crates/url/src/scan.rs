@@ -17,9 +17,20 @@ const BLOCK: usize = 16;
 #[inline(always)]
 pub(crate) fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
     let len = s.len();
-    // A window needs the byte after its last one too; shorter slices are read byte by byte.
+    // A window needs the byte after its last one too: a shorter slice is copied into one, with
+    // zeros after it (the 0 `next` of its last byte), and hits on the zeros are not counted.
     if len <= BLOCK {
-        return (0..len).find(|&i| hit(s[i], s.get(i + 1).map_or(0, |&n| n)));
+        let mut padded = [0; BLOCK + 1];
+        padded[..len].copy_from_slice(s);
+        let (bytes, nexts) = windows(&padded, 0);
+        if !any(bytes, nexts, hit) {
+            return None;
+        }
+        return bytes
+            .iter()
+            .zip(nexts)
+            .position(|(&b, &n)| hit(b, n))
+            .filter(|&i| i < len);
     }
     // Start of the last window: the one that ends just before the last byte.
     let last = len - 1 - BLOCK;
