@@ -391,6 +391,7 @@ impl CanonicalUrl {
 
     /// Takes the offsets of a URL the fast path just wrote into `self.serialized` (its hosts
     /// are never IP addresses).
+    #[inline]
     fn set_fast_parts(&mut self, parts: FastParts) {
         self.scheme_end = parts.scheme_end;
         self.host_start = parts.host_start;
@@ -400,43 +401,52 @@ impl CanonicalUrl {
     }
 
     /// The whole canonical URL, e.g. `http://evil.com/a/b?x=1`. Always ASCII.
+    // Small and called per URL from other crates: worth inlining there.
+    #[inline]
     pub fn as_str(&self) -> &str {
         &self.serialized
     }
 
     /// The lowercase scheme, e.g. `http` (the default when the input had none).
+    #[inline]
     pub fn scheme(&self) -> &str {
         &self.serialized[..self.scheme_end]
     }
 
     /// The canonical host, e.g. `evil.com`, `195.127.0.11` or `[::1]`; never empty.
+    #[inline]
     pub fn host(&self) -> &str {
         &self.serialized[self.host_start..self.host_end]
     }
 
     /// The canonical path: starts with `/`, excludes the query.
+    #[inline]
     pub fn path(&self) -> &str {
         &self.serialized[self.host_end..self.path_end]
     }
 
     /// The query without its `?`; `Some("")` for a URL ending in a bare `?`.
+    #[inline]
     pub fn query(&self) -> Option<&str> {
         // `path_end` is the index of `?` when there is a query (one ASCII byte).
         self.serialized.get(self.path_end + 1..)
     }
 
     /// The path followed by `?query` if there is one, e.g. `/a/b?x=1`.
+    #[inline]
     pub fn path_and_query(&self) -> &str {
         &self.serialized[self.host_end..]
     }
 
     /// Whether the host is an IP address (IPv4 dotted quad or bracketed IPv6).
+    #[inline]
     pub fn is_ip_host(&self) -> bool {
         self.is_ip
     }
 
     /// The path with a trailing `/` removed unless the path is just `/`:
     /// the form blocklist keys use, so `/a/b/` and `/a/b` give the same key.
+    #[inline]
     pub fn path_without_trailing_slash(&self) -> &str {
         let path = self.path();
         if path.len() > 1 {

@@ -119,49 +119,39 @@ impl fmt::Display for Expression<'_> {
 /// Iterator over a canonical URL's host suffixes, shortest first, then the full host.
 ///
 /// E.g. `a.b.evil.com` gives `evil.com`, `b.evil.com`, `a.b.evil.com`.
-/// No allocation; total work is linear in the host length.
+/// No allocation; total work is linear in the host length (each label is read once, from the
+/// end).
 #[derive(Clone, Debug)]
 pub struct HostSuffixes<'a> {
     host: &'a str,
-    /// Whether only the full host is yielded (IP or single-label host).
-    whole_only: bool,
-    /// Start of the last yielded suffix; `host.len()` before the first.
-    start: usize,
-    /// Labels in the last yielded suffix.
+    /// The dot before the last suffix yielded (at first, the last dot of the host), from which
+    /// the next suffix extends by one label; `None` when the full host is next (an IP or
+    /// single-label host, or the cap reached).
+    dot: Option<usize>,
+    /// Labels after `dot`.
     labels: usize,
+    /// Whether the full host was yielded: the end.
+    done: bool,
 }
 
 impl<'a> Iterator for HostSuffixes<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        if self.start == 0 {
-            return None; // the full host was yielded last
+        if self.done {
+            return None;
         }
-        let bytes = self.host.as_bytes();
-        let start = if self.whole_only {
-            0
-        } else if self.start == bytes.len() {
-            // First: the two-label suffix. The host has a dot (not whole_only).
-            let last_dot = bytes.iter().rposition(|&b| b == b'.').unwrap_or(0);
-            self.labels = 2;
-            match bytes[..last_dot].iter().rposition(|&b| b == b'.') {
-                Some(dot) => dot + 1,
-                None => 0,
-            }
-        } else if self.labels >= MAX_HOST_SUFFIX_LABELS {
-            0 // cap reached: jump to the full host
-        } else {
-            // Extend by one label; `bytes[self.start - 1]` is the dot before
-            // the last suffix (start > 0 here).
+        if let Some(dot) = self.dot.filter(|_| self.labels < MAX_HOST_SUFFIX_LABELS) {
+            // One label more: from the dot before `dot`, if there is one.
             self.labels += 1;
-            match bytes[..self.start - 1].iter().rposition(|&b| b == b'.') {
-                Some(dot) => dot + 1,
-                None => 0,
+            if let Some(before) = self.host.as_bytes()[..dot].iter().rposition(|&b| b == b'.') {
+                self.dot = Some(before);
+                return Some(&self.host[before + 1..]);
             }
-        };
-        self.start = start;
-        Some(&self.host[start..])
+        }
+        self.done = true;
+        Some(self.host)
     }
 }
 
@@ -180,8 +170,8 @@ pub struct PathPrefixes<'a> {
     full_pending: bool,
     /// Length of the path without trailing slash.
     full_len: usize,
-    /// Where to search for the next `/`; `None` before `/` was yielded.
-    search_from: Option<usize>,
+    /// Where to search for the next `/`; 0 before `/` (depth 0) was yielded.
+    search_from: usize,
     /// Depth of the last directory prefix yielded.
     depth: usize,
 }
@@ -189,6 +179,7 @@ pub struct PathPrefixes<'a> {
 impl<'a> Iterator for PathPrefixes<'a> {
     type Item = &'a str;
 
+    #[inline]
     fn next(&mut self) -> Option<&'a str> {
         if self.with_query_pending {
             self.with_query_pending = false;
@@ -198,23 +189,19 @@ impl<'a> Iterator for PathPrefixes<'a> {
             self.full_pending = false;
             return Some(&self.path_and_query[..self.full_len]);
         }
-        let bytes = &self.path_and_query.as_bytes()[..self.full_len];
-        match self.search_from {
-            None => {
-                // "/" is a proper prefix unless the path is "/".
-                self.search_from = Some(1);
-                (self.full_len > 1).then(|| &self.path_and_query[..1])
-            }
-            Some(from) => {
-                if self.depth >= MAX_ENTRY_PATH_DEPTH || from >= bytes.len() {
-                    return None;
-                }
-                let slash = from + bytes[from..].iter().position(|&b| b == b'/')?;
-                self.depth += 1;
-                self.search_from = Some(slash + 1);
-                Some(&self.path_and_query[..slash])
-            }
+        if self.search_from == 0 {
+            // "/" is a proper prefix unless the path is "/".
+            self.search_from = 1;
+            return (self.full_len > 1).then(|| &self.path_and_query[..1]);
         }
+        if self.depth >= MAX_ENTRY_PATH_DEPTH {
+            return None;
+        }
+        let rest = self.path_and_query.as_bytes()[..self.full_len].get(self.search_from..)?;
+        let slash = self.search_from + rest.iter().position(|&b| b == b'/')?;
+        self.depth += 1;
+        self.search_from = slash + 1;
+        Some(&self.path_and_query[..slash])
     }
 }
 
@@ -244,24 +231,31 @@ impl<'a> Iterator for Expressions<'a> {
 
 impl CanonicalUrl {
     /// The host suffixes to look up, shortest first then the full host; see the module docs.
+    #[inline]
     pub fn host_suffixes(&self) -> HostSuffixes<'_> {
         let host = self.host();
         HostSuffixes {
             host,
-            whole_only: self.is_ip_host() || !host.contains('.'),
-            start: host.len(),
-            labels: 0,
+            // The top-level label is short: found from the end in a few bytes.
+            dot: if self.is_ip_host() {
+                None
+            } else {
+                host.bytes().rposition(|b| b == b'.')
+            },
+            labels: 1,
+            done: false,
         }
     }
 
     /// The path prefixes to look up (never the empty domain path); see the module docs.
+    #[inline]
     pub fn path_prefixes(&self) -> PathPrefixes<'_> {
         PathPrefixes {
             path_and_query: self.path_and_query(),
             with_query_pending: self.query().is_some(),
             full_pending: true,
             full_len: self.path_without_trailing_slash().len(),
-            search_from: None,
+            search_from: 0,
             depth: 0,
         }
     }

@@ -20,11 +20,8 @@
 
 use crate::escape::unescape_fully_into;
 use crate::host::parse_ipv4;
+use crate::scan::find;
 use crate::scheme::split_scheme;
-
-/// Bytes compared per step of [`first_special`]: one SSE2 register (the compiler turns the
-/// per-block fold into vector compares; 16 keeps the scalar tail short for ~50-byte URLs).
-const BLOCK: usize = 16;
 
 /// Where the parts of a canonical URL written by [`canonicalize_fast`] end, as
 /// [`crate::CanonicalUrl`] stores them, and whether the input had a path or query.
@@ -44,27 +41,19 @@ pub(crate) struct FastParts {
 
 /// Whether the full rules do more than copy byte `b`: drop it (tab, CR, LF), trim it (<= 0x20),
 /// escape it (<= 0x20, >= 0x7F), unescape from it (`%`) or cut the fragment at it (`#`).
+///
+/// The predicates given to [`crate::scan::find`] combine their tests with `|` and `&`, not `||` and `&&`:
+/// without branches the compiler can test a whole window at once.
 #[inline(always)]
 fn is_special(b: u8) -> bool {
     // 0x21..=0x7E maps to 0..=0x5D; every other byte wraps around above 0x5D.
-    b.wrapping_sub(0x21) > 0x7E - 0x21 || b == b'%' || b == b'#'
+    (b.wrapping_sub(0x21) > 0x7E - 0x21) | (b == b'%') | (b == b'#')
 }
 
 /// Index of the first [`is_special`] byte of `s`.
 #[inline]
 fn first_special(s: &[u8]) -> Option<usize> {
-    let (blocks, tail) = s.as_chunks::<BLOCK>();
-    for (i, block) in blocks.iter().enumerate() {
-        // No early exit inside a block, so that the compiler compares all of it at once.
-        if block.iter().fold(false, |any, &b| any | is_special(b)) {
-            return block
-                .iter()
-                .position(|&b| is_special(b))
-                .map(|at| i * BLOCK + at);
-        }
-    }
-    let done = blocks.len() * BLOCK;
-    tail.iter().position(|&b| is_special(b)).map(|at| done + at)
+    find(s, |b, _| is_special(b))
 }
 
 /// Writes the canonical form of `input` into `out` (replacing its contents) if `input` is on
@@ -111,49 +100,45 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
     let (scheme, rest) = split_scheme(s);
     // Offset of `rest` in `s`: after `scheme://`.
     let rest_start = s.len() - rest.len();
-    // Hosts and paths are short: a byte loop costs less than a vector search's set-up.
-    let host_len = rest
-        .iter()
-        .position(|&b| b == b'/' || b == b'?')
-        .unwrap_or(rest.len());
-    let (host, after) = rest.split_at(host_len);
-    if !is_plain_host(host) {
-        return None;
-    }
-    let path_len = after.iter().position(|&b| b == b'?').unwrap_or(after.len());
-    let collapse = normal_path(&after[..path_len])?;
+    let host = plain_host(rest)?;
+    let after = &rest[host.len..];
+    let (path_len, collapse) = plain_path(after)?;
     // `s` is printable ASCII (no special byte), so this never fails; slicing it below is at
     // ASCII delimiters, always char boundaries.
-    let text = std::str::from_utf8(s).ok()?;
+    let text = ascii_text(s)?;
     out.clear();
     out.reserve(s.len() + "http:///".len());
     match scheme {
-        Some(scheme) => out.push_str(&text[..scheme.len() + "://".len()]),
+        Some(scheme) => {
+            out.push_str(&text[..scheme.len() + "://".len()]);
+            out[..scheme.len()].make_ascii_lowercase();
+        }
         // Safe Browsing example: "www.google.com" → "http://www.google.com/".
         None => out.push_str("http://"),
     }
     let scheme_end = out.len() - "://".len();
     let host_start = out.len();
-    let host_end = host_start + host_len;
+    let host_end = host_start + host.len;
     let host_text = &text[rest_start..];
     let path_end = if path_len == 0 {
         // No path: `/` between the host and the query, if any.
-        out.push_str(&host_text[..host_len]);
+        out.push_str(&host_text[..host.len]);
         out.push('/');
-        out.push_str(&host_text[host_len..]);
+        out.push_str(&host_text[host.len..]);
         host_end + 1
     } else if collapse {
-        out.push_str(&host_text[..host_len]);
-        push_collapsed(&host_text[host_len..host_len + path_len], out);
+        out.push_str(&host_text[..host.len]);
+        push_collapsed(&host_text[host.len..host.len + path_len], out);
         let path_end = out.len();
-        out.push_str(&host_text[host_len + path_len..]);
+        out.push_str(&host_text[host.len + path_len..]);
         path_end
     } else {
         out.push_str(host_text);
         host_end + path_len
     };
-    // Scheme and host; lowercasing `://` changes nothing.
-    out[..host_end].make_ascii_lowercase();
+    if host.upper {
+        out[host_start..host_end].make_ascii_lowercase();
+    }
     Some(FastParts {
         scheme_end,
         host_start,
@@ -163,34 +148,110 @@ fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
     })
 }
 
-/// Whether the full rules keep `host` as it is, lowercased: not empty, no dot to trim or
-/// collapse (leading, trailing, or two in a row), no user info, port or brackets (`@ : [ ]`),
-/// and not an IPv4 address in any spelling.
+/// `s` as text if it is ASCII: [`std::str::from_utf8`] without its byte-by-byte walk to an
+/// aligned address, which costs more than the rest of the check for a URL.
+#[allow(unsafe_code)]
+fn ascii_text(s: &[u8]) -> Option<&str> {
+    if !s.is_ascii() {
+        return None;
+    }
+    // SAFETY: every byte of `s` is ASCII (checked just above), and a string of ASCII bytes is
+    // valid UTF-8.
+    Some(unsafe { std::str::from_utf8_unchecked(s) })
+}
+
+/// A host the full rules keep as it is, lowercased (see [`plain_host`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PlainHost {
+    /// Its length: where `/`, `?` or the end of the URL is.
+    len: usize,
+    /// Whether it has uppercase letters to lowercase.
+    upper: bool,
+}
+
+/// Whether byte `b`, followed by `next`, ends a host (`/` or `?`) or makes the full rules do
+/// more than lowercase it: user info, port or brackets (`@ : [ ]`), or a dot followed by a dot,
+/// by the end of the host or by the end of the URL (`next` 0: a plain URL has no 0 byte).
+#[inline(always)]
+fn host_stop(b: u8, next: u8) -> bool {
+    // `/` (0x2F) and `?` (0x3F) are the only bytes that are `?` with bit 0x10 set.
+    let end = |c: u8| (c | 0x10) == b'?';
+    let bad_dot = (b == b'.') & ((next == b'.') | end(next) | (next == 0));
+    end(b) | (b == b'@') | (b == b':') | (b == b'[') | (b == b']') | bad_dot
+}
+
+/// The host at the start of `rest` (the URL after `scheme://`), up to `/`, `?` or the end, if
+/// the full rules keep it as it is, lowercased: not empty, no dot to trim or collapse (leading,
+/// trailing, or two in a row), no user info, port or brackets, and not an IPv4 address in any
+/// spelling. `rest` has no special byte.
 #[inline]
-fn is_plain_host(host: &[u8]) -> bool {
-    // A leading dot counts as a dot after a dot; an empty host ends "after a dot".
-    let mut after_dot = true;
-    // Start of the last label.
-    let mut last_label = 0;
-    for (i, &b) in host.iter().enumerate() {
-        let dot = b == b'.';
-        if (dot && after_dot) || matches!(b, b'@' | b':' | b'[' | b']') {
-            return false;
+fn plain_host(rest: &[u8]) -> Option<PlainHost> {
+    let mut upper = false;
+    // Scans for the stops, and for uppercase letters until the first one.
+    let mut from = 0;
+    let len = loop {
+        let stop = if upper {
+            find(&rest[from..], host_stop)
+        } else {
+            find(&rest[from..], |b, next| {
+                host_stop(b, next) | (b.wrapping_sub(b'A') <= b'Z' - b'A')
+            })
+        };
+        let Some(at) = stop.map(|at| from + at) else {
+            break rest.len();
+        };
+        match rest[at] {
+            b'/' | b'?' => break at,
+            b'A'..=b'Z' => {
+                upper = true;
+                from = at;
+            }
+            _ => return None,
         }
-        if dot {
-            last_label = i + 1;
+    };
+    let host = &rest[..len];
+    // A leading dot; or an empty host (`http:///x`).
+    if host.first().is_none_or(|&b| b == b'.') {
+        return None;
+    }
+    // Every part of an IPv4 address starts with a digit (`0x…` and octal with `0`), so a host
+    // whose first or last label does not is a name, and `parse_ipv4` need not be asked (most
+    // hosts start with a letter). The check is on the host as written: the full rules
+    // lowercase first, and `parse_ipv4` reads `0X` and hex digits of either case.
+    if host[0].is_ascii_digit() {
+        let last_label = host
+            .iter()
+            .rposition(|&b| b == b'.')
+            .map_or(0, |dot| dot + 1);
+        if host[last_label].is_ascii_digit() && parse_ipv4(host).is_some() {
+            return None;
         }
-        after_dot = dot;
     }
-    if after_dot {
-        return false;
+    Some(PlainHost { len, upper })
+}
+
+/// The length of the path at the start of `after` (the URL after the host: empty, or from `/`
+/// or `?`), and whether it has runs of slashes to collapse; `None` if the full rules do more
+/// (see [`normal_path`]).
+#[inline]
+fn plain_path(after: &[u8]) -> Option<(usize, bool)> {
+    // The end of the path, or a `/` followed by `/` or `.` (0x2E and 0x2F are the only bytes
+    // that are `/` with bit 0 set): a run of slashes or perhaps a dot segment.
+    let stop = find(after, |b, next| {
+        (b == b'?') | ((b == b'/') & ((next | 1) == b'/'))
+    });
+    match stop {
+        None => Some((after.len(), false)),
+        Some(at) if after[at] == b'?' => Some((at, false)),
+        Some(at) => {
+            let len = at
+                + after[at..]
+                    .iter()
+                    .position(|&b| b == b'?')
+                    .unwrap_or(after.len() - at);
+            Some((len, normal_path(&after[..len])?))
+        }
     }
-    // Not after a dot: the host and its last label have at least one byte. Every part of an
-    // IPv4 address starts with a digit (`0x…` and octal with `0`), so a host whose first or
-    // last label does not is a name, and `parse_ipv4` need not be asked (most hosts end in a
-    // letter). The check is on the host as written: the full rules lowercase first, and
-    // `parse_ipv4` reads `0X` and hex digits of either case.
-    !(host[0].is_ascii_digit() && host[last_label].is_ascii_digit() && parse_ipv4(host).is_some())
 }
 
 /// Whether the full rules' path normalization only collapses runs of slashes in `path`:
@@ -507,6 +568,11 @@ mod tests {
         }
     }
 
+    /// Whether [`plain_host`] takes all of `host` (which has no `/` or `?`).
+    fn is_plain_host(host: &[u8]) -> bool {
+        plain_host(host).is_some_and(|h| h.len == host.len())
+    }
+
     #[test]
     fn hosts_and_paths() {
         for host in [
@@ -545,6 +611,45 @@ mod tests {
         ] {
             assert_eq!(normal_path(path.as_bytes()), None, "{path}");
         }
+    }
+
+    #[test]
+    fn ascii_text_is_checked() {
+        assert_eq!(ascii_text(b""), Some(""));
+        assert_eq!(ascii_text(b"http://a.b/c?d"), Some("http://a.b/c?d"));
+        for at in 0..40 {
+            let mut s = vec![b'a'; 40];
+            s[at] = 0x80;
+            assert_eq!(ascii_text(&s), None);
+            s[at] = 0x7F;
+            assert_eq!(ascii_text(&s), std::str::from_utf8(&s).ok());
+        }
+        assert_eq!(ascii_text("é".as_bytes()), None);
+    }
+
+    #[test]
+    fn plain_hosts_and_paths_are_measured() {
+        let host = |rest: &str| plain_host(rest.as_bytes()).map(|h| (h.len, h.upper));
+        assert_eq!(host("evil.com/x"), Some((8, false)));
+        assert_eq!(host("Evil.COM?x/y"), Some((8, true)));
+        assert_eq!(
+            host("a-very-long-host-name.EXAMPLE.com/a/b"),
+            Some((33, true))
+        );
+        assert_eq!(host("a-very-long-host-name.example.com"), Some((33, false)));
+        assert_eq!(host("a-very-long-host-name.example.com./"), None);
+        assert_eq!(host("a-very-long-host-name.example.COM."), None);
+        assert_eq!(host("UPPER.lower.UPPER.lower.UPPER:80/"), None);
+        assert_eq!(host("/x"), None);
+        assert_eq!(host("10.0.0.1/"), None);
+        assert_eq!(host("10.0.0.a/"), Some((8, false)));
+        let path = |after: &str| plain_path(after.as_bytes());
+        assert_eq!(path(""), Some((0, false)));
+        assert_eq!(path("?a//b"), Some((0, false)));
+        assert_eq!(path("/a/b/c.d/e-f-g-h-i-j-k/l?x=/./y"), Some((24, false)));
+        assert_eq!(path("/a/b/c.d/e-f-g-h-i-j-k/l//m?x=/./y"), Some((27, true)));
+        assert_eq!(path("/a/b/c.d/e-f-g-h-i-j-k/l/./m?x"), None);
+        assert_eq!(path("/a/b/c.d/e-f-g-h-i-j-k/l/.m/..."), Some((31, false)));
     }
 
     #[test]

@@ -44,7 +44,8 @@
 //! # Ok::<(), phishbloom_url::Error>(())
 //! ```
 
-#![forbid(unsafe_code)]
+// One exception, with its reason: `fast::ascii_text` (text from bytes just checked to be ASCII).
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod canonical;
@@ -55,6 +56,7 @@ mod escape;
 mod expression;
 mod fast;
 mod host;
+mod scan;
 mod scheme;
 
 pub use canonical::{canonicalize, CanonicalUrl, Canonicalizer};
