@@ -238,20 +238,17 @@ fn write_json_pieces(pieces: &[&str], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
-/// Appends the bytes of a UTF-8 string escaped as in a JSON string, without quotes.
+/// Appends the bytes of a UTF-8 string escaped as in a JSON string, without quotes: runs that
+/// need no escape are found a window at a time ([`phishbloom_url::scan::find`]) and copied
+/// whole.
 fn write_json_escaped(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
-    let (mut start, mut at) = (0, 0);
-    while at < bytes.len() {
-        if let Some(word) = bytes.get(at..at + 8) {
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(word);
-            if !needs_escape(u64::from_le_bytes(eight)) {
-                at += 8;
-                continue;
-            }
-        }
-        let byte = bytes[at];
+    let mut rest = bytes;
+    while let Some(at) =
+        phishbloom_url::scan::find(rest, |b, _| (b < 0x20) | (b == b'"') | (b == b'\\'))
+    {
+        out.extend_from_slice(&rest[..at]);
+        let byte = rest[at];
         let short: &[u8] = match byte {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -260,13 +257,8 @@ fn write_json_escaped(bytes: &[u8], out: &mut Vec<u8>) {
             b'\n' => b"\\n",
             0x0c => b"\\f",
             b'\r' => b"\\r",
-            0..=0x1f => b"",
-            _ => {
-                at += 1;
-                continue;
-            }
+            _ => b"",
         };
-        out.extend_from_slice(&bytes[start..at]);
         if short.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
             out.extend_from_slice(b"\\u00");
@@ -275,22 +267,9 @@ fn write_json_escaped(bytes: &[u8], out: &mut Vec<u8>) {
         } else {
             out.extend_from_slice(short);
         }
-        at += 1;
-        start = at;
+        rest = &rest[at + 1..];
     }
-    out.extend_from_slice(&bytes[start..]);
-}
-
-/// Whether any of the eight bytes of `word` needs an escape in a JSON string: `"`, `\`, or
-/// below 0x20 (the word tests of "Bit Twiddling Hacks": exact for whether any byte is, though
-/// not for which).
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGHS != 0;
-    below(word, 0x20)
-        || below(word ^ (ONES * u64::from(b'"')), 1)
-        || below(word ^ (ONES * u64::from(b'\\')), 1)
+    out.extend_from_slice(rest);
 }
 
 #[cfg(test)]

@@ -166,6 +166,55 @@ impl Checker {
         Ok(stats)
     }
 
+    /// Appends the answer lines of `items` to `out` — byte for byte what [`Checker::check`] and
+    /// [`Checker::write_line`] write, as NDJSON lines or (`ndjson` false) as JSON array members
+    /// without newlines, a comma before each unless it is the batch's first (`after_first`:
+    /// earlier slices were written) — through `check`'s own line path
+    /// ([`phishbloom_blocklist::Blocklist::write_checks`]), with `lines` as scratch space; the
+    /// number of listed items. `None`, with nothing written, where that path does not apply:
+    /// several lists asked, or an item with a trailing `\r` (which `check` drops from the line
+    /// it prints, and a JSON batch keeps).
+    pub fn write_json_lines(
+        &self,
+        items: &[&[u8]],
+        after_first: bool,
+        ndjson: bool,
+        scratch: &mut Scratch,
+        lines: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Option<u64> {
+        let [(slot, served)] = self.lists.as_slice() else {
+            return None;
+        };
+        if items.iter().any(|item| item.ends_with(b"\r")) {
+            return None;
+        }
+        lines.clear();
+        let (_, listed) =
+            served
+                .read()
+                .list
+                .write_checks(items.iter().copied(), Output::Json, scratch, lines);
+        // Each line is one JSON object and a newline; a JSON string escapes every control
+        // character, so each `\n` ends a line. Reopen each object to add the list (its field
+        // written once per slice).
+        let mut list_field = b",\"list\":".to_vec();
+        printer::write_json_string(&slot.name, &mut list_field);
+        list_field.push(b'}');
+        for (i, line) in lines.split(|&b| b == b'\n').take(items.len()).enumerate() {
+            if !ndjson && (after_first || i > 0) {
+                out.push(b',');
+            }
+            let object = line.strip_suffix(b"}").unwrap_or(line);
+            out.extend_from_slice(object);
+            out.extend_from_slice(&list_field);
+            if ndjson {
+                out.push(b'\n');
+            }
+        }
+        Some(listed)
+    }
+
     /// Appends the answer line for `item` (with its `\n`).
     pub fn write_line(&self, item: &[u8], answer: &Answer, out: &mut Vec<u8>) {
         printer::write_verdict(item, &answer.verdict, Output::Json, out);
@@ -285,5 +334,84 @@ mod tests {
         assert_eq!(answers[1].verdict.status, Status::Invalid);
         assert!(answers[1].verdict.error.is_some());
         assert!(Checker::new(&lists, Some("zzz")).is_err());
+    }
+
+    #[test]
+    fn the_line_path_writes_what_check_and_write_line_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = url_file(
+            dir.path(),
+            "a\"q",
+            &["evil.com", "bad.org/x"],
+            &["ok.evil.com"],
+        );
+        let b = url_file(dir.path(), "b", &["bad.org"], &[]);
+        let specs = [ListSpec::parse(&a).unwrap(), ListSpec::parse(&b).unwrap()];
+        let lists = Lists::open(&specs, Arc::default()).unwrap();
+        let items: [&[u8]; 9] = [
+            b"http://evil.com/x",
+            b"http://ok.evil.com/",
+            b"bad.org/x/y?z=\"1\"",
+            b"fine.net",
+            b"",
+            b"   ",
+            b"http://[x",
+            b"http://a.b/\xff\x01",
+            b"line\nbreak.com",
+        ];
+        for ndjson in [true, false] {
+            let one = Checker::new(&lists, Some("a\"q")).unwrap();
+            let (mut want, mut answers) = (Vec::new(), Vec::new());
+            one.check(&items, &mut Scratch::default(), &mut answers);
+            for (i, (item, answer)) in items.iter().zip(&answers).enumerate() {
+                if !ndjson && i > 0 {
+                    want.push(b',');
+                }
+                one.write_line(item, answer, &mut want);
+                if !ndjson {
+                    want.pop();
+                }
+            }
+            // In two slices, the second after the first.
+            let (mut got, mut lines, mut scratch) = (Vec::new(), Vec::new(), Scratch::default());
+            let first = one.write_json_lines(
+                &items[..4],
+                false,
+                ndjson,
+                &mut scratch,
+                &mut lines,
+                &mut got,
+            );
+            let rest = one.write_json_lines(
+                &items[4..],
+                true,
+                ndjson,
+                &mut scratch,
+                &mut lines,
+                &mut got,
+            );
+            assert_eq!(first.zip(rest).map(|(a, b)| a + b), Some(listed(&answers)));
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+            // Not for several lists, nor for an item with a trailing `\r`.
+            let both = Checker::new(&lists, None).unwrap();
+            assert_eq!(
+                both.write_json_lines(&items, false, ndjson, &mut scratch, &mut lines, &mut got),
+                None
+            );
+            assert_eq!(
+                one.write_json_lines(
+                    &[b"evil.com\r"],
+                    false,
+                    ndjson,
+                    &mut scratch,
+                    &mut lines,
+                    &mut got
+                ),
+                None
+            );
+        }
     }
 }

@@ -56,7 +56,7 @@ mod escape;
 mod expression;
 mod fast;
 mod host;
-mod scan;
+pub mod scan;
 mod scheme;
 
 pub use canonical::{canonicalize, CanonicalUrl, Canonicalizer};

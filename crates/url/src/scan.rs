@@ -1,7 +1,8 @@
 //! Searching a byte string a window of bytes at a time, without `unsafe` or platform code:
 //! the window test is written so that the compiler compares the whole window at once (SSE2 on
 //! x86-64), and only the window with the first hit is searched byte by byte. Shared by the
-//! scheme split ([`crate::scheme`]) and the fast path ([`crate::fast`]).
+//! scheme split ([`crate::scheme`]), the fast path ([`crate::fast`]) and the JSON printer of
+//! verdicts (its escapes).
 
 /// Bytes tested per window: one SSE2 register (16 keeps the windows few for ~50-byte URLs).
 const BLOCK: usize = 16;
@@ -15,7 +16,7 @@ const BLOCK: usize = 16;
 /// Windows of [`BLOCK`] bytes are tested at once (the last window overlaps the one before, so
 /// there is no byte-by-byte tail); only the window with the first hit is searched byte by byte.
 #[inline(always)]
-pub(crate) fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
+pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
     let len = s.len();
     // A window needs the byte after its last one too: a shorter slice is copied into one, with
     // zeros after it (the 0 `next` of its last byte), and hits on the zeros are not counted.
