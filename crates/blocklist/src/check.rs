@@ -286,7 +286,9 @@ fn work<A: Answerer>(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        let mut text = Vec::with_capacity(chunk.bytes.len() + chunk.bytes.len() / 2);
+        // Room for the lines twice over: a listed line adds its entry, kind and categories
+        // (growing the buffer would copy it, megabytes a time).
+        let mut text = Vec::with_capacity(2 * chunk.bytes.len() + 4096);
         let answered = if chunk.bytes.is_empty() {
             Ok(CheckStats::default())
         } else {

@@ -55,8 +55,15 @@ pub fn write_decision(
     out: &mut Vec<u8>,
 ) {
     let (Some(hit), Some(categories)) = (decision.hit, &decision.categories) else {
-        // No block entry: clean (as `Decision::verdict` says).
-        return write_verdict(item, &Verdict::default(), output, out);
+        // No block entry: clean (as `Decision::verdict` says) — most lines, so the TSV line is
+        // written straight: the item, a tab, `clean`.
+        return match output {
+            Output::Tsv => {
+                out.extend_from_slice(item);
+                out.extend_from_slice(b"\tclean\n");
+            }
+            Output::Json => write_verdict(item, &Verdict::default(), output, out),
+        };
     };
     resolver.order_categories(categories, order);
     fn entry(e: Expression<'_>) -> ([&str; 2], &'static str) {
