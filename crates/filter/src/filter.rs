@@ -242,10 +242,13 @@ impl<L: Layout> Bloom<L> {
         for chunk in hashes.chunks(BATCH).take(PREFETCH_AHEAD) {
             prefetch(chunk);
         }
-        for (chunk, ahead) in hashes
-            .chunks(BATCH)
-            .zip(hashes.chunks(BATCH).skip(PREFETCH_AHEAD).map(Some).chain(std::iter::repeat(None)))
-        {
+        for (chunk, ahead) in hashes.chunks(BATCH).zip(
+            hashes
+                .chunks(BATCH)
+                .skip(PREFETCH_AHEAD)
+                .map(Some)
+                .chain(std::iter::repeat(None)),
+        ) {
             if let Some(ahead) = ahead {
                 prefetch(ahead);
             }
