@@ -4,6 +4,7 @@
 //! it is saved. Memory holds the filter, one bucket and the index's directory — never the list.
 //! The list itself ([`phishbloom_core::keywords`]) is the core's.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use phishbloom_core::bytes::ByteReader;
 use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::keywords::gate::PhraseGate;
 use phishbloom_core::keywords::{IndexWriter, KeywordEngine, KeywordIndex, PhraseLengths};
 use phishbloom_core::rates::per_probe_fpp;
 use phishbloom_core::sections::{Meta, SetFingerprint};
@@ -56,11 +58,19 @@ struct Bucket {
 /// list size (10⁸ keywords: 128 buckets of ~12 MB).
 const BUCKET_TARGET_BYTES: u64 = 16 << 20;
 
+/// The most distinct two-token prefixes counted exactly for sizing the phrase gate (their `h1`s
+/// in a hash set, about 64 MiB at the limit): past it the gate is sized for the keyword lines
+/// of two tokens or more, an upper bound. 2²² prefixes make a gate of about 4.5 MB, already
+/// larger than the caches it is meant to live in, so counting further would buy little.
+const GATE_COUNT_LIMIT: usize = 1 << 22;
+
 /// Builds a keyword blocklist from `input` (one keyword or phrase per line): reads and
 /// normalizes every line once, spilling records to temporary buckets; sizes the filter for the
 /// keyword lines read (an upper bound on the distinct keywords, so duplicates only lower the
 /// rate) at the per-probe rate `f = 1 − (1 − p)^{1/P}`; then sorts, deduplicates and inserts
-/// bucket by bucket, writing the index in hash order when `options.verify`.
+/// bucket by bucket, writing the index in hash order when `options.verify`. The phrase gate
+/// holds the two-token prefix of every keyword, sized for the distinct prefixes counted in the
+/// first pass.
 pub fn build_keywords(
     input: &Input,
     options: &BuildOptions,
@@ -117,6 +127,8 @@ pub fn build_keywords(
         ..ListSummary::default()
     };
     let mut length_mask = 0u64;
+    // Keyword lines of two tokens or more, and their distinct prefixes (up to the limit).
+    let (mut multi_token, mut prefixes) = (0u64, HashSet::new());
     let mut reader = BufReader::with_capacity(1 << 20, input.open_list(false)?);
     let (mut line, mut phrase, mut tokens) = (Vec::new(), String::new(), Tokens::new());
     let mut bytes_read = 0u64;
@@ -152,6 +164,12 @@ pub fn build_keywords(
             Ok(0) => summary.blank += 1,
             Ok(count) if phrase.len() <= usize::from(u16::MAX) => {
                 length_mask |= 1 << count;
+                if let Some(key) = PhraseGate::key(tokens.hashes()) {
+                    multi_token += 1;
+                    if prefixes.len() < GATE_COUNT_LIMIT {
+                        prefixes.insert(key.h1);
+                    }
+                }
                 let hash = normalized_phrase_hash(&phrase);
                 let bucket = &mut buckets[bucket_of(hash, bucket_bits)];
                 let mut record = [0u8; 18];
@@ -190,6 +208,15 @@ pub fn build_keywords(
         per_probe_fpp(options.fpp, probes_per_doc),
         HashStrategy::Xxh3,
     )?;
+    let gate_capacity = match prefixes.len() {
+        counted if counted < GATE_COUNT_LIMIT => counted as u64,
+        _ => multi_token,
+    };
+    drop(prefixes);
+    let mut gate = match multi_token {
+        0 => None,
+        _ => Some(PhraseGate::with_capacity(gate_capacity)?),
+    };
 
     // Pass 2: bucket by bucket (ascending top bits = ascending h1), sort, deduplicate, insert.
     let mut index = match options.verify {
@@ -244,6 +271,9 @@ pub fn build_keywords(
             previous = Some(record);
             let keyword = text(record);
             filter.insert_hash(record.0);
+            if let (Some(gate), Some(key)) = (&mut gate, PhraseGate::key_of_normalized(keyword)) {
+                gate.insert(key);
+            }
             fingerprint.add(phishbloom_core::keys::fingerprint(record.0));
             per_length[keyword.iter().filter(|&&b| b == b' ').count() + 1] += 1;
             distinct += 1;
@@ -286,7 +316,7 @@ pub fn build_keywords(
         }
         None => None,
     };
-    let engine = KeywordEngine::new(filter, lengths.clone(), index);
+    let engine = KeywordEngine::new(filter, lengths.clone(), index).with_gate(gate);
     let blocklist = Blocklist::from_parts(options.kind, meta, Engine::Keywords(engine));
     Ok((
         blocklist,
