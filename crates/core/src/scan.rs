@@ -290,16 +290,22 @@ impl<'a> Scanner<'a> {
             if !hit {
                 continue;
             }
-            phrase.clear();
-            self.tokens.phrase_into(start, len, &mut phrase);
-            if let (true, Some(index)) = (self.options.confirm, self.engine.index()) {
+            let confirm = self.options.confirm.then(|| self.engine.index()).flatten();
+            let reported = verdict.matches.len() < MAX_REPORTED_MATCHES;
+            // The phrase is needed only to confirm or report the hit (a document with millions
+            // of hits counts most of them without it).
+            if confirm.is_some() || reported {
+                phrase.clear();
+                self.tokens.phrase_into(start, len, &mut phrase);
+            }
+            if let Some(index) = confirm {
                 if !index.contains(&phrase, hash)? {
                     verdict.unconfirmed += 1;
                     continue;
                 }
             }
             verdict.hits += 1;
-            if verdict.matches.len() < MAX_REPORTED_MATCHES {
+            if reported {
                 let (from, to) = (
                     self.tokens.span(start).0,
                     self.tokens.span(start + len - 1).1,
