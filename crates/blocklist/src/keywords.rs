@@ -58,10 +58,11 @@ struct Bucket {
 /// list size (10⁸ keywords: 128 buckets of ~12 MB).
 const BUCKET_TARGET_BYTES: u64 = 16 << 20;
 
-/// The most distinct two-token prefixes counted exactly for sizing the phrase gate (their `h1`s
-/// in a hash set, about 64 MiB at the limit): past it the gate is sized for the keyword lines
-/// of two tokens or more, an upper bound. 2²² prefixes make a gate of about 4.5 MB, already
-/// larger than the caches it is meant to live in, so counting further would buy little.
+/// The most distinct two-token prefixes a list gets a phrase gate for. Counting them keeps their
+/// `h1`s in a hash set (9 bytes per slot at most 7/8 full: about 72 MiB at the limit, under
+/// 128 MiB while it grows); the gate for 2²² prefixes takes about 4.5 MB, already beyond the
+/// caches it is meant to live in. A list with more has no gate (it scans as lists did before
+/// the gate), rather than a gate that would cost a cache miss at every token position.
 const GATE_COUNT_LIMIT: usize = 1 << 22;
 
 /// Builds a keyword blocklist from `input` (one keyword or phrase per line): reads and
@@ -70,7 +71,7 @@ const GATE_COUNT_LIMIT: usize = 1 << 22;
 /// rate) at the per-probe rate `f = 1 − (1 − p)^{1/P}`; then sorts, deduplicates and inserts
 /// bucket by bucket, writing the index in hash order when `options.verify`. The phrase gate
 /// holds the two-token prefix of every keyword, sized for the distinct prefixes counted in the
-/// first pass.
+/// first pass (a list with more than `GATE_COUNT_LIMIT` of them has none).
 pub fn build_keywords(
     input: &Input,
     options: &BuildOptions,
@@ -127,8 +128,8 @@ pub fn build_keywords(
         ..ListSummary::default()
     };
     let mut length_mask = 0u64;
-    // Keyword lines of two tokens or more, and their distinct prefixes (up to the limit).
-    let (mut multi_token, mut prefixes) = (0u64, HashSet::new());
+    // The distinct two-token prefixes (counted up to the limit).
+    let mut prefixes = HashSet::new();
     let mut reader = BufReader::with_capacity(1 << 20, input.open_list(false)?);
     let (mut line, mut phrase, mut tokens) = (Vec::new(), String::new(), Tokens::new());
     let mut bytes_read = 0u64;
@@ -165,8 +166,7 @@ pub fn build_keywords(
             Ok(count) if phrase.len() <= usize::from(u16::MAX) => {
                 length_mask |= 1 << count;
                 if let Some(key) = PhraseGate::key(tokens.hashes()) {
-                    multi_token += 1;
-                    if prefixes.len() < GATE_COUNT_LIMIT {
+                    if prefixes.len() <= GATE_COUNT_LIMIT {
                         prefixes.insert(key.h1);
                     }
                 }
@@ -208,15 +208,13 @@ pub fn build_keywords(
         per_probe_fpp(options.fpp, probes_per_doc),
         HashStrategy::Xxh3,
     )?;
-    let gate_capacity = match prefixes.len() {
-        counted if counted < GATE_COUNT_LIMIT => counted as u64,
-        _ => multi_token,
+    let mut gate = match prefixes.len() {
+        // No keyword of two tokens, or too many prefixes for a small gate.
+        0 => None,
+        counted if counted > GATE_COUNT_LIMIT => None,
+        counted => Some(PhraseGate::with_capacity(counted as u64)?),
     };
     drop(prefixes);
-    let mut gate = match multi_token {
-        0 => None,
-        _ => Some(PhraseGate::with_capacity(gate_capacity)?),
-    };
 
     // Pass 2: bucket by bucket (ascending top bits = ascending h1), sort, deduplicate, insert.
     let mut index = match options.verify {
