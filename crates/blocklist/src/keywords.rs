@@ -4,6 +4,7 @@
 //! it is saved. Memory holds the filter, one bucket and the index's directory — never the list.
 //! The list itself ([`phishbloom_core::keywords`]) is the core's.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use phishbloom_core::bytes::ByteReader;
 use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::keywords::gate::PhraseGate;
 use phishbloom_core::keywords::{IndexWriter, KeywordEngine, KeywordIndex, PhraseLengths};
 use phishbloom_core::rates::per_probe_fpp;
 use phishbloom_core::sections::{Meta, SetFingerprint};
@@ -56,11 +58,20 @@ struct Bucket {
 /// list size (10⁸ keywords: 128 buckets of ~12 MB).
 const BUCKET_TARGET_BYTES: u64 = 16 << 20;
 
+/// The most distinct two-token prefixes a list gets a phrase gate for. Counting them keeps their
+/// `h1`s in a hash set (9 bytes per slot at most 7/8 full: about 72 MiB at the limit, under
+/// 128 MiB while it grows); the gate for 2²² prefixes takes about 4.5 MB, already beyond the
+/// caches it is meant to live in. A list with more has no gate (it scans as lists did before
+/// the gate), rather than a gate that would cost a cache miss at every token position.
+const GATE_COUNT_LIMIT: usize = 1 << 22;
+
 /// Builds a keyword blocklist from `input` (one keyword or phrase per line): reads and
 /// normalizes every line once, spilling records to temporary buckets; sizes the filter for the
 /// keyword lines read (an upper bound on the distinct keywords, so duplicates only lower the
 /// rate) at the per-probe rate `f = 1 − (1 − p)^{1/P}`; then sorts, deduplicates and inserts
-/// bucket by bucket, writing the index in hash order when `options.verify`.
+/// bucket by bucket, writing the index in hash order when `options.verify`. The phrase gate
+/// holds the two-token prefix of every keyword, sized for the distinct prefixes counted in the
+/// first pass (a list with more than `GATE_COUNT_LIMIT` of them has none).
 pub fn build_keywords(
     input: &Input,
     options: &BuildOptions,
@@ -117,6 +128,8 @@ pub fn build_keywords(
         ..ListSummary::default()
     };
     let mut length_mask = 0u64;
+    // The distinct two-token prefixes (counted up to the limit).
+    let mut prefixes = HashSet::new();
     let mut reader = BufReader::with_capacity(1 << 20, input.open_list(false)?);
     let (mut line, mut phrase, mut tokens) = (Vec::new(), String::new(), Tokens::new());
     let mut bytes_read = 0u64;
@@ -152,6 +165,11 @@ pub fn build_keywords(
             Ok(0) => summary.blank += 1,
             Ok(count) if phrase.len() <= usize::from(u16::MAX) => {
                 length_mask |= 1 << count;
+                if let Some(key) = PhraseGate::key(tokens.hashes()) {
+                    if prefixes.len() <= GATE_COUNT_LIMIT {
+                        prefixes.insert(key.h1);
+                    }
+                }
                 let hash = normalized_phrase_hash(&phrase);
                 let bucket = &mut buckets[bucket_of(hash, bucket_bits)];
                 let mut record = [0u8; 18];
@@ -190,6 +208,13 @@ pub fn build_keywords(
         per_probe_fpp(options.fpp, probes_per_doc),
         HashStrategy::Xxh3,
     )?;
+    let mut gate = match prefixes.len() {
+        // No keyword of two tokens, or too many prefixes for a small gate.
+        0 => None,
+        counted if counted > GATE_COUNT_LIMIT => None,
+        counted => Some(PhraseGate::with_capacity(counted as u64)?),
+    };
+    drop(prefixes);
 
     // Pass 2: bucket by bucket (ascending top bits = ascending h1), sort, deduplicate, insert.
     let mut index = match options.verify {
@@ -244,6 +269,9 @@ pub fn build_keywords(
             previous = Some(record);
             let keyword = text(record);
             filter.insert_hash(record.0);
+            if let (Some(gate), Some(key)) = (&mut gate, PhraseGate::key_of_normalized(keyword)) {
+                gate.insert(key);
+            }
             fingerprint.add(phishbloom_core::keys::fingerprint(record.0));
             per_length[keyword.iter().filter(|&&b| b == b' ').count() + 1] += 1;
             distinct += 1;
@@ -286,7 +314,7 @@ pub fn build_keywords(
         }
         None => None,
     };
-    let engine = KeywordEngine::new(filter, lengths.clone(), index);
+    let engine = KeywordEngine::new(filter, lengths.clone(), index).with_gate(gate);
     let blocklist = Blocklist::from_parts(options.kind, meta, Engine::Keywords(engine));
     Ok((
         blocklist,

@@ -2,14 +2,17 @@
 //! found (across lines, in encoded MIME parts, in HTML, in other cases and compatibility forms,
 //! in Chinese without spaces, across punctuation), where they must not (inside longer words),
 //! inputs that must not panic, the index's behaviour under files changed underneath, the
-//! per-document rate, and the property that no inserted keyword is ever missed.
+//! per-document rate, and the property that no inserted keyword is ever missed. The phrase gate
+//! changes no answer: scans with and without it agree, and a list written without it (as before
+//! it existed) still scans alike.
 
 use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
 use phishbloom_blocklist::scan::{DocumentVerdict, ScanOptions, Scanner};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Error, Input, Kind};
+use phishbloom_blocklist::{Blocklist, BuildOptions, Engine, Error, Input, Kind};
+use phishbloom_core::format::tag;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_text::mail::{decode_message, decode_text};
 use proptest::prelude::*;
@@ -296,7 +299,10 @@ fn the_rate_is_per_document_and_verification_removes_false_flags() {
     let documents = 4_000;
     let (mut flagged, mut flagged_verified, mut made) = (0u64, 0u64, 0u64);
     let mut expected = 0.0;
-    let mut plain_scanner = Scanner::new(&plain, ScanOptions::default()).unwrap();
+    // Without the phrase gate, every recorded length is probed at every position.
+    let mut plain_scanner = Scanner::new(&plain, ScanOptions::default())
+        .unwrap()
+        .without_gate();
     let mut verified_scanner = Scanner::new(&verified, ScanOptions::default()).unwrap();
     for _ in 0..documents {
         let text: Vec<String> = (0..100).map(|_| clean_word(&mut rng)).collect();
@@ -317,6 +323,97 @@ fn the_rate_is_per_document_and_verification_removes_false_flags() {
     );
     assert!(expected / (documents as f64) <= per_doc, "{expected}");
     assert_eq!(flagged_verified, 0);
+}
+
+/// `list` as a file written before the phrase gate existed: the same sections but that one,
+/// read back from bytes.
+fn without_gate_section(list: &Blocklist) -> Blocklist {
+    let Engine::Keywords(engine) = list.engine() else {
+        panic!("not a keyword list");
+    };
+    let stripped = Blocklist::from_parts(
+        list.kind(),
+        list.meta().clone(),
+        Engine::Keywords(engine.clone().with_gate(None)),
+    );
+    let bytes = stripped.to_bytes();
+    let directory =
+        phishbloom_core::format::read_directory(Path::new("old.bloom"), &bytes.as_slice()).unwrap();
+    assert!(directory.find(tag::PHRASE_GATE, 0).is_none());
+    Blocklist::from_bytes("old.bloom", &bytes).unwrap()
+}
+
+/// A random phrase of 1–3 words, each Latin (one token) or two to four Han characters (a token
+/// each), from small vocabularies so that documents repeat keywords' words and prefixes.
+fn mixed_phrase(rng: &mut SplitMix64) -> String {
+    let words = 1 + rng.below(3) as usize;
+    (0..words)
+        .map(|_| {
+            if rng.below(10) < 7 {
+                let len = 2 + rng.below(3) as usize;
+                (0..len)
+                    .map(|_| char::from_u32(0x4E00 + rng.below(40) as u32).unwrap_or('一'))
+                    .collect::<String>()
+            } else {
+                ["free", "money", "win", "now", "cash", "prize"][rng.below(6) as usize].to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_phrase_gate_changes_no_answer_and_old_files_still_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..4u64 {
+        let mut rng = SplitMix64::new(23 + seed);
+        let keywords: Vec<String> = (0..300).map(|_| mixed_phrase(&mut rng)).collect();
+        let refs: Vec<&str> = keywords.iter().map(String::as_str).collect();
+        let verify = seed % 2 == 0;
+        let path = dir.path().join(format!("kw{seed}.bloom"));
+        build(dir.path(), &refs, 0.01, verify, None)
+            .save(&path, &[])
+            .unwrap();
+        let gated = Blocklist::open(&path).unwrap();
+        let Engine::Keywords(engine) = gated.engine() else {
+            panic!("not a keyword list");
+        };
+        assert!(engine.gate().is_some(), "the saved list keeps its gate");
+        let old = without_gate_section(&gated);
+        let mut with = Scanner::new(&gated, ScanOptions::default()).unwrap();
+        let mut without = Scanner::new(&gated, ScanOptions::default())
+            .unwrap()
+            .without_gate();
+        let mut old_scanner = Scanner::new(&old, ScanOptions::default()).unwrap();
+        let (mut probes_with, mut probes_without) = (0, 0);
+        for _ in 0..50 {
+            // Keywords and other phrases of the same vocabulary, in any spacing.
+            let text: Vec<String> = (0..40)
+                .map(|i| match rng.below(4) {
+                    0 => keywords[rng.below(keywords.len() as u64) as usize].clone(),
+                    _ => mixed_phrase(&mut rng) + if i % 5 == 0 { "。" } else { "" },
+                })
+                .collect();
+            let text = text.join(if rng.below(2) == 0 { " " } else { "" });
+            let (a, b, c) = (
+                with.scan(&text).unwrap(),
+                without.scan(&text).unwrap(),
+                old_scanner.scan(&text).unwrap(),
+            );
+            assert!(a.hits > 0, "{text}");
+            probes_with += a.probes;
+            probes_without += b.probes;
+            assert_eq!(c, b, "the old file scans as the list without its gate");
+            let same = |v: &DocumentVerdict| (v.spam, v.hits, v.matches.clone(), v.tokens);
+            assert_eq!(same(&a), same(&b), "{text}");
+            // Gating skips probes only: it can drop a false positive, never add one.
+            assert!(a.unconfirmed <= b.unconfirmed);
+        }
+        assert!(
+            probes_with < probes_without,
+            "{probes_with} probes with the gate, {probes_without} without"
+        );
+    }
 }
 
 proptest! {
@@ -347,6 +444,7 @@ proptest! {
         let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
         let list = build(dir.path(), &refs, 0.01, verify, None);
         let mut scanner = Scanner::new(&list, ScanOptions::default()).unwrap();
+        let mut ungated = Scanner::new(&list, ScanOptions::default()).unwrap().without_gate();
         for (i, words) in keywords.iter().enumerate() {
             // The keyword's words joined by any separators, uppercased half the time, between
             // separators and random filler.
@@ -364,6 +462,7 @@ proptest! {
             );
             let expected = phishbloom_text::tokens::tokenize(&lines[i]).join(" ");
             let verdict = scanner.scan(&text).unwrap();
+            prop_assert_eq!(&verdict.matches, &ungated.scan(&text).unwrap().matches);
             prop_assert!(
                 verdict.matches.iter().any(|m| m.keyword == expected),
                 "{:?} not found in {:?}: {:?}", expected, text, verdict.matches

@@ -97,6 +97,9 @@ pub mod tag {
     /// A list of URL entries' host gate: a blocked Bloom filter of its entries' hosts
     /// ([`crate::engine::gate::HostGate`]), optional.
     pub const HOST_GATE: u16 = 0x8000;
+    /// A keyword list's phrase gate: a blocked Bloom filter of its keywords' two-token
+    /// prefixes ([`crate::keywords::gate::PhraseGate`]), optional.
+    pub const PHRASE_GATE: u16 = 0x8001;
 }
 
 pub use tag::OPTIONAL_TAGS;
@@ -121,6 +124,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::NEAR_TABLES => "near tables",
         tag::NEAR_DOCS => "near documents",
         tag::HOST_GATE => "host gate",
+        tag::PHRASE_GATE => "phrase gate",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",
     }

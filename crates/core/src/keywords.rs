@@ -10,6 +10,9 @@
 //!   keywords never need to be in memory, and a non-member costs no read at all. A block whose
 //!   checksum does not match (the file was rewritten in place under an open list) is an error,
 //!   never a wrong answer; a file replaced by rename keeps answering from the old inode.
+//! - **Phrase gate** (tag `0x8001`, optional): the two-token prefixes of the keywords in a small
+//!   Bloom filter ([`gate`]), so that a scan probes the longer phrases only at positions whose
+//!   first two tokens begin some keyword.
 //!
 //! Keywords are normalized and tokenized by `phishbloom_text` (NFKC, simple case folding, UAX
 //! #29 words, one token per character in scripts written without spaces) and stored as their
@@ -28,6 +31,10 @@ use crate::bytes::{ByteReader, PutLe};
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SectionEntry, SharedSource, Source, SpilledSection};
 use crate::sections::Meta;
+
+pub mod gate;
+
+use gate::PhraseGate;
 
 /// Tokens of a typical document that `--fpp` is stated for, unless told otherwise: the rate is
 /// per document of this many tokens, probed at every recorded phrase length. `phishbloom
@@ -515,6 +522,7 @@ pub struct KeywordEngine {
     filter: AnyFilter,
     lengths: PhraseLengths,
     index: Option<KeywordIndex>,
+    gate: Option<PhraseGate>,
 }
 
 impl KeywordEngine {
@@ -531,6 +539,18 @@ impl KeywordEngine {
     /// The exact keyword index, if the list has one.
     pub fn index(&self) -> Option<&KeywordIndex> {
         self.index.as_ref()
+    }
+
+    /// The phrase gate, if the list has one.
+    pub fn gate(&self) -> Option<&PhraseGate> {
+        self.gate.as_ref()
+    }
+
+    /// The list with this phrase gate (or none). The gate must hold the two-token prefix of
+    /// every keyword of the list ([`gate`]).
+    pub fn with_gate(mut self, gate: Option<PhraseGate>) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// Whether a whole line is a keyword of the list (`check` on a keyword list): its
@@ -582,6 +602,7 @@ impl KeywordEngine {
             filter,
             lengths,
             index,
+            gate: None,
         })
     }
 
@@ -591,6 +612,7 @@ impl KeywordEngine {
             filter,
             lengths,
             index,
+            gate: None,
         }
     }
 

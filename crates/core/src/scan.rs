@@ -2,8 +2,10 @@
 //! (`phishbloom_text`), and at every token position the n-grams of every phrase length the list
 //! records are hashed — each in O(1) from the one a token shorter — and probed in batches, so
 //! the cache misses of a filter larger than the cache overlap
-//! ([`phishbloom_filter::Filter::contains_hash_batch`]). A hit is confirmed by the list's
-//! keyword index when it has one (one block read per hit; non-members cost no read).
+//! ([`phishbloom_filter::Filter::contains_hash_batch`]). With a phrase gate
+//! ([`crate::keywords::gate`]), the phrases of two tokens or more are probed only at positions
+//! whose first two tokens begin some keyword. A hit is confirmed by the list's keyword index
+//! when it has one (one block read per hit; non-members cost no read).
 //!
 //! A document is `spam` when it has at least `min_hits` hits (occurrences of keywords, counted
 //! with repeats); its answer lists the matched keywords (normalized) with their byte ranges in
@@ -14,6 +16,7 @@ use phishbloom_text::phrase::{extend, START};
 use phishbloom_text::tokens::Tokens;
 
 use crate::error::{Error, Result};
+use crate::keywords::gate::{PhraseGate, GATE_TOKENS};
 use crate::keywords::KeywordEngine;
 use crate::list::{Blocklist, Engine};
 use crate::near::NearMatch;
@@ -90,6 +93,8 @@ pub const MAX_CARRY_BYTES: usize = 1 << 20;
 /// size, not the document.
 pub struct Scanner<'a> {
     engine: &'a KeywordEngine,
+    /// The list's phrase gate, unless scanning without it.
+    gate: Option<&'a PhraseGate>,
     options: ScanOptions,
     mask: u64,
     max_len: usize,
@@ -122,6 +127,7 @@ impl<'a> Scanner<'a> {
         };
         Ok(Scanner {
             engine,
+            gate: engine.gate(),
             options: ScanOptions {
                 min_hits: options.min_hits.max(1),
                 confirm: options.confirm && engine.index().is_some(),
@@ -137,6 +143,13 @@ impl<'a> Scanner<'a> {
             carry: String::new(),
             carry_start: 0,
         })
+    }
+
+    /// The scanner without the list's phrase gate: every recorded length probed at every
+    /// position (the same answers, more probes; for comparisons and measurements).
+    pub fn without_gate(mut self) -> Self {
+        self.gate = None;
+        self
     }
 
     /// Whether hits are confirmed with the keyword index.
@@ -240,6 +253,11 @@ impl<'a> Scanner<'a> {
             let hashes = &self.tokens.hashes()[start..start + longest];
             for (index, &token) in hashes.iter().enumerate() {
                 phrase = extend(phrase, token);
+                // No keyword of two tokens or more starts here unless the gate holds the
+                // phrase's first two.
+                if index + 1 == GATE_TOKENS && self.gate.is_some_and(|gate| !gate.pass(phrase)) {
+                    break;
+                }
                 if self.mask >> (index + 1) & 1 == 1 {
                     self.probes.push(phrase);
                     self.origins.push((start, index + 1));
@@ -272,16 +290,22 @@ impl<'a> Scanner<'a> {
             if !hit {
                 continue;
             }
-            phrase.clear();
-            self.tokens.phrase_into(start, len, &mut phrase);
-            if let (true, Some(index)) = (self.options.confirm, self.engine.index()) {
+            let confirm = self.options.confirm.then(|| self.engine.index()).flatten();
+            let reported = verdict.matches.len() < MAX_REPORTED_MATCHES;
+            // The phrase is needed only to confirm or report the hit (a document with millions
+            // of hits counts most of them without it).
+            if confirm.is_some() || reported {
+                phrase.clear();
+                self.tokens.phrase_into(start, len, &mut phrase);
+            }
+            if let Some(index) = confirm {
                 if !index.contains(&phrase, hash)? {
                     verdict.unconfirmed += 1;
                     continue;
                 }
             }
             verdict.hits += 1;
-            if verdict.matches.len() < MAX_REPORTED_MATCHES {
+            if reported {
                 let (from, to) = (
                     self.tokens.span(start).0,
                     self.tokens.span(start + len - 1).1,

@@ -80,22 +80,65 @@ impl Tokens {
     /// it, their spans shifted by `offset` (the tokens already held stay). A text cut into
     /// pieces where segmentation cannot look across ([`crate::pieces`]) gives the tokens of the
     /// whole text.
+    ///
+    /// A non-ASCII line is cut further, around its [lone Han characters](lone_han_at): each is
+    /// a token as it stands (the general path's answer for it, checked for every such
+    /// character by a test), and the runs between them are tokenized like lines — an ASCII run
+    /// by [`ascii_words`], any other by `unicode-segmentation`. That gives the tokens of the
+    /// whole line: UAX #29 breaks before and after such a character, and no rule that looks
+    /// across a break tells such a character from the start or end of the text (a property
+    /// test compares with the whole-line path on random mixed text).
     pub fn push_text(&mut self, text: &str, offset: usize) {
         let mut line_start = offset;
         for line in text.split_inclusive('\n') {
             if line.is_ascii() {
-                ascii_words(line.as_bytes(), |start, end| {
-                    let from = self.text.len();
-                    self.text.extend_from_slice(&line.as_bytes()[start..end]);
-                    self.text[from..].make_ascii_lowercase();
-                    self.finish_token(from, line_start + start, line_start + end);
-                });
+                self.push_ascii(line, line_start);
             } else {
-                for (start, segment) in line.split_word_bound_indices() {
-                    self.segment(line_start + start, segment);
+                let mut run = 0;
+                let mut at = 0;
+                while at < line.len() {
+                    if lone_han_at(line, at) {
+                        self.push_run(&line[run..at], line_start + run);
+                        let (from, end) = (self.text.len(), at + HAN_BYTES);
+                        self.text.extend_from_slice(&line.as_bytes()[at..end]);
+                        self.finish_token(from, line_start + at, line_start + end);
+                        at = end;
+                        run = end;
+                    } else {
+                        at += 1;
+                    }
                 }
+                self.push_run(&line[run..], line_start + run);
             }
             line_start += line.len();
+        }
+    }
+
+    /// Appends the tokens of a run of a line (no lone Han character in it) that starts at byte
+    /// `offset` of the text.
+    fn push_run(&mut self, run: &str, offset: usize) {
+        if run.is_ascii() {
+            self.push_ascii(run, offset);
+        } else {
+            self.push_segmented(run, offset);
+        }
+    }
+
+    /// Appends the tokens of ASCII text that starts at byte `offset` ([`ascii_words`]).
+    fn push_ascii(&mut self, text: &str, offset: usize) {
+        ascii_words(text.as_bytes(), |start, end| {
+            let from = self.text.len();
+            self.text.extend_from_slice(&text.as_bytes()[start..end]);
+            self.text[from..].make_ascii_lowercase();
+            self.finish_token(from, offset + start, offset + end);
+        });
+    }
+
+    /// Appends the tokens of text that starts at byte `offset`, segmented by
+    /// `unicode-segmentation` (the general path, right for any text).
+    fn push_segmented(&mut self, text: &str, offset: usize) {
+        for (start, segment) in text.split_word_bound_indices() {
+            self.segment(offset + start, segment);
         }
     }
 
@@ -198,6 +241,44 @@ impl Tokens {
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
         (0..self.len()).map(|i| self.token(i))
     }
+}
+
+/// Bytes of a character of the CJK Unified Ideographs block (U+4E00–U+9FFF) in UTF-8.
+const HAN_BYTES: usize = 3;
+
+/// Whether `text` has at byte `at` a *lone Han character*: one of the CJK Unified Ideographs
+/// block (U+4E00–U+9FFF, whose UTF-8 is three bytes led by `E4` to `E9`), followed by the end
+/// of the text or by a character that UAX #29 never joins to what precedes it
+/// ([`stands_apart`]). Such a character is one word-boundary segment, already in NFKC, folds
+/// to itself and is alphanumeric, so the general path makes it exactly one token: itself.
+#[inline]
+fn lone_han_at(text: &str, at: usize) -> bool {
+    let bytes = text.as_bytes();
+    // A quick reject on the lead byte: most bytes of other text are not E4–E9.
+    if !matches!(bytes[at], 0xE4..=0xE9) || !text.is_char_boundary(at) {
+        return false;
+    }
+    let mut chars = text[at..].chars();
+    chars.next().is_some_and(is_basic_han) && chars.next().is_none_or(stands_apart)
+}
+
+/// Whether `c` is in the CJK Unified Ideographs block, U+4E00–U+9FFF (every code point of it
+/// is an assigned Han ideograph).
+#[inline]
+fn is_basic_han(c: char) -> bool {
+    ('\u{4E00}'..='\u{9FFF}').contains(&c)
+}
+
+/// Whether `c` is never joined to a preceding Han character by UAX #29 (it is not Extend,
+/// Format or ZWJ, the classes rule WB4 attaches): ASCII, a basic Han character, the CJK
+/// punctuation U+3000–U+3029 and the fullwidth forms U+FF01–U+FF5E — the characters that
+/// follow Han in Chinese text. A test checks every one of them.
+#[inline]
+fn stands_apart(c: char) -> bool {
+    c.is_ascii()
+        || is_basic_han(c)
+        || ('\u{3000}'..='\u{3029}').contains(&c)
+        || ('\u{FF01}'..='\u{FF5E}').contains(&c)
 }
 
 /// Calls `visit(start, end)` for every UAX #29 word of an ASCII `line` that holds a letter or
@@ -330,6 +411,81 @@ mod tests {
             ascii_words(text.as_bytes(), |s, e| fast.push((s, &text[s..e])));
             let reference: Vec<(usize, &str)> = text.unicode_word_indices().collect();
             proptest::prop_assert_eq!(fast, reference);
+        }
+    }
+
+    /// The tokens of `text` by the general path alone: each line whole through
+    /// [`ascii_words`] or `unicode-segmentation` (what [`Tokens::push_text`] did before lone
+    /// Han characters were cut out).
+    fn general_path(text: &str) -> Tokens {
+        let mut tokens = Tokens::new();
+        let mut line_start = 0;
+        for line in text.split_inclusive('\n') {
+            if line.is_ascii() {
+                tokens.push_ascii(line, line_start);
+            } else {
+                tokens.push_segmented(line, line_start);
+            }
+            line_start += line.len();
+        }
+        tokens
+    }
+
+    /// Tokens, spans and hashes, for comparing two tokenizations.
+    fn parts(tokens: &Tokens) -> (Vec<&str>, &[(usize, usize)], &[KeyHash]) {
+        (tokens.iter().collect(), &tokens.spans, tokens.hashes())
+    }
+
+    #[test]
+    fn every_lone_han_character_is_the_token_the_general_path_makes() {
+        let mut fast = Tokens::new();
+        for c in ('\u{4E00}'..='\u{9FFF}').filter(|&c| is_basic_han(c)) {
+            let text = c.to_string();
+            assert!(lone_han_at(&text, 0));
+            fast.tokenize(&text);
+            let general = general_path(&text);
+            assert_eq!(parts(&fast), parts(&general), "{c:?}");
+            assert_eq!(fast.iter().collect::<Vec<_>>(), [text.as_str()]);
+        }
+    }
+
+    #[test]
+    fn han_characters_are_segments_of_their_own() {
+        // UAX #29 breaks before a Han character whatever precedes it, and after it before any
+        // character that `stands_apart`.
+        // Planes 0–3 hold every assigned character but the tags and variation selectors of
+        // plane 14 (Extend); planes 4–13 are unassigned and 15–16 private use.
+        let code_points = (0..=0x3FFFFu32).chain(0xE0000..=0xE01EF);
+        for c in code_points.filter_map(char::from_u32) {
+            let before = format!("{c}\u{4E00}");
+            assert!(
+                before
+                    .split_word_bound_indices()
+                    .any(|(at, _)| at == c.len_utf8()),
+                "{c:?} joins the Han character after it"
+            );
+            if stands_apart(c) {
+                let after = format!("\u{9FFF}{c}");
+                assert!(
+                    after.split_word_bound_indices().any(|(at, _)| at == 3),
+                    "{c:?} joins the Han character before it"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lone_han_fast_path_matches_the_general_path(
+            text in "[aZ09_.,:' \n!\u{4E00}\u{4E8C}\u{9FA5}\u{9FFF}\u{3400}\u{3002}\u{300C}\
+                      \u{FF0C}\u{FF21}\u{FF5E}\u{FF9E}\u{0301}\u{FE00}\u{200D}\u{00AD}\
+                      \u{30AB}\u{3099}\u{302A}\u{F900}\u{2F800}\u{1F600}\u{1F1E6}\u{00E9}\
+                      \u{0130}\u{3231}\u{337F}]{0,40}"
+        ) {
+            let mut fast = Tokens::new();
+            fast.tokenize(&text);
+            let general = general_path(&text);
+            proptest::prop_assert_eq!(parts(&fast), parts(&general));
         }
     }
 

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use phishbloom_filter::prefix::PrefixSet;
-use phishbloom_filter::{AnyFilter, BloomFilter, Filter, HashStrategy};
+use phishbloom_filter::{AnyFilter, BlockedBloomFilter, BloomFilter, Filter, HashStrategy};
 
 use crate::engine::cabf::{CabfEngine, Split};
 use crate::engine::gate::HostGate;
@@ -11,6 +11,7 @@ use crate::engine::urls::UrlFilter;
 use crate::error::{Error, Result};
 use crate::format::{self, tag, Directory, SharedSource, Source};
 use crate::keys::KeyScheme;
+use crate::keywords::gate::PhraseGate;
 use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
 use crate::near::NearEngine;
@@ -270,7 +271,10 @@ impl Blocklist {
                         let filter = layers.into_single_bloom().ok_or_else(|| {
                             Error::invalid(path, "keyword list", "not one Bloom filter")
                         })?;
-                        Engine::Keywords(KeywordEngine::read(path, source, &directory, filter)?)
+                        Engine::Keywords(
+                            KeywordEngine::read(path, source, &directory, filter)?
+                                .with_gate(read_phrase_gate(path, source, &directory)?),
+                        )
                     }
                 }
             }
@@ -350,18 +354,42 @@ impl Blocklist {
 /// The host gate of a list of URL entries, if the file has one: a blocked Bloom filter section
 /// under [`tag::HOST_GATE`].
 fn read_gate(path: &Path, source: &dyn Source, directory: &Directory) -> Result<Option<HostGate>> {
-    let Some(entry) = directory.find(tag::HOST_GATE, 0) else {
+    read_gate_filter(path, source, directory, tag::HOST_GATE, "host gate")
+        .map(|filter| filter.map(HostGate::from_filter))
+}
+
+/// The phrase gate of a keyword list, if the file has one: a blocked Bloom filter section under
+/// [`tag::PHRASE_GATE`].
+fn read_phrase_gate(
+    path: &Path,
+    source: &dyn Source,
+    directory: &Directory,
+) -> Result<Option<PhraseGate>> {
+    read_gate_filter(path, source, directory, tag::PHRASE_GATE, "phrase gate")
+        .map(|filter| filter.map(PhraseGate::from_filter))
+}
+
+/// The filter of an optional gate section under `tag` (`what` names it in errors), which must be
+/// a blocked filter hashed with xxh3.
+fn read_gate_filter(
+    path: &Path,
+    source: &dyn Source,
+    directory: &Directory,
+    tag: u16,
+    what: &'static str,
+) -> Result<Option<BlockedBloomFilter>> {
+    let Some(entry) = directory.find(tag, 0) else {
         return Ok(None);
     };
     match sections::read_filter(path, source, entry)? {
         AnyFilter::Blocked(filter) if filter.params().strategy == HashStrategy::Xxh3 => {
-            Ok(Some(HostGate::from_filter(filter)))
+            Ok(Some(filter))
         }
         other => {
             let params = other.params();
             Err(Error::invalid(
                 path,
-                "host gate",
+                what,
                 format!(
                     "a {} filter hashed with {}, not a blocked one hashed with xxh3",
                     params.layout, params.strategy

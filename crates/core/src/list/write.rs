@@ -82,6 +82,14 @@ impl Blocklist {
                     filter.bit_bytes(),
                 ));
                 extra.push((tag::KEYWORD_LENGTHS, engine.encode_lengths()));
+                if let Some(gate) = engine.gate() {
+                    blocks.push((
+                        tag::PHRASE_GATE,
+                        0,
+                        sections::encode_filter_params(&gate.filter().params()),
+                        gate.filter().bit_bytes(),
+                    ));
+                }
                 None
             }
         };
