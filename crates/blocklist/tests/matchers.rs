@@ -157,6 +157,18 @@ fn foreign_urls(count: usize, seed: u64) -> Vec<CanonicalUrl> {
     urls
 }
 
+/// URLs below every third entry, then 60,000 foreign URLs (generated from `seed`).
+fn mixed_stream(list: &[Entry], seed: u64) -> Vec<CanonicalUrl> {
+    let mut stream: Vec<CanonicalUrl> = list
+        .iter()
+        .step_by(3)
+        .flat_map(urls_below)
+        .filter_map(|u| canonicalize(u.as_bytes()).ok())
+        .collect();
+    stream.extend(foreign_urls(60_000, seed));
+    stream
+}
+
 #[test]
 fn verified_bloom_agrees_with_exact_on_a_mixed_stream() {
     let list = entries(&["phishing", "malware"], 20_000, 2);
@@ -166,13 +178,7 @@ fn verified_bloom_agrees_with_exact_on_a_mixed_stream() {
     let verified = built(&list, Kind::Blocked, 0.05, true, false);
     let unverified = built(&list, Kind::Blocked, 0.05, false, false);
     let mut scratch = Scratch::default();
-    let mut stream: Vec<CanonicalUrl> = list
-        .iter()
-        .step_by(3)
-        .flat_map(urls_below)
-        .filter_map(|u| canonicalize(u.as_bytes()).ok())
-        .collect();
-    stream.extend(foreign_urls(60_000, 3));
+    let stream = mixed_stream(&list, 3);
     let (mut listed, mut rejected_by_verification) = (0, 0);
     for url in &stream {
         let want = exact.find(url, &mut scratch);
@@ -202,13 +208,7 @@ fn the_host_gate_finds_every_listed_url_and_only_removes_false_positives() {
     let list = entries(&["phishing", "malware"], 20_000, 5);
     let exact = ExactMatcher::new(&list);
     let mut scratch = Scratch::default();
-    let mut stream: Vec<CanonicalUrl> = list
-        .iter()
-        .step_by(3)
-        .flat_map(urls_below)
-        .filter_map(|u| canonicalize(u.as_bytes()).ok())
-        .collect();
-    stream.extend(foreign_urls(60_000, 6));
+    let stream = mixed_stream(&list, 6);
     for kind in [Kind::Blocked, Kind::Split, Kind::Counting] {
         // Loose and unverified, so that the ungated list answers many foreign URLs listed.
         let gated = built(&list, kind, 0.05, false, true);
