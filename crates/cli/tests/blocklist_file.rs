@@ -289,3 +289,54 @@ fn an_io_error_names_the_path_once() {
     );
     assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
 }
+
+#[test]
+fn the_host_gate_is_written_unless_left_out_and_answers_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.txt");
+    std::fs::write(&list, "evil.com\nbad.org/login\n").unwrap();
+    let sections = |file: &Path| -> Vec<String> {
+        info_json(file)["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (gated, open) = (
+        dir.path().join("gated.bloom"),
+        dir.path().join("open.bloom"),
+    );
+    for (file, extra) in [(&gated, None), (&open, Some("--no-host-gate"))] {
+        phishbloom()
+            .arg("build")
+            .arg(&list)
+            .args(extra)
+            .args(["--verify", "-o"])
+            .arg(file)
+            .assert()
+            .success();
+    }
+    assert!(sections(&gated).iter().any(|s| s == "host gate section"));
+    assert!(!sections(&open).iter().any(|s| s == "host gate section"));
+    let urls: Vec<String> = [
+        "http://www.evil.com/x",
+        "bad.org/login/step?id=1",
+        "bad.org/other",
+        "fine.net",
+    ]
+    .map(String::from)
+    .to_vec();
+    let want = ["listed", "listed", "clean", "clean"];
+    assert_eq!(verdicts(&gated, &urls), want);
+    assert_eq!(verdicts(&open, &urls), want);
+    // Keys have no hosts: the flag is refused, naming what it applies to.
+    assert_error(
+        phishbloom()
+            .arg("build")
+            .arg(&list)
+            .args(["--exact", "--no-host-gate", "-o"])
+            .arg(dir.path().join("keys.bloom")),
+        &["--no-host-gate", "URL entries"],
+    );
+}
