@@ -166,6 +166,9 @@ fn print_text(file: &str, d: &Description) {
             print_layer(&label, layer);
         }
     }
+    if let Some(gate) = &d.gate {
+        print_filter(&format!("{} gate", gate.kind), &gate.filter);
+    }
     println!("sections");
     for section in &d.sections {
         println!(

@@ -96,6 +96,18 @@ pub struct Description {
     pub keywords: Option<KeywordsInfo>,
     /// A near-duplicate list's fingerprinting and tables.
     pub near: Option<crate::near::NearInfo>,
+    /// The gate a check or scan asks first, if the list has one: a list of URL entries' host
+    /// gate or a keyword list's phrase gate (its fill shows how much of its 2 % it has used).
+    pub gate: Option<GateInfo>,
+}
+
+/// What `info` shows about a list's gate.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GateInfo {
+    /// `host` or `phrase`.
+    pub kind: &'static str,
+    /// Its Bloom filter.
+    pub filter: FilterInfo,
 }
 
 /// One section as `info` lists it.
@@ -185,6 +197,17 @@ impl Blocklist {
             },
             near: match &self.engine {
                 Engine::Near(engine) => Some(engine.info()),
+                _ => None,
+            },
+            gate: match &self.engine {
+                Engine::Urls(urls) => urls.gate().map(|gate| GateInfo {
+                    kind: "host",
+                    filter: FilterInfo::of(gate.filter()),
+                }),
+                Engine::Keywords(engine) => engine.gate().map(|gate| GateInfo {
+                    kind: "phrase",
+                    filter: FilterInfo::of(gate.filter()),
+                }),
                 _ => None,
             },
         }

@@ -15,7 +15,7 @@ mod read;
 mod write;
 
 pub use build::{BuildOptions, KeyHashes};
-pub use describe::{Description, FilterInfo, SectionInfo};
+pub use describe::{Description, FilterInfo, GateInfo, SectionInfo};
 pub use edit::{Applied, Change};
 pub use model::{Blocklist, Engine};
 pub use near::{NamedDoc, NearOptions};
