@@ -134,6 +134,26 @@ pub struct HostSuffixes<'a> {
     done: bool,
 }
 
+impl<'a> HostSuffixes<'a> {
+    /// The suffixes of a canonical `host` ([`CanonicalUrl::host`]; an IP address, `is_ip`, has
+    /// only itself): what [`CanonicalUrl::host_suffixes`] yields, for a host known without the
+    /// whole URL (such as [`crate::written_host`]'s).
+    #[inline]
+    pub fn of_host(host: &'a str, is_ip: bool) -> Self {
+        HostSuffixes {
+            host,
+            // The top-level label is short: found from the end in a few bytes.
+            dot: if is_ip {
+                None
+            } else {
+                host.bytes().rposition(|b| b == b'.')
+            },
+            labels: 1,
+            done: false,
+        }
+    }
+}
+
 impl<'a> Iterator for HostSuffixes<'a> {
     type Item = &'a str;
 
@@ -233,18 +253,7 @@ impl CanonicalUrl {
     /// The host suffixes to look up, shortest first then the full host; see the module docs.
     #[inline]
     pub fn host_suffixes(&self) -> HostSuffixes<'_> {
-        let host = self.host();
-        HostSuffixes {
-            host,
-            // The top-level label is short: found from the end in a few bytes.
-            dot: if self.is_ip_host() {
-                None
-            } else {
-                host.bytes().rposition(|b| b == b'.')
-            },
-            labels: 1,
-            done: false,
-        }
+        HostSuffixes::of_host(self.host(), self.is_ip_host())
     }
 
     /// The path prefixes to look up (never the empty domain path); see the module docs.

@@ -95,6 +95,40 @@ pub(crate) fn canonicalize_fast(
     plain_into(plain, out)
 }
 
+/// The canonical host of `input` read straight off it, when nothing canonicalization does can
+/// change it — so that a matcher can rule a URL out by its host before canonicalizing the rest
+/// (most URLs checked against a list are on no listed host). `None` means "canonicalize to know",
+/// never "no host".
+///
+/// The host is the one [`crate::canonicalize`] gives (and the input is a valid URL) when:
+/// - no byte up to the host's end is special ([`is_special`]: dropped, trimmed, escaped,
+///   unescaped or a fragment) — the rules change nothing before the first special byte, and an
+///   escape is only ever decoded from its `%` forward;
+/// - the scheme, if any, is `scheme://`, and the host is plain as the fast path reads it
+///   ([`plain_host`]: no user info, port, brackets, stray dots or IPv4 spelling) and lowercase;
+/// - it ends at `/` or `?` before the first special byte, or at the end of the input.
+///
+/// Whatever follows the host (a path with escapes, dot segments, a fragment) cannot move its
+/// end, which is the first `/` or `?` after the scheme in the unescaped input either way.
+pub fn written_host(input: &[u8]) -> Option<&str> {
+    // A scheme is letters, digits, `+`, `-`, `.` and then `://`: no special byte.
+    let (_, rest) = split_scheme(input);
+    // One scan to the first byte that ends the host or is not a plain lowercase host's.
+    let stop = find(rest, |b, next| {
+        host_stop(b, next) | is_special(b) | (b.wrapping_sub(b'A') <= b'Z' - b'A')
+    });
+    let len = match stop {
+        None => rest.len(),
+        Some(at) if matches!(rest[at], b'/' | b'?') => at,
+        Some(_) => return None,
+    };
+    let host = &rest[..len];
+    if !plain_name(host) {
+        return None;
+    }
+    ascii_text(host)
+}
+
 /// The fast path proper, for `s` without special bytes: checks everything first, then writes.
 fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
     let (scheme, rest) = split_scheme(s);
@@ -209,10 +243,16 @@ fn plain_host(rest: &[u8]) -> Option<PlainHost> {
             _ => return None,
         }
     };
-    let host = &rest[..len];
+    plain_name(&rest[..len]).then_some(PlainHost { len, upper })
+}
+
+/// Whether `host` — without stops ([`host_stop`]) or special bytes — is kept as written by the
+/// full rules: not empty, no leading dot, and not an IPv4 address in any spelling.
+#[inline]
+fn plain_name(host: &[u8]) -> bool {
     // A leading dot; or an empty host (`http:///x`).
     if host.first().is_none_or(|&b| b == b'.') {
-        return None;
+        return false;
     }
     // Every part of an IPv4 address starts with a digit (`0x…` and octal with `0`), so a host
     // whose first or last label does not is a name, and `parse_ipv4` need not be asked (most
@@ -224,10 +264,10 @@ fn plain_host(rest: &[u8]) -> Option<PlainHost> {
             .rposition(|&b| b == b'.')
             .map_or(0, |dot| dot + 1);
         if host[last_label].is_ascii_digit() && parse_ipv4(host).is_some() {
-            return None;
+            return false;
         }
     }
-    Some(PlainHost { len, upper })
+    true
 }
 
 /// The length of the path at the start of `after` (the URL after the host: empty, or from `/`
@@ -317,6 +357,13 @@ mod tests {
             assert_eq!(CanonicalUrl::from_fast(out, parts), full.url, "{shown:?}");
             assert_eq!(parts.explicit_path, full.explicit_path, "{shown:?}");
             assert!(!full.userinfo, "{shown:?}");
+        }
+        if let Some(host) = written_host(input) {
+            let url = full
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{shown:?}: host {host:?} read off, full rules: {e}"));
+            assert_eq!(url.url.host(), host, "{shown:?}");
+            assert!(!url.url.is_ip_host(), "{shown:?}");
         }
         let full_url = full.map(|p| p.url);
         assert_eq!(crate::canonicalize(input), full_url, "{shown:?}");
@@ -425,6 +472,33 @@ mod tests {
                 let reused = canonicalizer.canonicalize(input).cloned();
                 prop_assert_eq!(reused, crate::canonicalize(input));
             }
+        }
+    }
+
+    #[test]
+    fn written_hosts_are_read_only_where_nothing_can_change_them() {
+        for (input, host) in [
+            ("evil.com", Some("evil.com")),
+            ("http://www.evil.com/a/../b%41?q#x", Some("www.evil.com")),
+            ("https://a.b.evil.com?x=%2F", Some("a.b.evil.com")),
+            ("ftp://evil.com/", Some("evil.com")),
+            // Changed by the rules, or not known without them.
+            ("Evil.com/", None),
+            ("evil.com.", None),
+            ("evil.com#top", None),
+            ("evil.com%2Fa", None),
+            ("http%3A//evil.com/", None),
+            (" evil.com/", None),
+            ("ev\til.com/", None),
+            ("user@evil.com/", None),
+            ("evil.com:80/", None),
+            ("http:////evil.com/", None),
+            ("1.2.3.4/", None),
+            ("0x7f.1/", None),
+            ("", None),
+        ] {
+            assert_eq!(written_host(input.as_bytes()), host, "{input:?}");
+            agrees(input.as_bytes());
         }
     }
 

@@ -44,7 +44,8 @@
 //! # Ok::<(), phishbloom_url::Error>(())
 //! ```
 
-// One exception, with its reason: `fast::ascii_text` (text from bytes just checked to be ASCII).
+// Two exceptions, each with its reason: `fast::ascii_text` (text from bytes just checked to be
+// ASCII) and `scan::pack` (SSE2's `pmovmskb`, in the x86-64 baseline).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -67,3 +68,4 @@ pub use expression::{
     Expression, ExpressionKind, Expressions, HostSuffixes, PathPrefixes, MAX_ENTRY_HOST_LABELS,
     MAX_ENTRY_PATH_DEPTH, MAX_HOST_SUFFIXES, MAX_HOST_SUFFIX_LABELS, MAX_PATH_PREFIXES,
 };
+pub use fast::written_host;

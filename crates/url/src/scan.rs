@@ -1,8 +1,8 @@
-//! Searching a byte string a window of bytes at a time, without `unsafe` or platform code:
-//! the window test is written so that the compiler compares the whole window at once (SSE2 on
-//! x86-64), and only the window with the first hit is searched byte by byte. Shared by the
-//! scheme split ([`crate::scheme`]), the fast path ([`crate::fast`]) and the JSON printer of
-//! verdicts (its escapes).
+//! Searching a byte string a window of bytes at a time: the window test is written so that the
+//! compiler compares the whole window at once (SSE2 on x86-64), and the first hit is the lowest
+//! bit of the window's mask (SSE2's `pmovmskb`, the one `unsafe` call here; a portable fold
+//! elsewhere). Shared by the scheme split ([`crate::scheme`]), the fast path
+//! ([`crate::fast`]) and the JSON printer of verdicts (its escapes).
 
 /// Bytes tested per window: one SSE2 register (16 keeps the windows few for ~50-byte URLs).
 const BLOCK: usize = 16;
@@ -14,7 +14,7 @@ const BLOCK: usize = 16;
 /// compiler can test a whole window at once.
 ///
 /// Windows of [`BLOCK`] bytes are tested at once (the last window overlaps the one before, so
-/// there is no byte-by-byte tail); only the window with the first hit is searched byte by byte.
+/// there is no byte-by-byte tail); the first hit is the lowest set bit of its window's mask.
 #[inline(always)]
 pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
     let len = s.len();
@@ -24,14 +24,9 @@ pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
         let mut padded = [0; BLOCK + 1];
         padded[..len].copy_from_slice(s);
         let (bytes, nexts) = windows(&padded, 0);
-        if !any(bytes, nexts, hit) {
-            return None;
-        }
-        return bytes
-            .iter()
-            .zip(nexts)
-            .position(|(&b, &n)| hit(b, n))
-            .filter(|&i| i < len);
+        // Hits on the zeros after `s` are not counted (`len` <= 16 < 32 bits).
+        let hits = mask(bytes, nexts, hit) & ((1 << len) - 1);
+        return (hits != 0).then(|| hits.trailing_zeros() as usize);
     }
     // Start of the last window: the one that ends just before the last byte.
     let last = len - 1 - BLOCK;
@@ -40,12 +35,9 @@ pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
         // Every byte before `start` missed, so a hit in an overlapping last window is new.
         let at = start.min(last);
         let (bytes, nexts) = windows(s, at);
-        if any(bytes, nexts, hit) {
-            return bytes
-                .iter()
-                .zip(nexts)
-                .position(|(&b, &n)| hit(b, n))
-                .map(|i| at + i);
+        let hits = mask(bytes, nexts, hit);
+        if hits != 0 {
+            return Some(at + hits.trailing_zeros() as usize);
         }
         if at == last {
             break;
@@ -55,14 +47,49 @@ pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
     hit(s[len - 1], 0).then_some(len - 1)
 }
 
-/// Whether `hit(b, next)` for a byte `b` of `bytes` and the byte `next` after it in `nexts`,
-/// all tested at once.
+/// Bit `i` set where `hit(bytes[i], nexts[i])` (`nexts[i]` is the byte after `bytes[i]`): the
+/// flags are computed for the whole window at once, as 0x00 or 0xFF bytes, then packed one bit
+/// per byte.
 #[inline(always)]
-fn any(bytes: &[u8; BLOCK], nexts: &[u8; BLOCK], hit: impl Fn(u8, u8) -> bool) -> bool {
-    bytes
+fn mask(bytes: &[u8; BLOCK], nexts: &[u8; BLOCK], hit: impl Fn(u8, u8) -> bool) -> u32 {
+    let mut flags = [0u8; BLOCK];
+    for ((flag, &b), &n) in flags.iter_mut().zip(bytes).zip(nexts) {
+        *flag = u8::from(hit(b, n)).wrapping_neg();
+    }
+    pack(flags)
+}
+
+/// The top bit of each byte of `flags`, byte `i` as bit `i`: SSE2's `pmovmskb`, one
+/// instruction (a loop over the bytes costs more than the whole window test).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+#[allow(unsafe_code)]
+fn pack(flags: [u8; BLOCK]) -> u32 {
+    use std::arch::x86_64::{__m128i, _mm_movemask_epi8};
+    // SAFETY: SSE2 is part of the x86-64 baseline — every x86-64 processor has it and the
+    // compiler emits SSE2 for this target unasked — so the intrinsic's required feature is
+    // present; `[u8; 16]` and `__m128i` have the same size (16 bytes) and every bit pattern is
+    // a valid value of both.
+    let packed = unsafe { _mm_movemask_epi8(std::mem::transmute::<[u8; BLOCK], __m128i>(flags)) };
+    // `pmovmskb` sets only the low 16 bits: the value is non-negative.
+    packed as u32
+}
+
+/// The top bit of each byte of `flags`, byte `i` as bit `i` (other targets).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn pack(flags: [u8; BLOCK]) -> u32 {
+    pack_bytes(flags)
+}
+
+/// [`pack`] a byte at a time: other targets' `pack`, and the reference of its test.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+#[inline(always)]
+fn pack_bytes(flags: [u8; BLOCK]) -> u32 {
+    flags
         .iter()
-        .zip(nexts)
-        .fold(false, |any, (&b, &n)| any | hit(b, n))
+        .enumerate()
+        .fold(0, |packed, (i, &flag)| packed | (u32::from(flag >> 7) << i))
 }
 
 /// The [`BLOCK`] bytes of `s` from `at`, and the [`BLOCK`] bytes from `at + 1` (the byte after
@@ -105,6 +132,11 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn pack_reads_the_top_bit_of_each_byte(flags in prop::array::uniform16(any::<u8>())) {
+            prop_assert_eq!(pack(flags), pack_bytes(flags));
+        }
+
         #[test]
         fn find_agrees_on_arbitrary_bytes(s in prop::collection::vec(prop::sample::select(vec![b'a', b'/', b'.', b'?', b'A']), 0..80)) {
             let hit = |b: u8, n: u8| (b == b'?') | ((b == b'/') & ((n | 1) == b'/'));

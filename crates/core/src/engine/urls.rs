@@ -2,9 +2,10 @@
 //! URL ([`super::probes::UrlProbes`]) whose host suffix passes the list's host gate
 //! ([`super::gate::HostGate`]); all probes of a URL go to the structure as one prefetched batch.
 
-use phishbloom_url::CanonicalUrl;
+use phishbloom_filter::KeyHash;
+use phishbloom_url::{CanonicalUrl, HostSuffixes};
 
-use super::gate::HostGate;
+use super::gate::{HostGate, Pass};
 use super::scratch::{Matcher, Scratch};
 use crate::hits::Candidate;
 use crate::keys::fingerprint;
@@ -58,6 +59,19 @@ impl UrlFilter {
 }
 
 impl UrlFilter {
+    /// Whether the gate rules out every expression of a URL whose canonical host is `host` — a
+    /// host read off the input before canonicalizing it ([`phishbloom_url::written_host`]):
+    /// no suffix of `host` is an entry's host, so the URL is clean without canonicalizing or
+    /// hashing the rest (most URLs checked are on no listed host). `false` without a gate.
+    pub fn rules_out_host(&self, host: &str) -> bool {
+        let Some(gate) = &self.gate else {
+            return false;
+        };
+        // A written host is never an IP address (`written_host` leaves those to the rules).
+        HostSuffixes::of_host(host, false)
+            .all(|suffix| gate.pass(KeyHash::of(suffix.as_bytes())) == Pass::Nothing)
+    }
+
     /// The candidates of `url` as [`Spot`](crate::resolve::Spot)s, into `scratch.spots`
     /// (replacing the previous ones): the same candidates as [`Matcher::candidates`], in the
     /// same order, with nothing allocated once the scratch buffers have grown.
@@ -107,7 +121,6 @@ mod tests {
     use crate::keys::expression_hash;
     use crate::kind::Kind;
     use phishbloom_filter::HashStrategy;
-    use phishbloom_filter::KeyHash;
     use phishbloom_url::{canonicalize, Entry};
 
     fn entries(lines: &[&str]) -> Vec<Entry> {

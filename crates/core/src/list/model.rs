@@ -19,7 +19,7 @@ use crate::kind::Kind;
 use crate::near::NearEngine;
 use crate::prepare::{Preparer, Query};
 use crate::printer::{write_decision, write_invalid, write_verdict, Output};
-use crate::resolve::{Category, Resolver, Status, Verdict, Verification};
+use crate::resolve::{Category, Decision, Resolver, Status, Verdict, Verification};
 use crate::sections::Meta;
 use crate::structure::Layers;
 
@@ -266,6 +266,19 @@ impl Blocklist {
             // The line as printed: without a trailing `\r`, as `check_batch`'s callers print it.
             let shown = item.strip_suffix(b"\r").unwrap_or(item);
             lines += 1;
+            // A URL on no listed host is clean whatever its path: known from its host as
+            // written, when that is its canonical host, before canonicalizing the rest.
+            if phishbloom_url::written_host(shown).is_some_and(|host| urls.rules_out_host(host)) {
+                write_decision(
+                    shown,
+                    &Decision::default(),
+                    &self.resolver,
+                    &mut scratch.order,
+                    output,
+                    out,
+                );
+                continue;
+            }
             match preparer.query(scheme, item) {
                 Query::Url(url) => {
                     urls.spots(url, scratch);
