@@ -3,7 +3,7 @@
 //! expressions times its length.
 
 use phishbloom_filter::KeyHash;
-use phishbloom_url::{CanonicalUrl, Expression};
+use phishbloom_url::{CanonicalUrl, Expression, HostSuffixes};
 
 use super::gate::{HostGate, Pass};
 use crate::resolve::Spot;
@@ -33,12 +33,47 @@ pub struct UrlProbes {
     probes: Vec<KeyHash>,
     /// The (suffix, path prefix) indices of each probe.
     pairs: Vec<(u16, u16)>,
+    /// A host whose suffixes were hashed and passed through the gate before its URL was
+    /// canonicalized ([`UrlProbes::gate_host`]), kept for the next [`UrlProbes::compute_gated`]
+    /// of a URL with this host through the same gate (empty: none).
+    gated_host: Vec<u8>,
+    /// The address of the gate that answered for `gated_host`: answers are reused only for the
+    /// gate that gave them (a scratch may serve several lists).
+    gated_by: usize,
+    /// The start in `gated_host`, hash and gate answer of each of its suffixes, in
+    /// [`CanonicalUrl::host_suffixes`] order.
+    gated: Vec<(u32, KeyHash, Pass)>,
 }
 
 impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones): every expression.
     pub fn compute(&mut self, url: &CanonicalUrl) {
         self.compute_gated(url, None);
+    }
+
+    /// Hashes each suffix of `host` — a URL's canonical host, known before its URL is
+    /// canonicalized ([`phishbloom_url::written_host`]; never an IP address) — and asks `gate`
+    /// about it; returns whether the gate lets none through (the URL has no candidate). The
+    /// answers are kept for the next [`UrlProbes::compute_gated`] of a URL with this host, which
+    /// then neither hashes nor asks again.
+    pub fn gate_host(&mut self, host: &str, gate: &HostGate) -> bool {
+        self.gated.clear();
+        let mut nothing = true;
+        for suffix in HostSuffixes::of_host(host, false) {
+            let hash = KeyHash::of(suffix.as_bytes());
+            let pass = gate.pass(hash);
+            nothing &= pass == Pass::Nothing;
+            // Hosts are at most a line long, far below 4 GiB (lines are capped).
+            self.gated
+                .push(((host.len() - suffix.len()) as u32, hash, pass));
+        }
+        // Kept only for a URL that is probed next; a URL ruled out is not.
+        self.gated_host.clear();
+        if !nothing {
+            self.gated_host.extend_from_slice(host.as_bytes());
+            self.gated_by = gate_address(gate);
+        }
+        nothing
     }
 
     /// Computes the probes of `url` (replacing the previous ones) as `gate` lets each host
@@ -56,18 +91,34 @@ impl UrlProbes {
         self.probes.clear();
         self.pairs.clear();
         let mut any_paths = false;
-        for suffix in url.host_suffixes() {
-            let hash = KeyHash::of(suffix.as_bytes());
-            let with_paths = match gate.map_or(Pass::All, |gate| gate.pass(hash)) {
-                Pass::Nothing => continue,
+        let mut keep = |start: u32, hash: KeyHash, pass: Pass| {
+            let with_paths = match pass {
+                Pass::Nothing => return,
                 Pass::Domain => false,
                 Pass::All => true,
             };
             any_paths |= with_paths;
-            // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
-            self.suffix_starts.push((host_len - suffix.len()) as u32);
+            self.suffix_starts.push(start);
             self.suffix_paths.push(with_paths);
             self.suffixes.push(hash);
+        };
+        // The gate's answers for this host, if they were asked before canonicalizing (used
+        // once: the next URL asks again).
+        let known = gate.is_some_and(|gate| gate_address(gate) == self.gated_by)
+            && !self.gated_host.is_empty()
+            && self.gated_host == url.host().as_bytes();
+        self.gated_host.clear();
+        if known {
+            for &(start, hash, pass) in &self.gated {
+                keep(start, hash, pass);
+            }
+        } else {
+            for suffix in url.host_suffixes() {
+                let hash = KeyHash::of(suffix.as_bytes());
+                // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
+                let start = (host_len - suffix.len()) as u32;
+                keep(start, hash, gate.map_or(Pass::All, |gate| gate.pass(hash)));
+            }
         }
         // Every path prefix is a prefix of the path and query: their lengths name them.
         self.path_lens.push(0);
@@ -121,6 +172,11 @@ impl UrlProbes {
     }
 }
 
+/// The address of `gate`, which names it while it lives (compared, never dereferenced).
+fn gate_address(gate: &HostGate) -> usize {
+    std::ptr::from_ref(gate) as usize
+}
+
 /// The xxh3-128 of `""`: the path part of every domain expression.
 const EMPTY_HASH: KeyHash = KeyHash {
     h1: 0x6001_c324_468d_497f,
@@ -162,6 +218,42 @@ fn streamed_prefix_hashes(base: &[u8], lengths: &[u32], out: &mut Vec<KeyHash>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The gate's answers asked before canonicalizing serve the URL probed next through the
+    /// same gate, and never another gate's URL: a scratch may serve several lists.
+    #[test]
+    fn answers_asked_early_serve_only_their_gate() {
+        let url = phishbloom_url::canonicalize(b"http://www.evil.com/a/b?x").unwrap();
+        let host = url.host();
+        let domain_only = HostGate::of_entries([("evil.com", false)], 10).unwrap();
+        let with_path = HostGate::of_entries([("evil.com", true)], 10).unwrap();
+        let elsewhere = HostGate::of_entries([("other.org", true)], 10).unwrap();
+        let fresh = |gate: &HostGate| {
+            let mut probes = UrlProbes::default();
+            probes.compute_gated(&url, Some(gate));
+            probes.hashes().to_vec()
+        };
+        assert!(fresh(&with_path).len() > fresh(&domain_only).len());
+        let mut probes = UrlProbes::default();
+        // Asked early, then probed through the same gate: the same probes as asking late.
+        for gate in [&domain_only, &with_path] {
+            assert!(!probes.gate_host(host, gate));
+            probes.compute_gated(&url, Some(gate));
+            assert_eq!(probes.hashes(), fresh(gate));
+        }
+        // Asked of one gate, probed through another: the other gate's own answers.
+        assert!(!probes.gate_host(host, &domain_only));
+        probes.compute_gated(&url, Some(&with_path));
+        assert_eq!(probes.hashes(), fresh(&with_path));
+        // Ruled out by one gate, probed through another: nothing kept from the first.
+        assert!(probes.gate_host(host, &elsewhere));
+        probes.compute_gated(&url, Some(&with_path));
+        assert_eq!(probes.hashes(), fresh(&with_path));
+        // Without a gate, every expression.
+        assert!(!probes.gate_host(host, &domain_only));
+        probes.compute_gated(&url, None);
+        assert_eq!(probes.hashes().len(), url.expression_count());
+    }
 
     #[test]
     fn the_empty_hash_is_xxh3_of_nothing() {

@@ -2,10 +2,9 @@
 //! URL ([`super::probes::UrlProbes`]) whose host suffix passes the list's host gate
 //! ([`super::gate::HostGate`]); all probes of a URL go to the structure as one prefetched batch.
 
-use phishbloom_filter::KeyHash;
-use phishbloom_url::{CanonicalUrl, HostSuffixes};
+use phishbloom_url::CanonicalUrl;
 
-use super::gate::{HostGate, Pass};
+use super::gate::HostGate;
 use super::scratch::{Matcher, Scratch};
 use crate::hits::Candidate;
 use crate::keys::fingerprint;
@@ -63,13 +62,13 @@ impl UrlFilter {
     /// host read off the input before canonicalizing it ([`phishbloom_url::written_host`]):
     /// no suffix of `host` is an entry's host, so the URL is clean without canonicalizing or
     /// hashing the rest (most URLs checked are on no listed host). `false` without a gate.
-    pub fn rules_out_host(&self, host: &str) -> bool {
-        let Some(gate) = &self.gate else {
-            return false;
-        };
-        // A written host is never an IP address (`written_host` leaves those to the rules).
-        HostSuffixes::of_host(host, false)
-            .all(|suffix| gate.pass(KeyHash::of(suffix.as_bytes())) == Pass::Nothing)
+    /// Otherwise the suffixes' hashes and the gate's answers stay in `scratch` for
+    /// [`UrlFilter::spots`] of that URL.
+    pub fn rules_out_host(&self, host: &str, scratch: &mut Scratch) -> bool {
+        match &self.gate {
+            Some(gate) => scratch.url.gate_host(host, gate),
+            None => false,
+        }
     }
 
     /// The candidates of `url` as [`Spot`](crate::resolve::Spot)s, into `scratch.spots`
@@ -121,6 +120,7 @@ mod tests {
     use crate::keys::expression_hash;
     use crate::kind::Kind;
     use phishbloom_filter::HashStrategy;
+    use phishbloom_filter::KeyHash;
     use phishbloom_url::{canonicalize, Entry};
 
     fn entries(lines: &[&str]) -> Vec<Entry> {

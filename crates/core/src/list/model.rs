@@ -215,11 +215,26 @@ impl Blocklist {
         // rest of `scratch` at the same time.
         let mut preparer = std::mem::take(&mut scratch.preparer);
         let scheme = self.meta.scheme;
-        out.extend(items.iter().map(|item| match preparer.query(scheme, item) {
-            Query::Url(url) => self.check_url(url, scratch),
-            Query::Invalid(error) => Verdict::invalid(error),
-            // A URL engine is asked only of lists of URL entries: nothing else is listed.
-            Query::Blank | Query::Key(_) | Query::Phrase(_) => Verdict::default(),
+        let gated = match &self.engine {
+            Engine::Urls(urls) if urls.gate().is_some() => Some(urls),
+            _ => None,
+        };
+        out.extend(items.iter().map(|item| {
+            // As in `write_checks`: a URL on no listed host is clean, known from its host.
+            if let Some(urls) = gated {
+                let shown = item.strip_suffix(b"\r").unwrap_or(item);
+                if phishbloom_url::written_host(shown)
+                    .is_some_and(|host| urls.rules_out_host(host, scratch))
+                {
+                    return Verdict::default();
+                }
+            }
+            match preparer.query(scheme, item) {
+                Query::Url(url) => self.check_url(url, scratch),
+                Query::Invalid(error) => Verdict::invalid(error),
+                // A URL engine is asked only of lists of URL entries: nothing else is listed.
+                Query::Blank | Query::Key(_) | Query::Phrase(_) => Verdict::default(),
+            }
         }));
         scratch.preparer = preparer;
     }
@@ -262,13 +277,17 @@ impl Blocklist {
         let mut preparer = std::mem::take(&mut scratch.preparer);
         let mut spots = std::mem::take(&mut scratch.spots);
         let scheme = self.meta.scheme;
+        let gated = urls.gate().is_some();
         for item in items {
             // The line as printed: without a trailing `\r`, as `check_batch`'s callers print it.
             let shown = item.strip_suffix(b"\r").unwrap_or(item);
             lines += 1;
             // A URL on no listed host is clean whatever its path: known from its host as
             // written, when that is its canonical host, before canonicalizing the rest.
-            if phishbloom_url::written_host(shown).is_some_and(|host| urls.rules_out_host(host)) {
+            if gated
+                && phishbloom_url::written_host(shown)
+                    .is_some_and(|host| urls.rules_out_host(host, scratch))
+            {
                 write_decision(
                     shown,
                     &Decision::default(),
