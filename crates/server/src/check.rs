@@ -144,26 +144,59 @@ impl Checker {
         &self,
         text: &[u8],
         slice: usize,
-        mut piece: impl FnMut(Vec<u8>) -> bool,
+        piece: impl FnMut(Vec<u8>) -> bool,
+    ) -> Result<CheckStats> {
+        self.write_text_frames([text], slice, piece)
+    }
+
+    /// [`Checker::write_text`] of a text that arrives in `frames` (in order; the text ends with
+    /// the last), answered as it arrives: each frame's whole lines at once, a line cut between
+    /// frames once it is whole, and text after the last line feed as a last line at the end —
+    /// the same answers, in the same pieces, as `write_text` of the frames joined.
+    pub fn write_text_frames<F: AsRef<[u8]>>(
+        &self,
+        frames: impl IntoIterator<Item = F>,
+        slice: usize,
+        piece: impl FnMut(Vec<u8>) -> bool,
     ) -> Result<CheckStats> {
         let state = self.one_list()?.read();
-        let mut answerer = LocalAnswerer::new(&state.list);
-        let slice = slice.max(1);
-        let mut items: Vec<&[u8]> = Vec::with_capacity(slice);
-        let mut stats = CheckStats::default();
-        let mut lines = text_lines(text).peekable();
-        while lines.peek().is_some() {
-            items.clear();
-            items.extend(lines.by_ref().take(slice));
-            // Room for the lines and half again (an entry, a category), as `check` makes it.
-            let length: usize = items.iter().map(|l| l.len() + 1).sum();
-            let mut out = Vec::with_capacity(length + length / 2);
-            stats += answerer.write_answers(&items, Output::Tsv, &mut out)?;
-            if !piece(out) {
-                break;
+        let mut slicer = Slicer {
+            answerer: LocalAnswerer::new(&state.list),
+            slice: slice.max(1),
+            out: Vec::new(),
+            lines: 0,
+            stats: CheckStats::default(),
+            piece,
+        };
+        // The start of a line that the frames so far have not ended.
+        let mut carry: Vec<u8> = Vec::new();
+        for frame in frames {
+            let frame = frame.as_ref();
+            let Some(last) = frame.iter().rposition(|&b| b == b'\n') else {
+                carry.extend_from_slice(frame);
+                continue;
+            };
+            let (mut whole, rest) = frame.split_at(last + 1);
+            if !carry.is_empty() {
+                // `whole` ends with a line feed: the carried line ends at its first one.
+                let first = whole.iter().position(|&b| b == b'\n').unwrap_or(last);
+                carry.extend_from_slice(&whole[..=first]);
+                if !slicer.answer(&carry)? {
+                    return Ok(slicer.stats);
+                }
+                carry.clear();
+                whole = &whole[first + 1..];
             }
+            if !slicer.answer(whole)? {
+                return Ok(slicer.stats);
+            }
+            carry.extend_from_slice(rest);
         }
-        Ok(stats)
+        // A last line without its line feed.
+        if slicer.answer(&carry)? {
+            slicer.flush();
+        }
+        Ok(slicer.stats)
     }
 
     /// Appends the answer lines of `items` to `out` — byte for byte what [`Checker::check`] and
@@ -250,6 +283,52 @@ pub fn listed(answers: &[Answer]) -> u64 {
     answers.iter().filter(|a| a.verdict.listed()).count() as u64
 }
 
+/// Answers lines into pieces of `slice` lines' answers for [`Checker::write_text_frames`].
+struct Slicer<'l, P> {
+    answerer: LocalAnswerer<'l>,
+    slice: usize,
+    /// The answers of the piece being filled.
+    out: Vec<u8>,
+    /// Lines answered into `out`.
+    lines: usize,
+    stats: CheckStats,
+    piece: P,
+}
+
+impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
+    /// Answers the lines of `text` ([`text_lines`]); sends each piece as it fills. `false`
+    /// once the answers are no longer wanted.
+    fn answer(&mut self, text: &[u8]) -> Result<bool> {
+        let mut lines = text_lines(text).peekable();
+        let mut items: Vec<&[u8]> = Vec::new();
+        while lines.peek().is_some() {
+            items.clear();
+            items.extend(lines.by_ref().take(self.slice - self.lines));
+            if self.out.is_empty() {
+                // Room for a slice's lines and half again (an entry, a category), as `check`
+                // makes it.
+                let length: usize = items.iter().map(|l| l.len() + 1).sum();
+                self.out.reserve(length + length / 2);
+            }
+            self.stats += self
+                .answerer
+                .write_answers(&items, Output::Tsv, &mut self.out)?;
+            self.lines += items.len();
+            if self.lines == self.slice && !self.flush() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Sends the piece being filled, if it holds any answer; whether to go on.
+    fn flush(&mut self) -> bool {
+        self.lines = 0;
+        let out = std::mem::take(&mut self.out);
+        out.is_empty() || (self.piece)(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,6 +363,68 @@ mod tests {
             .save(&path, &[])
             .unwrap();
         path.to_str().unwrap().to_owned()
+    }
+
+    /// A text answered as it arrives, cut anywhere (inside a line, between `\r` and `\n`,
+    /// into empty frames), gives the same pieces as the whole text.
+    #[test]
+    fn text_in_frames_is_answered_as_the_whole_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = url_file(dir.path(), "a", &["evil.com", "b.org/x"], &["ok.evil.com"]);
+        let lists = Lists::open(&[ListSpec::parse(&a).unwrap()], Arc::default()).unwrap();
+        let checker = Checker::new(&lists, None).unwrap();
+        let mut text = Vec::new();
+        for i in 0..300 {
+            let line: &[u8] = match i % 7 {
+                0 => b"http://www.evil.com/a",
+                1 => b"b.org/x/y?z\r",
+                2 => b"",
+                3 => b"http://ok.evil.com/",
+                4 => b"clean.example/path",
+                5 => b"http://[x",
+                _ => b"\xff\xfe.example",
+            };
+            text.extend_from_slice(line);
+            text.push(b'\n');
+        }
+        text.extend_from_slice(b"evil.com/last-line-unended");
+        let pieces_of = |frames: Vec<&[u8]>| {
+            let mut pieces = Vec::new();
+            let stats = checker
+                .write_text_frames(frames, 64, |piece| {
+                    pieces.push(piece);
+                    true
+                })
+                .unwrap();
+            (pieces, stats)
+        };
+        let (whole, stats) = pieces_of(vec![&text]);
+        assert_eq!(stats.lines, 301);
+        assert!(whole.len() > 2, "several pieces");
+        let mut seed = 7u64;
+        for round in 0..50 {
+            let mut frames: Vec<&[u8]> = Vec::new();
+            let mut at = 0;
+            while at < text.len() {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                // Frames of 0 to 3 (round 0) or up to 200 bytes.
+                let cap = if round == 0 { 4 } else { 201 };
+                let len = ((seed >> 33) as usize % cap).min(text.len() - at);
+                frames.push(&text[at..at + len]);
+                at += len;
+            }
+            assert_eq!(pieces_of(frames), (whole.clone(), stats), "round {round}");
+        }
+        // A text cut at every line feed, and one ending with a line feed.
+        let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+        assert_eq!(pieces_of(lines), (whole, stats));
+        let ended = b"evil.com\n\n";
+        let (pieces, stats) = pieces_of(vec![&ended[..5], &ended[5..]]);
+        assert_eq!(stats.lines, 2);
+        assert_eq!(
+            pieces.concat(),
+            b"evil.com\tlisted\tevil.com\tdomain\ta\n\tclean\n"
+        );
     }
 
     #[test]

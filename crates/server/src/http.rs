@@ -33,7 +33,6 @@ use axum::Router;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
-use phishbloom_blocklist::check::text_lines;
 use phishbloom_blocklist::engine::Scratch;
 
 use crate::check::{listed, Answer, Checker};
@@ -378,37 +377,57 @@ fn accepts_ndjson(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.contains(NDJSON))
 }
 
+/// The length a request says its body has, if it says one.
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
+/// The 413 of a body over `limit` bytes.
+fn body_too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("request body over {limit} bytes: send less, or stream it as NDJSON"),
+    )
+}
+
+/// The 408 of a body that did not arrive within the body timeout.
+fn body_late(shared: &Shared) -> ApiError {
+    ApiError::new(
+        StatusCode::REQUEST_TIMEOUT,
+        format!(
+            "the request body did not arrive within {:?}",
+            shared.limits.body_timeout
+        ),
+    )
+}
+
+/// The answer to a body that could not be read through [`http_body_util::Limited`]: over
+/// `limit` bytes (413), or broken (400).
+fn body_unreadable(error: Box<dyn std::error::Error + Send + Sync>, limit: usize) -> ApiError {
+    if error.is::<http_body_util::LengthLimitError>() {
+        body_too_large(limit)
+    } else {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {error}"),
+        )
+    }
+}
+
 /// Reads a whole body within the size cap and the body timeout.
 async fn read_body(shared: &Shared, headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
     let limit = shared.limits.max_body;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body over {limit} bytes: send less, or stream it as NDJSON"),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
+    if declared_length(headers).is_some_and(|n| n > limit as u64) {
+        return Err(body_too_large(limit));
     }
     let limited = http_body_util::Limited::new(body, limit);
     match tokio::time::timeout(shared.limits.body_timeout, limited.collect()).await {
-        Err(_) => Err(ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            format!(
-                "the request body did not arrive within {:?}",
-                shared.limits.body_timeout
-            ),
-        )),
+        Err(_) => Err(body_late(shared)),
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(error)) => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            format!("the request body could not be read: {error}"),
-        )),
+        Ok(Err(error)) => Err(body_unreadable(error, limit)),
     }
 }
 
@@ -581,37 +600,93 @@ fn pieces_response(pieces: Vec<Bytes>, content_type: &'static str) -> Response {
     response
 }
 
-/// Reads the body of a `POST /v1/check` text batch: one item per line, cut as `phishbloom
-/// check` cuts its input ([`text_lines`]); the route's whole reading of the body (the lines are
-/// answered as they are, whatever they hold). More than `max_batch` lines, or one longer than
-/// `max_line` bytes (without its `\r\n`, as an NDJSON line is measured) → 413 naming it, as
-/// `check` names a line over its cap.
-pub fn parse_text_batch(bytes: &[u8], max_batch: usize, max_line: usize) -> ApiResult<()> {
-    let mut count = 0;
-    for line in text_lines(bytes) {
-        count += 1;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.len() > max_line {
+/// The caps of a `POST /v1/check` text batch, checked as its body arrives: its lines, cut as
+/// `phishbloom check` cuts its input ([`text_lines`]: each `\n` ends one, and text after the
+/// last is one more), are counted and measured (without a `\r` before the `\n`, as an NDJSON
+/// line is); what they hold is answered as it is. More than `max_batch` lines, or one longer
+/// than `max_line` bytes → 413 naming it, as `check` names a line over its cap.
+///
+/// [`text_lines`]: phishbloom_blocklist::check::text_lines
+#[derive(Debug, Default)]
+pub struct TextCaps {
+    /// Lines ended so far.
+    lines: usize,
+    /// Bytes of the line not ended yet.
+    current: usize,
+    /// Whether that line's last byte so far is `\r`.
+    cr: bool,
+}
+
+impl TextCaps {
+    /// Counts and measures the lines in the next `bytes` of the body; the first line over
+    /// `max_line` bytes is refused.
+    pub fn feed(&mut self, bytes: &[u8], max_line: usize) -> ApiResult<()> {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', bytes) {
+            self.extend(&bytes[start..end]);
+            self.end_line(max_line)?;
+            start = end + 1;
+        }
+        self.extend(&bytes[start..]);
+        Ok(())
+    }
+
+    /// The whole body was fed: its last line if it has no line feed, then the count.
+    pub fn finish(mut self, max_batch: usize, max_line: usize) -> ApiResult<()> {
+        if self.current > 0 {
+            self.end_line(max_line)?;
+        }
+        if self.lines > max_batch {
             return Err(ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("line {count} is longer than {max_line} bytes: no URL is that long"),
+                format!(
+                    "{} lines in one batch, over the cap of {max_batch}: split the batch, or \
+                     stream it as NDJSON",
+                    self.lines
+                ),
             ));
         }
+        Ok(())
     }
-    if count > max_batch {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("{count} lines in one batch, over the cap of {max_batch}: split the batch, or stream it as NDJSON"),
-        ));
+
+    /// The whole text batch `bytes` within the caps.
+    pub fn check(bytes: &[u8], max_batch: usize, max_line: usize) -> ApiResult<()> {
+        let mut caps = TextCaps::default();
+        caps.feed(bytes, max_line)?;
+        caps.finish(max_batch, max_line)
     }
-    Ok(())
+
+    fn extend(&mut self, part: &[u8]) {
+        if let Some(&last) = part.last() {
+            self.current += part.len();
+            self.cr = last == b'\r';
+        }
+    }
+
+    fn end_line(&mut self, max_line: usize) -> ApiResult<()> {
+        self.lines += 1;
+        let length = self.current - usize::from(self.cr);
+        (self.current, self.cr) = (0, false);
+        if length > max_line {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "line {} is longer than {max_line} bytes: no URL is that long",
+                    self.lines
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `POST /v1/check` with a `text/plain` body: answered with `check`'s TSV lines
-/// ([`Checker::write_text`]), a slice of lines at a time. A small batch is answered inline and
-/// sent whole; a large one is answered on the blocking pool and each slice's answers are sent as
-/// soon as they are written (the client reads one while the next is answered) — after the caps
-/// were checked, so that every refusal comes before the answer starts.
+/// ([`Checker::write_text`]), a slice of lines at a time. A small batch (its length said up
+/// front) is read whole, answered inline and sent whole. A larger one is answered on the
+/// blocking pool as its body arrives ([`Checker::write_text_frames`]), while the caps are
+/// checked ([`TextCaps`]); the answer starts once the whole body is in and within them — so
+/// that every refusal comes before it — and each slice's answers are sent as soon as they are
+/// written (the client reads one while the next is answered).
 async fn check_text(
     shared: Arc<Shared>,
     checker: Arc<Checker>,
@@ -619,12 +694,14 @@ async fn check_text(
     body: Body,
 ) -> ApiResult {
     checker.one_list()?;
-    let bytes = read_body(&shared, headers, body).await?;
     let (max_batch, max_line) = (shared.limits.max_batch, shared.limits.max_line);
     let metrics = shared.lists.metrics().clone();
+    let limit = shared.limits.max_body;
+    let declared = declared_length(headers);
     // As a JSON batch: a body large enough to hold many URLs goes to the blocking pool.
-    if bytes.len() / 32 <= INLINE_BATCH {
-        parse_text_batch(&bytes, max_batch, max_line)?;
+    if declared.is_some_and(|n| n / 32 <= INLINE_BATCH as u64) {
+        let bytes = read_body(&shared, headers, body).await?;
+        TextCaps::check(&bytes, max_batch, max_line)?;
         let mut pieces = Vec::new();
         let stats = checker.write_text(&bytes, TEXT_SLICE, |piece| {
             pieces.push(Bytes::from(piece));
@@ -633,30 +710,57 @@ async fn check_text(
         metrics.count_checks(stats.lines, stats.listed);
         return Ok(pieces_response(pieces, TSV));
     }
-    let (checked_tx, checked_rx) = tokio::sync::oneshot::channel();
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(body_too_large(limit));
+    }
+    // The body's frames reach the answerer as they arrive (unbounded: the body is capped).
+    let (frames_tx, frames_rx) = std::sync::mpsc::channel::<Bytes>();
     // A few slices in flight: a client that does not read its answers stops the answering.
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
     tokio::task::spawn_blocking(move || {
-        let checked = parse_text_batch(&bytes, max_batch, max_line);
-        let refused = checked.is_err();
-        if checked_tx.send(checked).is_err() || refused {
-            return;
-        }
-        let answered = checker.write_text(&bytes, TEXT_SLICE, |piece| {
+        let answered = checker.write_text_frames(frames_rx, TEXT_SLICE, |piece| {
             tx.blocking_send(Bytes::from(piece)).is_ok()
         });
-        // Without the end mark (the one list cannot fail to answer), the answer breaks off.
+        // The end mark reaches only an answer that was started (a refused batch's answers
+        // are dropped, and not counted). Without it (the one list cannot fail to answer), the
+        // answer breaks off.
         if let Ok(stats) = answered {
-            metrics.count_checks(stats.lines, stats.listed);
-            let _ = tx.blocking_send(Bytes::new());
+            if tx.blocking_send(Bytes::new()).is_ok() {
+                metrics.count_checks(stats.lines, stats.listed);
+            }
         }
     });
-    checked_rx.await.map_err(|error| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the check failed: {error}"),
-        )
-    })??;
+    let mut caps = TextCaps::default();
+    let mut refused = None;
+    let mut limited = http_body_util::Limited::new(body, limit);
+    let read = async {
+        while let Some(frame) = limited.frame().await {
+            let frame = frame.map_err(|error| body_unreadable(error, limit))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            // Past a refusal the body is still read (the client is answered once it has sent
+            // it), but not answered.
+            if refused.is_none() {
+                match caps.feed(&data, max_line) {
+                    // The answerer stops only when the answer is dropped: nothing to do.
+                    Ok(()) => drop(frames_tx.send(data)),
+                    Err(error) => refused = Some(error),
+                }
+            }
+        }
+        Ok::<_, ApiError>(())
+    };
+    match tokio::time::timeout(shared.limits.body_timeout, read).await {
+        Err(_) => return Err(body_late(&shared)),
+        Ok(read) => read?,
+    }
+    // The whole text is sent: the answerer ends with its last line.
+    drop(frames_tx);
+    if let Some(error) = refused {
+        return Err(error);
+    }
+    caps.finish(max_batch, max_line)?;
     Ok(streamed_response(rx, TSV))
 }
 
@@ -1186,6 +1290,40 @@ mod tests {
             parse_batch(body, 2).unwrap_err().status,
             StatusCode::PAYLOAD_TOO_LARGE
         );
+    }
+
+    /// The caps of a text batch fed in frames cut anywhere (between `\r` and `\n` too) say
+    /// what they say of the whole body: lines counted as `text_lines` cuts them, each measured
+    /// without its `\r\n`.
+    #[test]
+    fn text_caps_count_and_measure_lines_across_frames() {
+        let verdict = |frames: &[&[u8]], max_batch: usize, max_line: usize| {
+            let mut caps = TextCaps::default();
+            for frame in frames {
+                if let Err(e) = caps.feed(frame, max_line) {
+                    return Err(e.message);
+                }
+            }
+            caps.finish(max_batch, max_line).map_err(|e| e.message)
+        };
+        let body: &[u8] = b"abc\r\nabcd\n\n\rx\r";
+        let lines = phishbloom_blocklist::check::text_lines(body).count();
+        assert_eq!(lines, 4);
+        for cut in 0..=body.len() {
+            let frames = [&body[..cut], &body[cut..]];
+            assert_eq!(verdict(&frames, 4, 4), Ok(()), "cut at {cut}");
+            let over = verdict(&frames, 3, 4).unwrap_err();
+            assert!(
+                over.contains("4 lines in one batch, over the cap of 3"),
+                "{over}"
+            );
+            // `abcd` is 4 bytes, `abc\r` 3, `\rx\r` 2: only the second line is over 3.
+            let long = verdict(&frames, 10, 3).unwrap_err();
+            assert!(long.contains("line 2 is longer than 3 bytes"), "{long}");
+        }
+        assert_eq!(verdict(&[b"", b"\n"], 1, 0), Ok(()));
+        assert_eq!(verdict(&[b""], 0, 0), Ok(()));
+        assert!(verdict(&[b"a\nb"], 1, 5).is_err());
     }
 
     #[test]
