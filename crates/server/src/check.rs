@@ -234,7 +234,10 @@ impl Checker {
         let mut list_field = b",\"list\":".to_vec();
         printer::write_json_string(&slot.name, &mut list_field);
         list_field.push(b'}');
-        for (i, line) in lines.split(|&b| b == b'\n').take(items.len()).enumerate() {
+        let mut start = 0;
+        for (i, end) in memchr::memchr_iter(b'\n', lines).take(items.len()).enumerate() {
+            let line = &lines[start..end];
+            start = end + 1;
             if !ndjson && (after_first || i > 0) {
                 out.push(b',');
             }
