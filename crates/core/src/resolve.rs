@@ -595,37 +595,52 @@ impl Resolver {
         }
     }
 
-    /// The decision for `url` given its candidate [`Spot`]s (in any order; the slice is
-    /// reordered), borrowing from the URL and the list: what [`Resolver::url_verdict_with`]
-    /// answers, without allocating (see [`Decision::verdict`] for the owned form).
-    pub fn decide<'u, 'r>(
+    /// The decision for `url`, borrowing from the URL and the list — what
+    /// [`Resolver::url_verdict_with`] answers, without allocating (see [`Decision::verdict`]
+    /// for the owned form) — with its candidates found in order of specificity, most specific
+    /// first: `find` offers each [`Spot`] to its argument, which confirms it and names its
+    /// categories (`None`: not confirmed, or filtered out), and stops at the first taken. That
+    /// is the winner of the one decision rule, so the less specific candidates need not be
+    /// found at all. `find` returns the winner, if any.
+    pub fn decide_in_order<'u, 'r>(
         &'r self,
         url: &'u CanonicalUrl,
-        spots: &mut [Spot],
         key: &mut Vec<u8>,
-        extra: &dyn Fn(u64) -> Option<Vec<u16>>,
+        find: impl FnOnce(
+            &mut dyn FnMut(Spot) -> Option<Categories<'r>>,
+        ) -> Option<(Spot, Categories<'r>)>,
     ) -> Decision<'u, 'r> {
-        let host_len = url.host().len();
-        let decided = self.decide_core(
-            url,
-            spots,
-            |s| s.specificity(host_len),
-            |s| s.fingerprint,
-            key,
-            extra,
-        );
-        match decided {
-            None => Decision::default(),
-            Some((at, categories, exception)) => Decision {
-                status: if exception.is_some() {
-                    Status::Allowed
-                } else {
-                    Status::Listed
-                },
-                hit: Some(spots[at].expression(url)),
-                exception,
-                categories: Some(categories),
+        let Some((winner, categories)) = find(&mut |spot: Spot| {
+            let ids = self.confirm(spot.fingerprint, &|_| None)?;
+            self.categorize(ids)
+        }) else {
+            return Decision::default();
+        };
+        let exception = self.exception_at(url, winner.specificity(url.host().len()), key);
+        Decision {
+            status: if exception.is_some() {
+                Status::Allowed
+            } else {
+                Status::Listed
             },
+            hit: Some(winner.expression(url)),
+            exception,
+            categories: Some(categories),
+        }
+    }
+
+    /// The most specific exception of `url` at least as specific as its block entry's
+    /// `specificity`, if the list has exceptions.
+    fn exception_at<'u>(
+        &self,
+        url: &'u CanonicalUrl,
+        specificity: (usize, usize),
+        key: &mut Vec<u8>,
+    ) -> Option<Expression<'u>> {
+        if self.exceptions.is_empty() {
+            None
+        } else {
+            self.exceptions.most_specific(url, specificity, key)
         }
     }
 
@@ -650,12 +665,7 @@ impl Resolver {
             let ids = self.confirm(fingerprint_of(candidate), extra)?;
             Some((at, self.categorize(ids)?))
         })?;
-        let exception = if self.exceptions.is_empty() {
-            None
-        } else {
-            self.exceptions
-                .most_specific(url, specificity_of(&candidates[at]), key)
-        };
+        let exception = self.exception_at(url, specificity_of(&candidates[at]), key);
         Some((at, categories, exception))
     }
 
@@ -800,8 +810,9 @@ impl Spot {
     }
 }
 
-/// A verdict for a URL that borrows from the URL and the list ([`Resolver::decide`]): what a
-/// printer needs, with nothing allocated. Clean when `hit` is `None`.
+/// A verdict for a URL that borrows from the URL and the list
+/// ([`Resolver::decide_in_order`]): what a printer needs, with nothing allocated. Clean when
+/// `hit` is `None`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision<'u, 'r> {
     /// Clean, listed or allowed.

@@ -235,7 +235,10 @@ impl Checker {
         printer::write_json_string(&slot.name, &mut list_field);
         list_field.push(b'}');
         let mut start = 0;
-        for (i, end) in memchr::memchr_iter(b'\n', lines).take(items.len()).enumerate() {
+        for (i, end) in memchr::memchr_iter(b'\n', lines)
+            .take(items.len())
+            .enumerate()
+        {
             let line = &lines[start..end];
             start = end + 1;
             if !ndjson && (after_first || i > 0) {

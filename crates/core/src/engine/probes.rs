@@ -6,6 +6,7 @@ use phishbloom_filter::KeyHash;
 use phishbloom_url::{CanonicalUrl, Expression, HostSuffixes};
 
 use super::gate::{HostGate, Pass};
+use crate::keys::fingerprint;
 use crate::resolve::Spot;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -82,14 +83,50 @@ impl UrlProbes {
     /// and only the others their path prefixes hashed and probed. [`UrlProbes::spot`] names the
     /// probes kept.
     pub fn compute_gated(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) {
-        let host_len = url.host().len();
-        self.suffix_starts.clear();
-        self.suffix_paths.clear();
-        self.suffixes.clear();
         self.path_lens.clear();
         self.paths.clear();
         self.probes.clear();
         self.pairs.clear();
+        let any_paths = self.gate_suffixes(url, gate);
+        // Every path prefix is a prefix of the path and query: their lengths name them.
+        self.path_lens.push(0);
+        self.paths.push(EMPTY_HASH);
+        if any_paths {
+            for prefix in url.path_prefixes() {
+                self.path_lens.push(prefix.len() as u32);
+            }
+            let base = url.path_and_query().as_bytes();
+            if base.len() <= STREAMING_PATH_BYTES {
+                for &len in &self.path_lens[1..] {
+                    self.paths.push(KeyHash::of(&base[..len as usize]));
+                }
+            } else {
+                streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+            }
+        }
+        for (i, (&host, &with_paths)) in self.suffixes.iter().zip(&self.suffix_paths).enumerate() {
+            let paths = if with_paths {
+                &self.paths[..]
+            } else {
+                &self.paths[..1]
+            };
+            for (j, &path) in paths.iter().enumerate() {
+                self.probes.push(host.combine(path));
+                // At most 5 host suffixes and 1 + 64 path prefixes (`phishbloom_url`'s
+                // expression rules): far below 2^16.
+                self.pairs.push((i as u16, j as u16));
+            }
+        }
+    }
+
+    /// Keeps the host suffixes of `url` that `gate` lets through (all without a gate) with
+    /// their hashes, answered as [`UrlProbes::gate_host`] answered before if it did for this
+    /// host and gate; returns whether any has its path prefixes probed.
+    fn gate_suffixes(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) -> bool {
+        let host_len = url.host().len();
+        self.suffix_starts.clear();
+        self.suffix_paths.clear();
+        self.suffixes.clear();
         let mut any_paths = false;
         let mut keep = |start: u32, hash: KeyHash, pass: Pass| {
             let with_paths = match pass {
@@ -120,35 +157,71 @@ impl UrlProbes {
                 keep(start, hash, gate.map_or(Pass::All, |gate| gate.pass(hash)));
             }
         }
-        // Every path prefix is a prefix of the path and query: their lengths name them.
+        any_paths
+    }
+
+    /// Walks the expressions of `url` in order of specificity — the longest host suffix first
+    /// and, within one, the longest path prefix first, its domain expression last — as `gate`
+    /// lets each suffix through (every expression without a gate), hashing a path prefix only
+    /// when it is first needed. Each expression that `probe` says the structure holds is
+    /// offered to `accept` as a [`Spot`]; the walk stops at the first accepted, which is
+    /// returned with what `accept` gave. This is the order of the decision rule
+    /// ([`crate::resolve::Resolver::decide_in_order`]), so a URL's listed entry is found
+    /// without hashing or probing the expressions less specific than it. The probes of
+    /// [`UrlProbes::compute_gated`] are cleared.
+    pub fn first_in_order<T>(
+        &mut self,
+        url: &CanonicalUrl,
+        gate: Option<&HostGate>,
+        mut probe: impl FnMut(KeyHash) -> bool,
+        mut accept: impl FnMut(Spot) -> Option<T>,
+    ) -> Option<(Spot, T)> {
+        self.path_lens.clear();
+        self.paths.clear();
+        self.probes.clear();
+        self.pairs.clear();
+        let base = url.path_and_query().as_bytes();
+        if self.gate_suffixes(url, gate) {
+            self.path_lens
+                .extend(url.path_prefixes().map(|prefix| prefix.len() as u32));
+            // Longest first (prefixes of one string: no two different ones of equal length).
+            self.path_lens.sort_unstable_by(|a, b| b.cmp(a));
+            if base.len() > STREAMING_PATH_BYTES {
+                streamed_prefix_hashes(base, &self.path_lens, &mut self.paths);
+            }
+        }
+        // The domain expression: the shortest path, last.
+        let domain = self.path_lens.len();
         self.path_lens.push(0);
-        self.paths.push(EMPTY_HASH);
-        if any_paths {
-            for prefix in url.path_prefixes() {
-                self.path_lens.push(prefix.len() as u32);
-            }
-            let base = url.path_and_query().as_bytes();
-            if base.len() <= STREAMING_PATH_BYTES {
-                for &len in &self.path_lens[1..] {
-                    self.paths.push(KeyHash::of(&base[..len as usize]));
+        for i in (0..self.suffixes.len()).rev() {
+            let first = if self.suffix_paths[i] { 0 } else { domain };
+            for j in first..=domain {
+                let len = self.path_lens[j];
+                let path = if j == domain {
+                    EMPTY_HASH
+                } else {
+                    // Prefixes are hashed in this order, each once for every suffix.
+                    while self.paths.len() <= j {
+                        let len = self.path_lens[self.paths.len()] as usize;
+                        self.paths.push(KeyHash::of(&base[..len]));
+                    }
+                    self.paths[j]
+                };
+                let hash = self.suffixes[i].combine(path);
+                if !probe(hash) {
+                    continue;
                 }
-            } else {
-                streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+                let spot = Spot {
+                    fingerprint: fingerprint(hash),
+                    host_start: self.suffix_starts[i],
+                    path_len: len,
+                };
+                if let Some(taken) = accept(spot) {
+                    return Some((spot, taken));
+                }
             }
         }
-        for (i, (&host, &with_paths)) in self.suffixes.iter().zip(&self.suffix_paths).enumerate() {
-            let paths = if with_paths {
-                &self.paths[..]
-            } else {
-                &self.paths[..1]
-            };
-            for (j, &path) in paths.iter().enumerate() {
-                self.probes.push(host.combine(path));
-                // At most 5 host suffixes and 1 + 64 path prefixes (`phishbloom_url`'s
-                // expression rules): far below 2^16.
-                self.pairs.push((i as u16, j as u16));
-            }
-        }
+        None
     }
 
     /// The probe hashes, in the order above.

@@ -13,8 +13,6 @@ pub struct Scratch {
     pub(crate) answers: Vec<bool>,
     pub(crate) candidates: Vec<bool>,
     pub(crate) found: Vec<Candidate>,
-    /// A URL's candidates where they lie in it ([`crate::resolve::Spot`]).
-    pub(crate) spots: Vec<crate::resolve::Spot>,
     /// The order of a verdict's category names ([`crate::resolve::Resolver::order_categories`]).
     pub(crate) order: Vec<u16>,
     /// The reason an item is invalid, as text.

@@ -8,6 +8,7 @@ use super::gate::HostGate;
 use super::scratch::{Matcher, Scratch};
 use crate::hits::Candidate;
 use crate::keys::fingerprint;
+use crate::resolve::Spot;
 use crate::structure::Layers;
 
 /// URL entries in the list's structure (a Bloom, cuckoo or counting filter, or layers of one),
@@ -71,24 +72,28 @@ impl UrlFilter {
         }
     }
 
-    /// The candidates of `url` as [`Spot`](crate::resolve::Spot)s, into `scratch.spots`
-    /// (replacing the previous ones): the same candidates as [`Matcher::candidates`], in the
-    /// same order, with nothing allocated once the scratch buffers have grown.
-    pub fn spots(&self, url: &CanonicalUrl, scratch: &mut Scratch) {
-        scratch.url.compute_gated(url, self.gate.as_ref());
-        let probes = scratch.url.hashes();
-        scratch.answers.clear();
-        scratch.spots.clear();
-        if probes.is_empty() {
-            return;
-        }
-        self.layers
-            .contains_hash_batch(probes, &mut scratch.answers);
-        for (index, _) in scratch.answers.iter().enumerate().filter(|(_, &hit)| hit) {
-            if let Some(spot) = scratch.url.spot(index, fingerprint(probes[index])) {
-                scratch.spots.push(spot);
-            }
-        }
+    /// The most specific expression of `url` that the structure holds and `accept` takes
+    /// (confirms), with what `accept` gave: expressions are probed in order of specificity,
+    /// and the walk stops there
+    /// ([`UrlProbes::first_in_order`](super::probes::UrlProbes::first_in_order)). Nothing is allocated once
+    /// the scratch buffers have grown.
+    pub fn first_spot<T>(
+        &self,
+        url: &CanonicalUrl,
+        scratch: &mut Scratch,
+        accept: impl FnMut(Spot) -> Option<T>,
+    ) -> Option<(Spot, T)> {
+        let layers = &self.layers;
+        let single = layers.single_bloom();
+        scratch.url.first_in_order(
+            url,
+            self.gate.as_ref(),
+            |hash| match single {
+                Some(filter) => filter.contains_hash(hash),
+                None => layers.contains_hash(hash),
+            },
+            accept,
+        )
     }
 }
 

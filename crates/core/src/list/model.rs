@@ -124,14 +124,15 @@ impl Blocklist {
         let matcher: &dyn Matcher = match &self.engine {
             Engine::Keys(_) | Engine::Keywords(_) | Engine::Near(_) => return Verdict::default(),
             Engine::Urls(urls) => {
-                let mut spots = std::mem::take(&mut scratch.spots);
-                urls.spots(url, scratch);
-                std::mem::swap(&mut spots, &mut scratch.spots);
+                // Taken out of `scratch` while the walk borrows the rest, then put back.
+                let mut key = std::mem::take(&mut scratch.key);
                 let verdict = self
                     .resolver
-                    .decide(url, &mut spots, &mut scratch.key, &|_| None)
+                    .decide_in_order(url, &mut key, |accept| {
+                        urls.first_spot(url, scratch, accept)
+                    })
                     .verdict(&self.resolver);
-                scratch.spots = spots;
+                scratch.key = key;
                 return verdict;
             }
             Engine::Cabf(cabf) => cabf,
@@ -275,7 +276,7 @@ impl Blocklist {
         };
         // Taken out of `scratch` while it lends each URL, then put back.
         let mut preparer = std::mem::take(&mut scratch.preparer);
-        let mut spots = std::mem::take(&mut scratch.spots);
+        let mut key = std::mem::take(&mut scratch.key);
         let scheme = self.meta.scheme;
         let gated = urls.gate().is_some();
         for item in items {
@@ -300,11 +301,9 @@ impl Blocklist {
             }
             match preparer.query(scheme, item) {
                 Query::Url(url) => {
-                    urls.spots(url, scratch);
-                    std::mem::swap(&mut spots, &mut scratch.spots);
-                    let decision = self
-                        .resolver
-                        .decide(url, &mut spots, &mut scratch.key, &|_| None);
+                    let decision = self.resolver.decide_in_order(url, &mut key, |accept| {
+                        urls.first_spot(url, scratch, accept)
+                    });
                     listed += u64::from(decision.status == Status::Listed);
                     write_decision(
                         shown,
@@ -327,7 +326,7 @@ impl Blocklist {
             }
         }
         scratch.preparer = preparer;
-        scratch.spots = spots;
+        scratch.key = key;
         (lines, listed)
     }
 
