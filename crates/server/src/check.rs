@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use phishbloom_blocklist::check::{text_lines, Answerer, CheckStats, LocalAnswerer};
+use phishbloom_blocklist::check::{text_lines, CheckStats};
 use phishbloom_blocklist::engine::Scratch;
 use phishbloom_blocklist::prepare::{Preparer, Query};
 use phishbloom_blocklist::printer::{self, Output};
@@ -136,10 +136,12 @@ impl Checker {
 
     /// Answers a text batch — one item per line, cut as `phishbloom check` cuts its input
     /// ([`text_lines`]) — with the TSV lines `check` prints for them, through `check`'s own line
-    /// path ([`LocalAnswerer`]), `slice` lines at a time: `piece` gets each slice's answers (never
-    /// empty), so no buffer grows with the batch, and says whether to go on (`false`: the answers
-    /// are no longer wanted). One list answers ([`Checker::one_list`]). The counts are of the
-    /// lines answered.
+    /// path ([`Blocklist::write_checks`](phishbloom_blocklist::Blocklist::write_checks)), `slice`
+    /// lines at a time: `piece` gets each slice's answers (never empty), so no buffer grows with
+    /// the batch, and says whether to go on (`false`: the answers are no longer wanted). One list
+    /// answers ([`Checker::one_list`]), read-locked only while a slice is answered (never while
+    /// a piece waits to be taken, or the text to arrive), as a JSON batch's slices are. The
+    /// counts are of the lines answered.
     pub fn write_text(
         &self,
         text: &[u8],
@@ -159,9 +161,9 @@ impl Checker {
         slice: usize,
         piece: impl FnMut(Vec<u8>) -> bool,
     ) -> Result<CheckStats> {
-        let state = self.one_list()?.read();
         let mut slicer = Slicer {
-            answerer: LocalAnswerer::new(&state.list),
+            served: self.one_list()?,
+            scratch: Scratch::default(),
             slice: slice.max(1),
             out: Vec::new(),
             lines: 0,
@@ -181,19 +183,19 @@ impl Checker {
                 // `whole` ends with a line feed: the carried line ends at its first one.
                 let first = whole.iter().position(|&b| b == b'\n').unwrap_or(last);
                 carry.extend_from_slice(&whole[..=first]);
-                if !slicer.answer(&carry)? {
+                if !slicer.answer(&carry) {
                     return Ok(slicer.stats);
                 }
                 carry.clear();
                 whole = &whole[first + 1..];
             }
-            if !slicer.answer(whole)? {
+            if !slicer.answer(whole) {
                 return Ok(slicer.stats);
             }
             carry.extend_from_slice(rest);
         }
         // A last line without its line feed.
-        if slicer.answer(&carry)? {
+        if slicer.answer(&carry) {
             slicer.flush();
         }
         Ok(slicer.stats)
@@ -291,7 +293,8 @@ pub fn listed(answers: &[Answer]) -> u64 {
 
 /// Answers lines into pieces of `slice` lines' answers for [`Checker::write_text_frames`].
 struct Slicer<'l, P> {
-    answerer: LocalAnswerer<'l>,
+    served: &'l Served,
+    scratch: Scratch,
     slice: usize,
     /// The answers of the piece being filled.
     out: Vec<u8>,
@@ -304,7 +307,7 @@ struct Slicer<'l, P> {
 impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
     /// Answers the lines of `text` ([`text_lines`]); sends each piece as it fills. `false`
     /// once the answers are no longer wanted.
-    fn answer(&mut self, text: &[u8]) -> Result<bool> {
+    fn answer(&mut self, text: &[u8]) -> bool {
         let mut lines = text_lines(text).peekable();
         let mut items: Vec<&[u8]> = Vec::new();
         while lines.peek().is_some() {
@@ -316,15 +319,20 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
                 let length: usize = items.iter().map(|l| l.len() + 1).sum();
                 self.out.reserve(length + length / 2);
             }
-            self.stats += self
-                .answerer
-                .write_answers(&items, Output::Tsv, &mut self.out)?;
+            // The list is read-locked for this slice only.
+            let (lines, listed) = self.served.read().list.write_checks(
+                items.iter().copied(),
+                Output::Tsv,
+                &mut self.scratch,
+                &mut self.out,
+            );
+            self.stats += CheckStats { lines, listed };
             self.lines += items.len();
             if self.lines == self.slice && !self.flush() {
-                return Ok(false);
+                return false;
             }
         }
-        Ok(true)
+        true
     }
 
     /// Sends the piece being filled, if it holds any answer; whether to go on.

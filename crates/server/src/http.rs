@@ -600,7 +600,8 @@ fn pieces_response(pieces: Vec<Bytes>, content_type: &'static str) -> Response {
     response
 }
 
-/// The caps of a `POST /v1/check` text batch, checked as its body arrives: its lines, cut as
+/// The caps of a `POST /v1/check` text batch, checked as its body arrives (a line's length
+/// as soon as it is over, the count once the body is in): its lines, cut as
 /// `phishbloom check` cuts its input ([`text_lines`]: each `\n` ends one, and text after the
 /// last is one more), are counted and measured (without a `\r` before the `\n`, as an NDJSON
 /// line is); what they hold is answered as it is. More than `max_batch` lines, or one longer
@@ -628,6 +629,11 @@ impl TextCaps {
             start = end + 1;
         }
         self.extend(&bytes[start..]);
+        // A line already too long for its `\r` to bring it within the cap is refused before
+        // it ends (it is not held or answered meanwhile).
+        if self.current > max_line.saturating_add(1) {
+            return Err(line_too_long(self.lines + 1, max_line));
+        }
         Ok(())
     }
 
@@ -668,16 +674,18 @@ impl TextCaps {
         let length = self.current - usize::from(self.cr);
         (self.current, self.cr) = (0, false);
         if length > max_line {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "line {} is longer than {max_line} bytes: no URL is that long",
-                    self.lines
-                ),
-            ));
+            return Err(line_too_long(self.lines, max_line));
         }
         Ok(())
     }
+}
+
+/// The 413 of line `number` of a text batch, longer than `max_line` bytes.
+fn line_too_long(number: usize, max_line: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("line {number} is longer than {max_line} bytes: no URL is that long"),
+    )
 }
 
 /// `POST /v1/check` with a `text/plain` body: answered with `check`'s TSV lines
@@ -755,12 +763,14 @@ async fn check_text(
         Err(_) => return Err(body_late(&shared)),
         Ok(read) => read?,
     }
-    // The whole text is sent: the answerer ends with its last line.
-    drop(frames_tx);
+    // A refusal returns with `rx` dropped before `frames_tx` (locals drop in reverse order),
+    // so the answerer, released, finds no one to take its last answers or its end mark.
     if let Some(error) = refused {
         return Err(error);
     }
     caps.finish(max_batch, max_line)?;
+    // The whole text is in and within the caps: the answerer ends with its last line.
+    drop(frames_tx);
     Ok(streamed_response(rx, TSV))
 }
 
@@ -1321,6 +1331,11 @@ mod tests {
             let long = verdict(&frames, 10, 3).unwrap_err();
             assert!(long.contains("line 2 is longer than 3 bytes"), "{long}");
         }
+        // A line past its cap (and a `\r`) is refused before it ends, named by its number.
+        let mut caps = TextCaps::default();
+        caps.feed(b"a\nbbbb", 3).unwrap();
+        let early = caps.feed(b"b", 3).unwrap_err().message;
+        assert!(early.contains("line 2 is longer than 3 bytes"), "{early}");
         assert_eq!(verdict(&[b"", b"\n"], 1, 0), Ok(()));
         assert_eq!(verdict(&[b""], 0, 0), Ok(()));
         assert!(verdict(&[b"a\nb"], 1, 5).is_err());

@@ -101,11 +101,11 @@ pub(crate) fn canonicalize_fast(
 /// never "no host".
 ///
 /// The host is the one [`crate::canonicalize`] gives (and the input is a valid URL) when:
-/// - no byte up to the host's end is special ([`is_special`]: dropped, trimmed, escaped,
+/// - no byte up to the host's end is special (dropped, trimmed, escaped,
 ///   unescaped or a fragment) — the rules change nothing before the first special byte, and an
 ///   escape is only ever decoded from its `%` forward;
 /// - the scheme, if any, is `scheme://`, and the host is plain as the fast path reads it
-///   ([`plain_host`]: no user info, port, brackets, stray dots or IPv4 spelling) and lowercase;
+///   (no user info, port, brackets, stray dots or IPv4 spelling) and lowercase;
 /// - it ends at `/` or `?` before the first special byte, or at the end of the input.
 ///
 /// Whatever follows the host (a path with escapes, dot segments, a fragment) cannot move its

@@ -61,14 +61,14 @@ fn mask(bytes: &[u8; BLOCK], nexts: &[u8; BLOCK], hit: impl Fn(u8, u8) -> bool) 
 
 /// The top bit of each byte of `flags`, byte `i` as bit `i`: SSE2's `pmovmskb`, one
 /// instruction (a loop over the bytes costs more than the whole window test).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 #[allow(unsafe_code)]
 fn pack(flags: [u8; BLOCK]) -> u32 {
     use std::arch::x86_64::{__m128i, _mm_movemask_epi8};
-    // SAFETY: SSE2 is part of the x86-64 baseline — every x86-64 processor has it and the
-    // compiler emits SSE2 for this target unasked — so the intrinsic's required feature is
-    // present; `[u8; 16]` and `__m128i` have the same size (16 bytes) and every bit pattern is
+    // SAFETY: this is compiled only where SSE2 is enabled (`target_feature = "sse2"`, part of
+    // the x86-64 baseline: every x86-64 processor has it), so the intrinsic's required feature
+    // is present; `[u8; 16]` and `__m128i` have the same size (16 bytes) and every bit pattern is
     // a valid value of both.
     let packed = unsafe { _mm_movemask_epi8(std::mem::transmute::<[u8; BLOCK], __m128i>(flags)) };
     // `pmovmskb` sets only the low 16 bits: the value is non-negative.
@@ -76,14 +76,14 @@ fn pack(flags: [u8; BLOCK]) -> u32 {
 }
 
 /// The top bit of each byte of `flags`, byte `i` as bit `i` (other targets).
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
 fn pack(flags: [u8; BLOCK]) -> u32 {
     pack_bytes(flags)
 }
 
 /// [`pack`] a byte at a time: other targets' `pack`, and the reference of its test.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 #[inline(always)]
 fn pack_bytes(flags: [u8; BLOCK]) -> u32 {
     flags

@@ -35,8 +35,9 @@ pub struct UrlProbes {
     /// The (suffix, path prefix) indices of each probe.
     pairs: Vec<(u16, u16)>,
     /// A host whose suffixes were hashed and passed through the gate before its URL was
-    /// canonicalized ([`UrlProbes::gate_host`]), kept for the next [`UrlProbes::compute_gated`]
-    /// of a URL with this host through the same gate (empty: none).
+    /// canonicalized ([`UrlProbes::gate_host`]), kept for the next walk
+    /// ([`UrlProbes::first_in_order`], [`UrlProbes::compute_gated`]) of a URL with this host
+    /// through the same gate (empty: none).
     gated_host: Vec<u8>,
     /// The address of the gate that answered for `gated_host`: answers are reused only for the
     /// gate that gave them (a scratch may serve several lists).
@@ -55,8 +56,9 @@ impl UrlProbes {
     /// Hashes each suffix of `host` — a URL's canonical host, known before its URL is
     /// canonicalized ([`phishbloom_url::written_host`]; never an IP address) — and asks `gate`
     /// about it; returns whether the gate lets none through (the URL has no candidate). The
-    /// answers are kept for the next [`UrlProbes::compute_gated`] of a URL with this host, which
-    /// then neither hashes nor asks again.
+    /// answers are kept for the next walk ([`UrlProbes::first_in_order`],
+    /// [`UrlProbes::compute_gated`]) of a URL with this host, which then neither hashes nor asks
+    /// again.
     pub fn gate_host(&mut self, host: &str, gate: &HostGate) -> bool {
         self.gated.clear();
         let mut nothing = true;

@@ -64,7 +64,7 @@ impl UrlFilter {
     /// no suffix of `host` is an entry's host, so the URL is clean without canonicalizing or
     /// hashing the rest (most URLs checked are on no listed host). `false` without a gate.
     /// Otherwise the suffixes' hashes and the gate's answers stay in `scratch` for
-    /// [`UrlFilter::spots`] of that URL.
+    /// [`UrlFilter::first_spot`] of that URL.
     pub fn rules_out_host(&self, host: &str, scratch: &mut Scratch) -> bool {
         match &self.gate {
             Some(gate) => scratch.url.gate_host(host, gate),
