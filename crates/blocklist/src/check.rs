@@ -104,6 +104,19 @@ pub trait Answerer: Send {
         }
         Ok(stats)
     }
+
+    /// [`Answerer::write_answers`] of the lines of `text` ([`text_lines`]). By default the
+    /// lines are gathered first; an answerer whose line path takes them one at a time (a list
+    /// in memory) overrides it.
+    fn write_text_answers(
+        &mut self,
+        text: &[u8],
+        output: Output,
+        out: &mut Vec<u8>,
+    ) -> Result<CheckStats, Self::Error> {
+        let lines: Vec<&[u8]> = text_lines(text).collect();
+        self.write_answers(&lines, output, out)
+    }
 }
 
 /// A blocklist in memory answering on one thread.
@@ -139,6 +152,18 @@ impl Answerer for LocalAnswerer<'_> {
         let (lines, listed) =
             self.list
                 .write_checks(items.iter().copied(), output, &mut self.scratch, out);
+        Ok(CheckStats { lines, listed })
+    }
+
+    fn write_text_answers(
+        &mut self,
+        text: &[u8],
+        output: Output,
+        out: &mut Vec<u8>,
+    ) -> Result<CheckStats> {
+        let (lines, listed) =
+            self.list
+                .write_checks(text_lines(text), output, &mut self.scratch, out);
         Ok(CheckStats { lines, listed })
     }
 }
@@ -292,7 +317,7 @@ fn work<A: Answerer>(
         let answered = if chunk.bytes.is_empty() {
             Ok(CheckStats::default())
         } else {
-            answer_with(&mut answerer, text_lines(&chunk.bytes), format, &mut text)
+            answerer.write_text_answers(&chunk.bytes, format, &mut text)
         };
         let failed = answered.is_err();
         let answers = Answers {

@@ -383,6 +383,9 @@ impl Exceptions {
 pub struct Resolver {
     verification: Option<Verification>,
     categories: Vec<Category>,
+    /// The place of each category's name in name order (by id), so that a verdict's names are
+    /// ordered without comparing strings ([`Resolver::order_categories`]).
+    name_rank: Vec<u16>,
     exceptions: Exceptions,
     filter: Option<Vec<u16>>,
 }
@@ -394,11 +397,26 @@ impl Resolver {
         verification: Option<Verification>,
         exceptions: Exceptions,
     ) -> Self {
-        Resolver {
+        let mut resolver = Resolver {
             verification,
             categories,
+            name_rank: Vec::new(),
             exceptions,
             filter: None,
+        };
+        resolver.rank_names();
+        resolver
+    }
+
+    /// Ranks the categories' names (after they changed): `name_rank[id]` is the place of
+    /// category `id`'s name among all, in byte order.
+    fn rank_names(&mut self) {
+        let mut ids: Vec<usize> = (0..self.categories.len()).collect();
+        ids.sort_by(|&a, &b| self.categories[a].name.cmp(&self.categories[b].name));
+        self.name_rank = vec![0; ids.len()];
+        for (place, id) in ids.into_iter().enumerate() {
+            // At most MAX_CATEGORIES (2^16 - 1) categories: every place fits in a u16.
+            self.name_rank[id] = place as u16;
         }
     }
 
@@ -426,6 +444,7 @@ impl Resolver {
                     name: name.to_string(),
                     entries: 0,
                 });
+                self.rank_names();
                 (self.categories.len() - 1) as u16
             }
         }
@@ -538,14 +557,9 @@ impl Resolver {
                 .ids(self.categories.len())
                 .filter(|&id| (id as usize) < self.categories.len()),
         );
-        // Names sort as the ids do when sorted by name (equal names are equal strings); one
-        // name needs no sort.
+        // Names sort as their ranks do (names are distinct); one name needs no sort.
         if order.len() > 1 {
-            order.sort_unstable_by(|&a, &b| {
-                self.categories[a as usize]
-                    .name
-                    .cmp(&self.categories[b as usize].name)
-            });
+            order.sort_unstable_by_key(|&id| self.name_rank.get(id as usize).copied());
         }
     }
 
@@ -855,6 +869,28 @@ mod tests {
             host: host.into(),
             path: path.into(),
         }
+    }
+
+    /// Category names are ordered by their ranks as `category_names` orders the strings,
+    /// for categories given out of order and for one added later.
+    #[test]
+    fn categories_are_named_in_name_order() {
+        let mut resolver = Resolver::new(
+            categories(&["zeta", "alpha", "mid"]),
+            None,
+            Exceptions::default(),
+        );
+        let late = resolver.category_id("beta");
+        let ids = [0u16, 1, 2, late];
+        let named = Categories {
+            named: Named::Ids(Cow::Borrowed(&ids)),
+            exact: true,
+        };
+        let mut order = Vec::new();
+        resolver.order_categories(&named, &mut order);
+        let ordered: Vec<&str> = order.iter().map(|&id| resolver.category_name(id)).collect();
+        assert_eq!(ordered, ["alpha", "beta", "mid", "zeta"]);
+        assert_eq!(resolver.category_names(&named), ordered);
     }
 
     fn categories(names: &[&str]) -> Vec<Category> {
