@@ -360,13 +360,17 @@ impl Exceptions {
         self.keys.is_empty()
     }
 
-    /// The most specific exception that matches `url`, at least as specific as `floor`.
+    /// The most specific exception that matches `url`, at least as specific as `floor` (none
+    /// without exceptions, at no cost).
     fn most_specific<'u>(
         &self,
         url: &'u CanonicalUrl,
         floor: (usize, usize),
         key: &mut Vec<u8>,
     ) -> Option<Expression<'u>> {
+        if self.is_empty() {
+            return None;
+        }
         url.expressions()
             .filter(|e| specificity(*e) >= floor)
             .filter(|e| {
@@ -630,7 +634,9 @@ impl Resolver {
         }) else {
             return Decision::default();
         };
-        let exception = self.exception_at(url, winner.specificity(url.host().len()), key);
+        let exception =
+            self.exceptions
+                .most_specific(url, winner.specificity(url.host().len()), key);
         Decision {
             status: if exception.is_some() {
                 Status::Allowed
@@ -640,21 +646,6 @@ impl Resolver {
             hit: Some(winner.expression(url)),
             exception,
             categories: Some(categories),
-        }
-    }
-
-    /// The most specific exception of `url` at least as specific as its block entry's
-    /// `specificity`, if the list has exceptions.
-    fn exception_at<'u>(
-        &self,
-        url: &'u CanonicalUrl,
-        specificity: (usize, usize),
-        key: &mut Vec<u8>,
-    ) -> Option<Expression<'u>> {
-        if self.exceptions.is_empty() {
-            None
-        } else {
-            self.exceptions.most_specific(url, specificity, key)
         }
     }
 
@@ -679,7 +670,9 @@ impl Resolver {
             let ids = self.confirm(fingerprint_of(candidate), extra)?;
             Some((at, self.categorize(ids)?))
         })?;
-        let exception = self.exception_at(url, specificity_of(&candidates[at]), key);
+        let exception = self
+            .exceptions
+            .most_specific(url, specificity_of(&candidates[at]), key);
         Some((at, categories, exception))
     }
 
