@@ -255,7 +255,14 @@ impl Blocklist {
                             !layers.patches().is_empty() || !layers.static_patches().is_empty();
                         let gate = match patched {
                             true => None,
-                            false => read_gate(path, source, &directory)?,
+                            false => read_gate(
+                                path,
+                                source,
+                                &directory,
+                                tag::HOST_GATE,
+                                "host gate",
+                                HostGate::from_filter,
+                            )?,
                         };
                         Engine::Urls(UrlFilter::new(layers, gate))
                     }
@@ -272,8 +279,16 @@ impl Blocklist {
                             Error::invalid(path, "keyword list", "not one Bloom filter")
                         })?;
                         Engine::Keywords(
-                            KeywordEngine::read(path, source, &directory, filter)?
-                                .with_gate(read_phrase_gate(path, source, &directory)?),
+                            KeywordEngine::read(path, source, &directory, filter)?.with_gate(
+                                read_gate(
+                                    path,
+                                    source,
+                                    &directory,
+                                    tag::PHRASE_GATE,
+                                    "phrase gate",
+                                    PhraseGate::from_filter,
+                                )?,
+                            ),
                         )
                     }
                 }
@@ -351,39 +366,23 @@ impl Blocklist {
     }
 }
 
-/// The host gate of a list of URL entries, if the file has one: a blocked Bloom filter section
-/// under [`tag::HOST_GATE`].
-fn read_gate(path: &Path, source: &dyn Source, directory: &Directory) -> Result<Option<HostGate>> {
-    read_gate_filter(path, source, directory, tag::HOST_GATE, "host gate")
-        .map(|filter| filter.map(HostGate::from_filter))
-}
-
-/// The phrase gate of a keyword list, if the file has one: a blocked Bloom filter section under
-/// [`tag::PHRASE_GATE`].
-fn read_phrase_gate(
-    path: &Path,
-    source: &dyn Source,
-    directory: &Directory,
-) -> Result<Option<PhraseGate>> {
-    read_gate_filter(path, source, directory, tag::PHRASE_GATE, "phrase gate")
-        .map(|filter| filter.map(PhraseGate::from_filter))
-}
-
-/// The filter of an optional gate section under `tag` (`what` names it in errors), which must be
-/// a blocked filter hashed with xxh3.
-fn read_gate_filter(
+/// The gate under `tag` (a list of URL entries' host gate, [`tag::HOST_GATE`], or a keyword
+/// list's phrase gate, [`tag::PHRASE_GATE`]; `what` names it in errors), if the file has one:
+/// a blocked filter hashed with xxh3, wrapped by `gate`.
+fn read_gate<G>(
     path: &Path,
     source: &dyn Source,
     directory: &Directory,
     tag: u16,
     what: &'static str,
-) -> Result<Option<BlockedBloomFilter>> {
+    gate: fn(BlockedBloomFilter) -> G,
+) -> Result<Option<G>> {
     let Some(entry) = directory.find(tag, 0) else {
         return Ok(None);
     };
     match sections::read_filter(path, source, entry)? {
         AnyFilter::Blocked(filter) if filter.params().strategy == HashStrategy::Xxh3 => {
-            Ok(Some(filter))
+            Ok(Some(gate(filter)))
         }
         other => {
             let params = other.params();
