@@ -128,11 +128,18 @@ pub struct HostSuffixes<'a> {
     /// the next suffix extends by one label; `None` when the full host is next (an IP or
     /// single-label host, or the cap reached).
     dot: Option<usize>,
+    /// The dots before `dot`, bit `i` for byte `i`, when the host fits one mask
+    /// ([`DOT_MASK_BYTES`]); longer hosts search back from `dot` instead.
+    dots_before: Option<u64>,
     /// Labels after `dot`.
     labels: usize,
     /// Whether the full host was yielded: the end.
     done: bool,
 }
+
+/// Hosts of at most this many bytes (nearly all) have their dots found at once, as one 64-bit
+/// mask ([`crate::scan::each_mask`]); each suffix is then the mask's highest remaining bit.
+const DOT_MASK_BYTES: usize = 64;
 
 impl<'a> HostSuffixes<'a> {
     /// The suffixes of a canonical `host` ([`CanonicalUrl::host`]; an IP address, `is_ip`, has
@@ -140,18 +147,34 @@ impl<'a> HostSuffixes<'a> {
     /// whole URL (such as [`crate::written_host`]'s).
     #[inline]
     pub fn of_host(host: &'a str, is_ip: bool) -> Self {
+        let (dot, dots_before) = if is_ip {
+            (None, None)
+        } else if host.len() <= DOT_MASK_BYTES {
+            let mut dots = 0;
+            crate::scan::each_mask(host.as_bytes(), b'.', |_, mask| {
+                dots = mask;
+                false
+            });
+            let last = highest_bit(dots);
+            (last, Some(last.map_or(0, |last| dots ^ (1 << last))))
+        } else {
+            // The top-level label is short: found from the end in a few bytes.
+            (host.bytes().rposition(|b| b == b'.'), None)
+        };
         HostSuffixes {
             host,
-            // The top-level label is short: found from the end in a few bytes.
-            dot: if is_ip {
-                None
-            } else {
-                host.bytes().rposition(|b| b == b'.')
-            },
+            dot,
+            dots_before,
             labels: 1,
             done: false,
         }
     }
+}
+
+/// The index of the highest set bit of `mask`, if any.
+#[inline(always)]
+fn highest_bit(mask: u64) -> Option<usize> {
+    (mask != 0).then(|| 63 - mask.leading_zeros() as usize)
 }
 
 impl<'a> Iterator for HostSuffixes<'a> {
@@ -165,7 +188,11 @@ impl<'a> Iterator for HostSuffixes<'a> {
         if let Some(dot) = self.dot.filter(|_| self.labels < MAX_HOST_SUFFIX_LABELS) {
             // One label more: from the dot before `dot`, if there is one.
             self.labels += 1;
-            if let Some(before) = self.host.as_bytes()[..dot].iter().rposition(|&b| b == b'.') {
+            let before = match &mut self.dots_before {
+                Some(dots) => highest_bit(*dots).inspect(|&before| *dots ^= 1 << before),
+                None => self.host.as_bytes()[..dot].iter().rposition(|&b| b == b'.'),
+            };
+            if let Some(before) = before {
                 self.dot = Some(before);
                 return Some(&self.host[before + 1..]);
             }
@@ -267,6 +294,45 @@ impl CanonicalUrl {
             search_from: 0,
             depth: 0,
         }
+    }
+
+    /// The lengths of the [`CanonicalUrl::path_prefixes`] (each a prefix of
+    /// [`CanonicalUrl::path_and_query`]), longest first, into `out` (replaced): the order in
+    /// which a walk by specificity probes them, found without the iterator's byte-by-byte search
+    /// (the slashes of 64 bytes at once, [`crate::scan::each_mask`]).
+    pub fn path_prefix_lengths(&self, out: &mut Vec<u32>) {
+        out.clear();
+        let base = self.path_and_query().as_bytes();
+        let full_len = self.path_without_trailing_slash().len();
+        // Paths are at most a line long, far below 4 GiB (lines are capped).
+        if self.query().is_some() {
+            out.push(base.len() as u32);
+        }
+        out.push(full_len as u32);
+        if full_len <= 1 {
+            return;
+        }
+        // The directory prefixes: the path up to each slash after the first byte (the first
+        // `MAX_ENTRY_PATH_DEPTH`), found shortest first and reversed.
+        let dirs = out.len();
+        let mut depth = 0;
+        crate::scan::each_mask(&base[..full_len], b'/', |piece, mut slashes| {
+            if piece == 0 {
+                // Byte 0 is the leading `/`: the prefix `/` itself, pushed last.
+                slashes &= !1;
+            }
+            while slashes != 0 {
+                if depth == MAX_ENTRY_PATH_DEPTH {
+                    return false;
+                }
+                depth += 1;
+                out.push((64 * piece + slashes.trailing_zeros() as usize) as u32);
+                slashes &= slashes - 1;
+            }
+            true
+        });
+        out[dirs..].reverse();
+        out.push(1);
     }
 
     /// All lookup expressions: domain and URL expressions for each host suffix.
@@ -436,5 +502,61 @@ mod tests {
         let u = url(&huge);
         assert_eq!(u.expression_count(), MAX_HOST_SUFFIXES * (1 + 63));
         assert_eq!(u.expressions().count(), u.expression_count());
+    }
+
+    /// The suffixes as the search from each dot back finds them (what hosts longer than one
+    /// dot mask get): the reference of the masked walk.
+    fn suffixes_by_search(host: &str) -> Vec<&str> {
+        let suffixes = HostSuffixes {
+            host,
+            dot: host.bytes().rposition(|b| b == b'.'),
+            dots_before: None,
+            labels: 1,
+            done: false,
+        };
+        suffixes.collect()
+    }
+
+    proptest::proptest! {
+        /// Hosts of up to one mask's length (and longer ones, which search) give the suffixes
+        /// the search gives: dots anywhere, in a row, first or last.
+        #[test]
+        fn masked_suffixes_are_the_searched_ones(
+            host in proptest::collection::vec(proptest::sample::select(vec!['a', 'b', '.']), 1..90)
+        ) {
+            let host: String = host.into_iter().collect();
+            let masked: Vec<&str> = HostSuffixes::of_host(&host, false).collect();
+            proptest::prop_assert_eq!(masked, suffixes_by_search(&host));
+        }
+
+        /// The lengths, longest first, are those of the prefixes the iterator yields.
+        #[test]
+        fn prefix_lengths_are_the_prefixes_longest_first(
+            path in proptest::collection::vec(proptest::sample::select(vec!["a", "/", "b/", "?", "x.y"]), 0..80)
+        ) {
+            let u = url(&format!("http://evil.com/{}", path.concat()));
+            let mut expected: Vec<u32> = u.path_prefixes().map(|p| p.len() as u32).collect();
+            expected.sort_unstable_by(|a, b| b.cmp(a));
+            let mut lengths = vec![7];
+            u.path_prefix_lengths(&mut lengths);
+            proptest::prop_assert_eq!(lengths, expected);
+        }
+    }
+
+    #[test]
+    fn prefix_lengths_of_deep_paths_stop_at_the_cap() {
+        let path: String = (0..200).map(|i| format!("/s{i}")).collect();
+        let u = url(&format!("evil.com{path}?q"));
+        let mut expected: Vec<u32> = u.path_prefixes().map(|p| p.len() as u32).collect();
+        expected.sort_unstable_by(|a, b| b.cmp(a));
+        let mut lengths = Vec::new();
+        u.path_prefix_lengths(&mut lengths);
+        assert_eq!(lengths.len(), MAX_PATH_PREFIXES);
+        assert_eq!(lengths, expected);
+        let long_host = format!("{}evil.com", "label.".repeat(20));
+        assert_eq!(
+            HostSuffixes::of_host(&long_host, false).collect::<Vec<_>>(),
+            suffixes_by_search(&long_host)
+        );
     }
 }

@@ -47,6 +47,55 @@ pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
     hit(s[len - 1], 0).then_some(len - 1)
 }
 
+/// The positions of `byte` in `s`, as one bit per byte: bit `i` of word `w` is set where
+/// `s[64 * w + i] == byte`, for every 64-byte piece of `s` in order (`visit(w, mask)`; the last
+/// piece may be shorter). Stops early when `visit` returns `false`.
+///
+/// Each piece is tested [`BLOCK`] bytes at a time, the last window of a piece overlapping the
+/// one before (its bits are the same bytes' bits again), so there is no byte-by-byte tail; a
+/// piece shorter than one window is copied into one first.
+#[inline(always)]
+pub fn each_mask(s: &[u8], byte: u8, mut visit: impl FnMut(usize, u64) -> bool) {
+    for (w, piece) in s.chunks(64).enumerate() {
+        if !visit(w, piece_mask(piece, byte)) {
+            return;
+        }
+    }
+}
+
+/// [`each_mask`]'s mask of one piece of at most 64 bytes.
+#[inline(always)]
+fn piece_mask(piece: &[u8], byte: u8) -> u64 {
+    let len = piece.len();
+    let eq = |window: &[u8; BLOCK]| {
+        let mut flags = [0u8; BLOCK];
+        for (flag, &b) in flags.iter_mut().zip(window) {
+            *flag = u8::from(b == byte).wrapping_neg();
+        }
+        u64::from(pack(flags))
+    };
+    if len < BLOCK {
+        let mut padded = [0u8; BLOCK];
+        padded[..len].copy_from_slice(piece);
+        // Hits on the padding are not counted (`len` < 16 < 64 bits).
+        return eq(&padded) & ((1u64 << len) - 1);
+    }
+    let mut mask = 0;
+    let mut at = 0;
+    while at + BLOCK <= len {
+        // In range: `at + BLOCK <= len`.
+        let window = piece[at..].first_chunk().expect("a whole window is left");
+        mask |= eq(window) << at;
+        at += BLOCK;
+    }
+    if at < len {
+        // The last `BLOCK` bytes (`len` >= `BLOCK`), overlapping the window before.
+        let window = piece.last_chunk().expect("the piece has a whole window");
+        mask |= eq(window) << (len - BLOCK);
+    }
+    mask
+}
+
 /// Bit `i` set where `hit(bytes[i], nexts[i])` (`nexts[i]` is the byte after `bytes[i]`): the
 /// flags are computed for the whole window at once, as 0x00 or 0xFF bytes, then packed one bit
 /// per byte.
@@ -135,6 +184,20 @@ mod tests {
         #[test]
         fn pack_reads_the_top_bit_of_each_byte(flags in prop::array::uniform16(any::<u8>())) {
             prop_assert_eq!(pack(flags), pack_bytes(flags));
+        }
+
+        #[test]
+        fn each_mask_marks_every_byte_equal(s in prop::collection::vec(prop::sample::select(vec![b'a', b'.', b'/', 0]), 0..200), byte in prop::sample::select(vec![b'.', b'/', 0])) {
+            let mut fast = Vec::new();
+            each_mask(&s, byte, |w, mut mask| {
+                while mask != 0 {
+                    fast.push(64 * w + mask.trailing_zeros() as usize);
+                    mask &= mask - 1;
+                }
+                true
+            });
+            let slow: Vec<usize> = (0..s.len()).filter(|&i| s[i] == byte).collect();
+            prop_assert_eq!(fast, slow);
         }
 
         #[test]

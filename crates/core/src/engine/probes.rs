@@ -184,10 +184,7 @@ impl UrlProbes {
         self.pairs.clear();
         let base = url.path_and_query().as_bytes();
         if self.gate_suffixes(url, gate) {
-            self.path_lens
-                .extend(url.path_prefixes().map(|prefix| prefix.len() as u32));
-            // Longest first (prefixes of one string: no two different ones of equal length).
-            self.path_lens.sort_unstable_by(|a, b| b.cmp(a));
+            url.path_prefix_lengths(&mut self.path_lens);
             if base.len() > STREAMING_PATH_BYTES {
                 streamed_prefix_hashes(base, &self.path_lens, &mut self.paths);
             }
