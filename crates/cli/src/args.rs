@@ -401,7 +401,7 @@ pub struct BuildArgs {
     #[arg(long)]
     pub verify: bool,
     /// URL entries: leave out the host gate, a small filter of the entries' hosts (about
-    /// 8.5 bits per host) that spares `check` the lookups of every other host suffix. Without
+    /// 10 bits per host) that spares `check` the lookups of every other host suffix. Without
     /// it every lookup of a URL is hashed and probed: smaller, slower.
     #[arg(long)]
     pub no_host_gate: bool,

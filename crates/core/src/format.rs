@@ -95,11 +95,14 @@ pub mod tag {
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
     /// A list of URL entries' host gate: a blocked Bloom filter of its entries' hosts
-    /// ([`crate::engine::gate::HostGate`]), optional.
+    /// ([`crate::engine::gate::HostGate`]), optional; written before [`SPLIT_HOST_GATE`].
     pub const HOST_GATE: u16 = 0x8000;
     /// A keyword list's phrase gate: a blocked Bloom filter of its keywords' two-token
     /// prefixes ([`crate::keywords::gate::PhraseGate`]), optional.
     pub const PHRASE_GATE: u16 = 0x8001;
+    /// A list of URL entries' host gate in the split-block layout (what this version writes;
+    /// [`HOST_GATE`] is the blocked one files written before hold), optional.
+    pub const SPLIT_HOST_GATE: u16 = 0x8002;
 }
 
 pub use tag::OPTIONAL_TAGS;
@@ -123,7 +126,8 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::KEYWORD_INDEX => "keyword index",
         tag::NEAR_TABLES => "near tables",
         tag::NEAR_DOCS => "near documents",
-        tag::HOST_GATE => "host gate",
+        // Two layouts of one thing: `info` shows the layout on the gate's own line.
+        tag::HOST_GATE | tag::SPLIT_HOST_GATE => "host gate",
         tag::PHRASE_GATE => "phrase gate",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",

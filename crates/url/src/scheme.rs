@@ -24,11 +24,21 @@ pub(crate) fn split_scheme(s: &[u8]) -> (Option<&[u8]>, &[u8]) {
             return (Some(&s[.."http".len() + secure]), rest);
         }
     }
-    let n = find(s, |b, _| !is_scheme_byte(b)).unwrap_or(s.len());
-    if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
-        (Some(&s[..n]), &s[n + 3..])
-    } else {
-        (None, s)
+    // A scheme ends at the first byte that is not a scheme byte, which must be the `:` of
+    // `://`. `/` is not a scheme byte, so that `:` is the first `:` or `/` of the input, and
+    // every byte before it is a scheme byte. Looking for `:` and `/` first (two tests a byte)
+    // rather than for the first non-scheme byte (six) is the cheaper scan of a host without a
+    // scheme, which has only scheme bytes up to its first `/`.
+    match find(s, |b, _| (b == b':') | (b == b'/')) {
+        Some(n)
+            if n > 0
+                && s[0].is_ascii_alphabetic()
+                && s[n..].starts_with(b"://")
+                && s[..n].iter().all(|&b| is_scheme_byte(b)) =>
+        {
+            (Some(&s[..n]), &s[n + 3..])
+        }
+        _ => (None, s),
     }
 }
 
@@ -75,6 +85,26 @@ mod tests {
             "a.com/x://y",
         ] {
             assert_eq!(split(plain), (None, plain.to_owned()), "{plain}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The split is the rule's: the scheme is everything before the first byte that is not
+        /// a scheme byte, when that byte starts `://` and the scheme starts with a letter.
+        #[test]
+        fn the_split_is_the_first_non_scheme_byte_rule(
+            head in "[hA1+.\\-]{0,6}",
+            slashes in proptest::sample::select(vec!["", "://", ":/", ":", "/"]),
+            tail in proptest::collection::vec(proptest::sample::select(b"hA1+.-:/?% @".to_vec()), 0..24)
+        ) {
+            let s = [head.as_bytes(), slashes.as_bytes(), &tail].concat();
+            let n = s.iter().position(|&b| !is_scheme_byte(b)).unwrap_or(s.len());
+            let want = if n > 0 && s[0].is_ascii_alphabetic() && s[n..].starts_with(b"://") {
+                (Some(&s[..n]), &s[n + 3..])
+            } else {
+                (None, &s[..])
+            };
+            proptest::prop_assert_eq!(split_scheme(&s), want);
         }
     }
 }

@@ -25,8 +25,9 @@ const STREAMING_PATH_BYTES: usize = 1024;
 pub struct UrlProbes {
     /// Start of each host suffix kept in the host.
     suffix_starts: Vec<u32>,
-    /// Whether each suffix kept has its path prefixes probed (else only its domain key).
-    suffix_paths: Vec<bool>,
+    /// What the gate let through of each suffix kept (never [`Pass::Nothing`]): only its domain
+    /// key, every path prefix, or each path prefix whose length the gate holds for it.
+    suffix_pass: Vec<Pass>,
     /// Length of each path prefix in the path and query (`0` first: the domain key).
     path_lens: Vec<u32>,
     suffixes: Vec<KeyHash>,
@@ -106,13 +107,18 @@ impl UrlProbes {
                 streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
             }
         }
-        for (i, (&host, &with_paths)) in self.suffixes.iter().zip(&self.suffix_paths).enumerate() {
-            let paths = if with_paths {
-                &self.paths[..]
-            } else {
+        for (i, (&host, &pass)) in self.suffixes.iter().zip(&self.suffix_pass).enumerate() {
+            let paths = if pass == Pass::Domain {
                 &self.paths[..1]
+            } else {
+                &self.paths[..]
             };
+            let by_length = gate.filter(|_| pass == Pass::ByLength);
             for (j, &path) in paths.iter().enumerate() {
+                if j > 0 && by_length.is_some_and(|gate| !gate.passes_path(host, self.path_lens[j]))
+                {
+                    continue;
+                }
                 self.probes.push(host.combine(path));
                 // At most 5 host suffixes and 1 + 64 path prefixes (`phishbloom_url`'s
                 // expression rules): far below 2^16.
@@ -127,18 +133,18 @@ impl UrlProbes {
     fn gate_suffixes(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) -> bool {
         let host_len = url.host().len();
         self.suffix_starts.clear();
-        self.suffix_paths.clear();
+        self.suffix_pass.clear();
         self.suffixes.clear();
         let mut any_paths = false;
         let mut keep = |start: u32, hash: KeyHash, pass: Pass| {
             let with_paths = match pass {
                 Pass::Nothing => return,
                 Pass::Domain => false,
-                Pass::All => true,
+                Pass::All | Pass::ByLength => true,
             };
             any_paths |= with_paths;
             self.suffix_starts.push(start);
-            self.suffix_paths.push(with_paths);
+            self.suffix_pass.push(pass);
             self.suffixes.push(hash);
         };
         // The gate's answers for this host, if they were asked before canonicalizing (used
@@ -183,26 +189,39 @@ impl UrlProbes {
         self.probes.clear();
         self.pairs.clear();
         let base = url.path_and_query().as_bytes();
+        // Bit `j`: `paths[j]` holds the hash of prefix `j` (at most MAX_PATH_PREFIXES = 64
+        // prefixes, `phishbloom_url`'s expression rules: bits 0..=63).
+        let mut hashed = 0u64;
         if self.gate_suffixes(url, gate) {
             url.path_prefix_lengths(&mut self.path_lens);
             if base.len() > STREAMING_PATH_BYTES {
                 streamed_prefix_hashes(base, &self.path_lens, &mut self.paths);
+                hashed = u64::MAX;
+            } else {
+                // Hashed when first needed, below.
+                self.paths.resize(self.path_lens.len(), EMPTY_HASH);
             }
         }
         // The domain expression: the shortest path, last.
         let domain = self.path_lens.len();
         self.path_lens.push(0);
         for i in (0..self.suffixes.len()).rev() {
-            let first = if self.suffix_paths[i] { 0 } else { domain };
+            let pass = self.suffix_pass[i];
+            let first = if pass == Pass::Domain { domain } else { 0 };
+            let by_length = gate.filter(|_| pass == Pass::ByLength);
             for j in first..=domain {
                 let len = self.path_lens[j];
                 let path = if j == domain {
                     EMPTY_HASH
                 } else {
-                    // Prefixes are hashed in this order, each once for every suffix.
-                    while self.paths.len() <= j {
-                        let len = self.path_lens[self.paths.len()] as usize;
-                        self.paths.push(KeyHash::of(&base[..len]));
+                    // No entry of this host has a path of this length: not hashed.
+                    if by_length.is_some_and(|gate| !gate.passes_path(self.suffixes[i], len)) {
+                        continue;
+                    }
+                    // Each prefix is hashed once for every suffix, when first needed.
+                    if hashed & (1 << j) == 0 {
+                        hashed |= 1 << j;
+                        self.paths[j] = KeyHash::of(&base[..len as usize]);
                     }
                     self.paths[j]
                 };
@@ -297,9 +316,9 @@ mod tests {
     fn answers_asked_early_serve_only_their_gate() {
         let url = phishbloom_url::canonicalize(b"http://www.evil.com/a/b?x").unwrap();
         let host = url.host();
-        let domain_only = HostGate::of_entries([("evil.com", false)], 10).unwrap();
-        let with_path = HostGate::of_entries([("evil.com", true)], 10).unwrap();
-        let elsewhere = HostGate::of_entries([("other.org", true)], 10).unwrap();
+        let domain_only = HostGate::of_entries([("evil.com", 0)], 10).unwrap();
+        let with_path = HostGate::of_entries([("evil.com", 2)], 10).unwrap();
+        let elsewhere = HostGate::of_entries([("other.org", 2)], 10).unwrap();
         let fresh = |gate: &HostGate| {
             let mut probes = UrlProbes::default();
             probes.compute_gated(&url, Some(gate));

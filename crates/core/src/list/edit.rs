@@ -195,8 +195,8 @@ impl Blocklist {
             };
             inserted.map_err(|e| e.with_path(&origin))?;
             if let Some(gate) = gate {
-                let (host, with_path) = entry_host(&item.key);
-                gate.insert(&host, with_path);
+                let (host, path_len) = entry_host(&item.key);
+                gate.insert(&host, path_len);
             }
             table_added.push((item.fingerprint, vec![id]));
             self.meta.fingerprint.add(item.fingerprint);
@@ -405,15 +405,15 @@ impl Blocklist {
     }
 }
 
-/// The host of a URL entry's key and whether the key has a path (`evil.com/login` →
-/// `evil.com`, true): a canonical host holds no `/` or `?`, and a key's path, when it has one,
-/// starts with one of them.
-fn entry_host(key: &[u8]) -> (std::borrow::Cow<'_, str>, bool) {
+/// The host of a URL entry's key and the length of its path (`evil.com/login` → `evil.com`,
+/// 6; 0 for a domain entry): a canonical host holds no `/` or `?`, and a key's path, when it has
+/// one, starts with one of them.
+fn entry_host(key: &[u8]) -> (std::borrow::Cow<'_, str>, usize) {
     let end = key
         .iter()
         .position(|&b| b == b'/' || b == b'?')
         .unwrap_or(key.len());
-    (String::from_utf8_lossy(&key[..end]), end < key.len())
+    (String::from_utf8_lossy(&key[..end]), key.len() - end)
 }
 
 #[cfg(test)]
@@ -434,9 +434,9 @@ mod tests {
             assert_eq!(entry_host(key.as_bytes()).0, host);
             let entry = phishbloom_url::Entry::parse(key.as_bytes()).unwrap();
             let key = entry.to_key_string();
-            let (host, with_path) = entry_host(key.as_bytes());
+            let (host, path_len) = entry_host(key.as_bytes());
             assert_eq!(host, entry.key().host);
-            assert_eq!(with_path, !entry.key().path.is_empty(), "{key}");
+            assert_eq!(path_len, entry.key().path.len(), "{key}");
         }
     }
 
@@ -458,5 +458,71 @@ mod tests {
         list.stamp(1_800_000_000);
         let read = Blocklist::from_bytes("mem", &list.to_bytes()).unwrap();
         assert_eq!(read.meta().created, 1_800_000_000);
+    }
+
+    /// A file written before the split-block gate (its host gate blocked, tag 0x8000) reads with
+    /// that gate, answers as a list without a gate does, takes an added entry's host into it,
+    /// and is written back with it under its own tag.
+    #[test]
+    fn a_list_with_a_blocked_gate_reads_adds_and_writes_it_as_it_was() {
+        use crate::engine::gate::{path_key, HostGate, HOST_GATE_FPP};
+        use crate::format::tag;
+        use crate::{EntrySet, Scratch};
+        use phishbloom_filter::{AnyFilter, BlockedBloomFilter, HashStrategy, KeyHash};
+        use phishbloom_url::Entry;
+
+        let keys: [&[u8]; 3] = [b"evil.com", b"bad.org/login", b"a.b.worse.net/x/y"];
+        let entries = keys.iter().map(|k| Entry::parse(k).unwrap()).collect();
+        let set = EntrySet::uncategorized(entries, "phishing");
+        let options = BuildOptions {
+            verify: true,
+            capacity: Some(100),
+            ..BuildOptions::default()
+        };
+        let mut list = Blocklist::from_entries(&set, &options).unwrap();
+        let mut filter =
+            BlockedBloomFilter::with_strategy(100, HOST_GATE_FPP, HashStrategy::Xxh3).unwrap();
+        for (host, with_path) in [
+            ("evil.com", false),
+            ("bad.org", true),
+            ("a.b.worse.net", true),
+        ] {
+            let hash = KeyHash::of(host.as_bytes());
+            filter.insert_hash(hash);
+            if with_path {
+                filter.insert_hash(path_key(hash));
+            }
+        }
+        let Engine::Urls(urls) = &mut list.engine else {
+            panic!("a list of URL entries");
+        };
+        urls.set_gate(HostGate::from_filter(AnyFilter::Blocked(filter)));
+        let mut read = Blocklist::from_bytes("old.bloom", &list.to_bytes()).unwrap();
+        assert_eq!(
+            read.url_gate().map(HostGate::section_tag),
+            Some(tag::HOST_GATE)
+        );
+        read.add(&[b"new.example/path"], None).unwrap();
+        let again = Blocklist::from_bytes("old.bloom", &read.to_bytes()).unwrap();
+        assert_eq!(
+            again.url_gate().map(HostGate::section_tag),
+            Some(tag::HOST_GATE)
+        );
+        let mut scratch = Scratch::default();
+        for (url, listed) in [
+            ("http://www.evil.com/a", true),
+            ("bad.org/login/more?x", true),
+            ("bad.org/other", false),
+            ("x.a.b.worse.net/x/y/z", true),
+            ("new.example/path/deeper", true),
+            ("new.example/", false),
+            ("fine.net", false),
+        ] {
+            assert_eq!(
+                again.check(url.as_bytes(), &mut scratch).listed(),
+                listed,
+                "{url}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use phishbloom_filter::prefix::PrefixSet;
-use phishbloom_filter::{AnyFilter, BlockedBloomFilter, BloomFilter, Filter, HashStrategy};
+use phishbloom_filter::{AnyFilter, BloomFilter, Filter, HashStrategy, LayoutKind};
 
 use crate::engine::cabf::{CabfEngine, Split};
 use crate::engine::gate::HostGate;
@@ -253,16 +253,30 @@ impl Blocklist {
                         // (no writer makes one: applying a delta drops the gate).
                         let patched =
                             !layers.patches().is_empty() || !layers.static_patches().is_empty();
+                        // A file holds one gate: split-block (this version's) or blocked
+                        // (written before).
                         let gate = match patched {
                             true => None,
-                            false => read_gate(
+                            false => match read_gate(
                                 path,
                                 source,
                                 &directory,
-                                tag::HOST_GATE,
+                                tag::SPLIT_HOST_GATE,
                                 "host gate",
+                                LayoutKind::Split,
                                 HostGate::from_filter,
-                            )?,
+                            )? {
+                                Some(gate) => Some(gate),
+                                None => read_gate(
+                                    path,
+                                    source,
+                                    &directory,
+                                    tag::HOST_GATE,
+                                    "host gate",
+                                    LayoutKind::Blocked,
+                                    HostGate::from_filter,
+                                )?,
+                            },
                         };
                         Engine::Urls(UrlFilter::new(layers, gate))
                     }
@@ -286,7 +300,13 @@ impl Blocklist {
                                     &directory,
                                     tag::PHRASE_GATE,
                                     "phrase gate",
-                                    PhraseGate::from_filter,
+                                    LayoutKind::Blocked,
+                                    |filter| match filter {
+                                        AnyFilter::Blocked(filter) => {
+                                            Some(PhraseGate::from_filter(filter))
+                                        }
+                                        _ => None,
+                                    },
                                 )?,
                             ),
                         )
@@ -366,36 +386,36 @@ impl Blocklist {
     }
 }
 
-/// The gate under `tag` (a list of URL entries' host gate, [`tag::HOST_GATE`], or a keyword
-/// list's phrase gate, [`tag::PHRASE_GATE`]; `what` names it in errors), if the file has one:
-/// a blocked filter hashed with xxh3, wrapped by `gate`.
+/// The gate under `tag` (a list of URL entries' host gate, [`tag::SPLIT_HOST_GATE`] or
+/// [`tag::HOST_GATE`], or a keyword list's phrase gate, [`tag::PHRASE_GATE`]; `what` names it in
+/// errors), if the file has one: a filter of `layout` hashed with xxh3, wrapped by `gate`.
 fn read_gate<G>(
     path: &Path,
     source: &dyn Source,
     directory: &Directory,
     tag: u16,
     what: &'static str,
-    gate: fn(BlockedBloomFilter) -> G,
+    layout: LayoutKind,
+    gate: impl FnOnce(AnyFilter) -> Option<G>,
 ) -> Result<Option<G>> {
     let Some(entry) = directory.find(tag, 0) else {
         return Ok(None);
     };
-    match sections::read_filter(path, source, entry)? {
-        AnyFilter::Blocked(filter) if filter.params().strategy == HashStrategy::Xxh3 => {
-            Ok(Some(gate(filter)))
-        }
-        other => {
-            let params = other.params();
-            Err(Error::invalid(
-                path,
-                what,
-                format!(
-                    "a {} filter hashed with {}, not a blocked one hashed with xxh3",
-                    params.layout, params.strategy
-                ),
-            ))
+    let filter = sections::read_filter(path, source, entry)?;
+    let params = filter.params();
+    if params.layout == layout && params.strategy == HashStrategy::Xxh3 {
+        if let Some(gate) = gate(filter) {
+            return Ok(Some(gate));
         }
     }
+    Err(Error::invalid(
+        path,
+        what,
+        format!(
+            "a {} filter hashed with {}, not a {layout} one hashed with xxh3",
+            params.layout, params.strategy
+        ),
+    ))
 }
 
 fn kind_of(path: &Path, directory: &Directory) -> Result<Kind> {

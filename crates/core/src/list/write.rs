@@ -45,7 +45,7 @@ impl Blocklist {
             Engine::Urls(urls) => {
                 if let Some(gate) = urls.gate() {
                     blocks.push((
-                        tag::HOST_GATE,
+                        gate.section_tag(),
                         0,
                         sections::encode_filter_params(&gate.filter().params()),
                         gate.filter().bit_bytes(),
