@@ -1,5 +1,5 @@
 //! Property tests: no false negatives, params + bits rebuild an identical filter, union = build
-//! from both, parallel insertion = sequential.
+//! from both, parallel insertion = sequential, batched queries = single ones.
 
 mod common;
 
@@ -130,6 +130,44 @@ fn check_union<L: Layout>(a: &Keys, b: &Keys, strategy: HashStrategy) -> Result<
     prop_assert_eq!(left.words(), both.words());
     prop_assert_eq!(Filter::items(&left), Filter::items(&both));
     Ok(())
+}
+
+/// Bits of the filters of [`batch_equals_single_queries_on_a_prefetched_filter`]: 2 MiB, above
+/// the size from which the batched path prefetches (1 MiB), so its pipeline is what is tested.
+const PREFETCHED_BITS: u64 = 1 << 24;
+
+/// Batch lengths around the pipeline's depth (16 keys) and a long one.
+const BATCH_LENGTHS: [usize; 8] = [0, 1, 15, 16, 17, 32, 33, 1000];
+
+#[test]
+fn batch_equals_single_queries_on_a_prefetched_filter() {
+    let filters = [
+        AnyFilter::Classic(BloomFilter::with_num_bits(PREFETCHED_BITS, 7).unwrap()),
+        AnyFilter::Blocked(BlockedBloomFilter::with_num_bits(PREFETCHED_BITS, 6).unwrap()),
+        AnyFilter::Split(SplitBlockBloomFilter::with_num_bits(PREFETCHED_BITS, 8).unwrap()),
+    ];
+    for mut f in filters {
+        let mut rng = SplitMix64::new(23);
+        let members: Vec<String> = (0..2000).map(|_| common::url(&mut rng, "m")).collect();
+        for key in &members {
+            f.insert(key.as_bytes());
+        }
+        let mut answers = Vec::new();
+        for len in BATCH_LENGTHS {
+            // Members and non-members in random order, so that a misplaced answer shows.
+            let queries: Vec<String> = (0..len)
+                .map(|i| match rng.next_u64() % 2 {
+                    0 => members[i % members.len()].clone(),
+                    _ => common::url(&mut rng, "q"),
+                })
+                .collect();
+            let borrowed: Vec<&[u8]> = queries.iter().map(|q| q.as_bytes()).collect();
+            answers.push(true); // `contains_batch` clears what was there
+            f.contains_batch(&borrowed, &mut answers);
+            let single: Vec<bool> = borrowed.iter().map(|q| f.contains(q)).collect();
+            assert_eq!(answers, single, "{} layout, {len} keys", f.layout());
+        }
+    }
 }
 
 #[test]
