@@ -137,8 +137,7 @@ impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
     /// `allowed` the exception), its kind and the block entry's categories.
     fn write_tsv(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.item);
-        out.push(b'\t');
-        out.extend_from_slice(self.status.name().as_bytes());
+        self.status.write_tsv_column(out);
         if self.status == Status::Invalid {
             out.push(b'\t');
             // One line and one column: a reason (which may quote the item) never holds a line
@@ -158,9 +157,16 @@ impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
             for piece in text {
                 out.extend_from_slice(piece.as_bytes());
             }
-            out.push(b'\t');
-            out.extend_from_slice(kind.as_bytes());
-            out.push(b'\t');
+            // The kind names are constants: copied without a call.
+            match kind {
+                "url" => out.extend_from_slice(b"\turl\t"),
+                "domain" => out.extend_from_slice(b"\tdomain\t"),
+                other => {
+                    out.push(b'\t');
+                    out.extend_from_slice(other.as_bytes());
+                    out.push(b'\t');
+                }
+            }
             if !self.exact {
                 out.extend_from_slice(b"possible:");
             }
