@@ -21,7 +21,7 @@
 use crate::escape::unescape_fully_into;
 use crate::host::parse_ipv4;
 use crate::scan::find;
-use crate::scheme::split_scheme;
+use crate::scheme::{split_http, split_scheme};
 
 /// Where the parts of a canonical URL written by [`canonicalize_fast`] end, as
 /// [`crate::CanonicalUrl`] stores them, and whether the input had a path or query.
@@ -111,18 +111,41 @@ pub(crate) fn canonicalize_fast(
 /// Whatever follows the host (a path with escapes, dot segments, a fragment) cannot move its
 /// end, which is the first `/` or `?` after the scheme in the unescaped input either way.
 pub fn written_host(input: &[u8]) -> Option<&str> {
-    // A scheme is letters, digits, `+`, `-`, `.` and then `://`: no special byte.
-    let (_, rest) = split_scheme(input);
-    // One scan to the first byte that ends the host or is not a plain lowercase host's.
+    // Without a scheme the host starts the input: one scan finds its end. The scan stops at the
+    // `:` of any `scheme://` (or before it: a scheme's bytes are letters, digits, `+`, `-` and
+    // `.`, and the scan stops at upper case and stray dots), so an input that reaches `/`, `?`
+    // or its end first has no scheme (a scheme's first non-scheme byte is its `:`) — the split
+    // would leave it whole.
+    if let Some((_, rest)) = split_http(input) {
+        return plain_host_text(&rest[..host_scan(rest)?]);
+    }
+    match host_scan(input) {
+        Some(len) => plain_host_text(&input[..len]),
+        // Another stop: after a scheme, if there is one, scan again.
+        None => match split_scheme(input) {
+            (Some(_), rest) => plain_host_text(&rest[..host_scan(rest)?]),
+            (None, _) => None,
+        },
+    }
+}
+
+/// The length of the host at the start of `rest` if the first byte that ends it or is not a
+/// plain lowercase host's is `/`, `?` or the end; `None` at any other stop.
+#[inline(always)]
+fn host_scan(rest: &[u8]) -> Option<usize> {
     let stop = find(rest, |b, next| {
         host_stop(b, next) | is_special(b) | (b.wrapping_sub(b'A') <= b'Z' - b'A')
     });
-    let len = match stop {
-        None => rest.len(),
-        Some(at) if matches!(rest[at], b'/' | b'?') => at,
-        Some(_) => return None,
-    };
-    let host = &rest[..len];
+    match stop {
+        None => Some(rest.len()),
+        Some(at) if matches!(rest[at], b'/' | b'?') => Some(at),
+        Some(_) => None,
+    }
+}
+
+/// `host` as text if the full rules keep it as written ([`plain_name`]).
+#[inline(always)]
+fn plain_host_text(host: &[u8]) -> Option<&str> {
     if !plain_name(host) {
         return None;
     }
