@@ -57,6 +57,16 @@ impl Preparer {
         }
     }
 
+    /// [`Preparer::query`] of a URL item for a list of URL entries whose host was read off it
+    /// first ([`phishbloom_url::read_written_host`], on the item without its `\r`): the same
+    /// answer, without reading its scheme and host again.
+    pub fn query_written(&mut self, written: &phishbloom_url::WrittenHost<'_>) -> Query<'_> {
+        match self.canonicalizer.canonicalize_written(written) {
+            Ok(url) => Query::Url(url),
+            Err(error) => Query::Invalid(error),
+        }
+    }
+
     /// Appends the normalized key of `item` for a list of keys (`scheme` not
     /// [`KeyScheme::Expressions`]) to `out` and returns its length: for callers that pack a
     /// batch of keys into one buffer for one prefetched query.

@@ -39,7 +39,7 @@ use std::fmt;
 
 use crate::error::{snippet, Error};
 use crate::escape::{push_escaped, unescape_fully};
-use crate::fast::{canonicalize_fast, FastParts};
+use crate::fast::{canonicalize_fast, FastParts, WrittenHost};
 use crate::host::canonicalize_host;
 use crate::scheme::{is_scheme_byte, split_scheme};
 
@@ -208,7 +208,7 @@ fn normalize_path(path: &[u8]) -> Vec<u8> {
 /// ([`crate::fast`]) when it applies, else every rule.
 pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
     let mut serialized = String::new();
-    match canonicalize_fast(input, &mut serialized, &mut Vec::new()) {
+    match canonicalize_fast(input, &mut serialized, &mut Vec::new(), None) {
         Some(parts) => Ok(Parsed {
             url: CanonicalUrl::from_fast(serialized, parts),
             explicit_path: parts.explicit_path,
@@ -276,7 +276,33 @@ impl Canonicalizer {
     ///
     /// Those of [`canonicalize`].
     pub fn canonicalize(&mut self, input: &[u8]) -> Result<&CanonicalUrl, Error> {
-        match canonicalize_fast(input, &mut self.url.serialized, &mut self.unescaped) {
+        self.canonicalize_with(input, None)
+    }
+
+    /// [`Canonicalizer::canonicalize`] of the input whose host `written` read off it
+    /// ([`crate::read_written_host`]): the same URL, without reading the scheme and host again.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`canonicalize`] (none, in fact: an input with a written host is a valid URL).
+    pub fn canonicalize_written(
+        &mut self,
+        written: &WrittenHost<'_>,
+    ) -> Result<&CanonicalUrl, Error> {
+        self.canonicalize_with(written.input(), Some(written))
+    }
+
+    fn canonicalize_with(
+        &mut self,
+        input: &[u8],
+        written: Option<&WrittenHost<'_>>,
+    ) -> Result<&CanonicalUrl, Error> {
+        match canonicalize_fast(
+            input,
+            &mut self.url.serialized,
+            &mut self.unescaped,
+            written,
+        ) {
             Some(parts) => self.url.set_fast_parts(parts),
             // On an error the previous URL stays: the fast path changes nothing when it fails.
             None => self.url = parse_full(input)?.url,

@@ -63,6 +63,7 @@ pub(crate) fn canonicalize_fast(
     input: &[u8],
     out: &mut String,
     unescaped: &mut Vec<u8>,
+    written: Option<&WrittenHost<'_>>,
 ) -> Option<FastParts> {
     let plain = match first_special(input) {
         None => input,
@@ -92,7 +93,9 @@ pub(crate) fn canonicalize_fast(
             _ => return None,
         },
     };
-    plain_into(plain, out)
+    // The host read off the input is where it was: nothing before its end is special, so the
+    // fragment cut and the unescaping (which starts at the first `%`) leave it in place.
+    plain_into(plain, out, written.map(|w| (w.start, w.host.len())))
 }
 
 /// The canonical host of `input` read straight off it, when nothing canonicalization does can
@@ -111,19 +114,53 @@ pub(crate) fn canonicalize_fast(
 /// Whatever follows the host (a path with escapes, dot segments, a fragment) cannot move its
 /// end, which is the first `/` or `?` after the scheme in the unescaped input either way.
 pub fn written_host(input: &[u8]) -> Option<&str> {
+    read_written_host(input).map(|written| written.host)
+}
+
+/// [`written_host`]'s host with where it starts in its input: what
+/// [`crate::Canonicalizer::canonicalize_written`] takes, so that the host is not read twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WrittenHost<'a> {
+    input: &'a [u8],
+    /// Where the host starts in `input` (after `scheme://`, if any).
+    start: usize,
+    host: &'a str,
+}
+
+impl<'a> WrittenHost<'a> {
+    /// The canonical host, as [`written_host`] gives it.
+    pub fn host(&self) -> &'a str {
+        self.host
+    }
+
+    /// The input it was read from.
+    pub fn input(&self) -> &'a [u8] {
+        self.input
+    }
+}
+
+/// [`written_host`], keeping where the host lies ([`WrittenHost`]).
+pub fn read_written_host(input: &[u8]) -> Option<WrittenHost<'_>> {
+    let (start, len) = written_host_span(input)?;
+    let host = plain_host_text(&input[start..start + len])?;
+    Some(WrittenHost { input, start, host })
+}
+
+/// Where [`written_host`]'s host lies in `input` (start, length), before [`plain_name`].
+fn written_host_span(input: &[u8]) -> Option<(usize, usize)> {
     // Without a scheme the host starts the input: one scan finds its end. The scan stops at the
     // `:` of any `scheme://` (or before it: a scheme's bytes are letters, digits, `+`, `-` and
     // `.`, and the scan stops at upper case and stray dots), so an input that reaches `/`, `?`
     // or its end first has no scheme (a scheme's first non-scheme byte is its `:`) — the split
     // would leave it whole.
     if let Some((_, rest)) = split_http(input) {
-        return plain_host_text(&rest[..host_scan(rest)?]);
+        return Some((input.len() - rest.len(), host_scan(rest)?));
     }
     match host_scan(input) {
-        Some(len) => plain_host_text(&input[..len]),
+        Some(len) => Some((0, len)),
         // Another stop: after a scheme, if there is one, scan again.
         None => match split_scheme(input) {
-            (Some(_), rest) => plain_host_text(&rest[..host_scan(rest)?]),
+            (Some(_), rest) => Some((input.len() - rest.len(), host_scan(rest)?)),
             (None, _) => None,
         },
     }
@@ -153,11 +190,24 @@ fn plain_host_text(host: &[u8]) -> Option<&str> {
 }
 
 /// The fast path proper, for `s` without special bytes: checks everything first, then writes.
-fn plain_into(s: &[u8], out: &mut String) -> Option<FastParts> {
-    let (scheme, rest) = split_scheme(s);
+/// `written`: where the host starts in `s` and its length, when [`read_written_host`] read it
+/// (plain and lowercase, after `scheme://` or at the start) — then neither is looked for again.
+fn plain_into(s: &[u8], out: &mut String, written: Option<(usize, usize)>) -> Option<FastParts> {
+    let (scheme, rest, host) = match written {
+        // `scheme://` ends where the host starts ("://" is 3 bytes); no scheme at 0.
+        Some((start, len)) => (
+            start.checked_sub(3).map(|end| &s[..end]),
+            &s[start..],
+            PlainHost { len, upper: false },
+        ),
+        None => {
+            let (scheme, rest) = split_scheme(s);
+            let host = plain_host(rest)?;
+            (scheme, rest, host)
+        }
+    };
     // Offset of `rest` in `s`: after `scheme://`.
     let rest_start = s.len() - rest.len();
-    let host = plain_host(rest)?;
     let after = &rest[host.len..];
     let (path_len, collapse) = plain_path(after)?;
     // `s` is printable ASCII (no special byte), so this never fails; slicing it below is at
@@ -372,12 +422,16 @@ mod tests {
         let shown = String::from_utf8_lossy(input);
         let full = parse_full(input);
         let (mut out, mut scratch) = (String::new(), Vec::new());
-        let fast = canonicalize_fast(input, &mut out, &mut scratch);
+        let fast = canonicalize_fast(input, &mut out, &mut scratch, None);
         if let Some(parts) = fast {
             let full = full
                 .as_ref()
                 .unwrap_or_else(|e| panic!("{shown:?}: fast path accepted, full rules: {e}"));
-            assert_eq!(CanonicalUrl::from_fast(out, parts), full.url, "{shown:?}");
+            assert_eq!(
+                CanonicalUrl::from_fast(out.clone(), parts),
+                full.url,
+                "{shown:?}"
+            );
             assert_eq!(parts.explicit_path, full.explicit_path, "{shown:?}");
             assert!(!full.userinfo, "{shown:?}");
         }
@@ -387,6 +441,22 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{shown:?}: host {host:?} read off, full rules: {e}"));
             assert_eq!(url.url.host(), host, "{shown:?}");
             assert!(!url.url.is_ip_host(), "{shown:?}");
+            // Canonicalized from the host read off: the same URL, by the fast path exactly
+            // when it answers without the host.
+            let written = read_written_host(input).expect("written_host answered");
+            assert_eq!(written.host(), host, "{shown:?}");
+            let mut with_host = String::new();
+            let parts = canonicalize_fast(input, &mut with_host, &mut scratch, Some(&written));
+            assert_eq!(parts, fast, "{shown:?}");
+            if fast.is_some() {
+                assert_eq!(with_host, out, "{shown:?}");
+            }
+            let mut canonicalizer = Canonicalizer::new();
+            assert_eq!(
+                canonicalizer.canonicalize_written(&written).ok(),
+                Some(&url.url),
+                "{shown:?}"
+            );
         }
         let full_url = full.map(|p| p.url);
         assert_eq!(crate::canonicalize(input), full_url, "{shown:?}");
@@ -752,7 +822,7 @@ mod tests {
     #[test]
     fn writes_the_parts() {
         let (mut out, mut scratch) = (String::from("old"), Vec::new());
-        let parts = canonicalize_fast(b"HTTP://Evil.COM?Q", &mut out, &mut scratch);
+        let parts = canonicalize_fast(b"HTTP://Evil.COM?Q", &mut out, &mut scratch, None);
         assert_eq!(out, "http://evil.com/?Q");
         assert_eq!(
             parts,
@@ -764,12 +834,18 @@ mod tests {
                 explicit_path: true
             })
         );
-        let parts = canonicalize_fast(b"a.b/C%2fd#%zz", &mut out, &mut scratch);
+        let parts = canonicalize_fast(b"a.b/C%2fd#%zz", &mut out, &mut scratch, None);
         assert_eq!(out, "http://a.b/C/d");
         assert_eq!(parts.map(|p| (p.host_end, p.path_end)), Some((10, 14)));
         // Not on the fast path: `out` is left alone.
-        assert_eq!(canonicalize_fast(b"a.b/%20", &mut out, &mut scratch), None);
-        assert_eq!(canonicalize_fast(b"a.b/x y", &mut out, &mut scratch), None);
+        assert_eq!(
+            canonicalize_fast(b"a.b/%20", &mut out, &mut scratch, None),
+            None
+        );
+        assert_eq!(
+            canonicalize_fast(b"a.b/x y", &mut out, &mut scratch, None),
+            None
+        );
         assert_eq!(out, "http://a.b/C/d");
     }
 }

@@ -68,4 +68,4 @@ pub use expression::{
     Expression, ExpressionKind, Expressions, HostSuffixes, PathPrefixes, MAX_ENTRY_HOST_LABELS,
     MAX_ENTRY_PATH_DEPTH, MAX_HOST_SUFFIXES, MAX_HOST_SUFFIX_LABELS, MAX_PATH_PREFIXES,
 };
-pub use fast::written_host;
+pub use fast::{read_written_host, written_host, WrittenHost};
