@@ -380,10 +380,7 @@ fn normal_path(path: &[u8]) -> Option<bool> {
         return None;
     }
     let mut runs = false;
-    for slash in 0..path.len() {
-        if path[slash] != b'/' {
-            continue;
-        }
+    for slash in crate::scan::positions(path, b'/') {
         match path.get(slash + 1) {
             Some(b'/') => runs = true,
             Some(b'.') => match path.get(slash + 2) {
@@ -398,15 +395,18 @@ fn normal_path(path: &[u8]) -> Option<bool> {
 }
 
 /// Appends `path` to `out` with every run of slashes written as one (the full rules' split at
-/// `/` dropping empty segments, for a path without `.` or `..` segments).
+/// `/` dropping empty segments, for a path without `.` or `..` segments): the text between runs
+/// is copied whole, each run's first slash with it.
 fn push_collapsed(path: &str, out: &mut String) {
-    let mut after_slash = false;
-    for c in path.chars() {
-        if !(after_slash && c == '/') {
-            out.push(c);
-        }
-        after_slash = c == '/';
+    let bytes = path.as_bytes();
+    let mut from = 0;
+    // Each `//`: the text up to its second slash is kept, the slashes after it skipped.
+    while let Some(at) = find(&bytes[from..], |b, next| (b == b'/') & (next == b'/')) {
+        let second = from + at + 1;
+        out.push_str(&path[from..second]);
+        from = second + bytes[second..].iter().take_while(|&&b| b == b'/').count();
     }
+    out.push_str(&path[from..]);
 }
 
 #[cfg(test)]
