@@ -23,14 +23,12 @@ const STREAMING_PATH_BYTES: usize = 1024;
 /// allocated once the buffers have grown.
 #[derive(Clone, Debug, Default)]
 pub struct UrlProbes {
-    /// Start of each host suffix kept in the host.
-    suffix_starts: Vec<u32>,
-    /// What the gate let through of each suffix kept (never [`Pass::Nothing`]): only its domain
-    /// key, every path prefix, or each path prefix whose length the gate holds for it.
-    suffix_pass: Vec<Pass>,
+    /// Each host suffix kept: its start in the host, its hash, and what the gate let through
+    /// (never [`Pass::Nothing`]): only its domain key, every path prefix, or each path prefix
+    /// whose length the gate holds for it.
+    kept: Vec<(u32, KeyHash, Pass)>,
     /// Length of each path prefix in the path and query (`0` first: the domain key).
     path_lens: Vec<u32>,
-    suffixes: Vec<KeyHash>,
     paths: Vec<KeyHash>,
     probes: Vec<KeyHash>,
     /// The (suffix, path prefix) indices of each probe.
@@ -107,7 +105,7 @@ impl UrlProbes {
                 streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
             }
         }
-        for (i, (&host, &pass)) in self.suffixes.iter().zip(&self.suffix_pass).enumerate() {
+        for (i, &(_, host, pass)) in self.kept.iter().enumerate() {
             let paths = if pass == Pass::Domain {
                 &self.paths[..1]
             } else {
@@ -131,41 +129,31 @@ impl UrlProbes {
     /// their hashes, answered as [`UrlProbes::gate_host`] answered before if it did for this
     /// host and gate; returns whether any has its path prefixes probed.
     fn gate_suffixes(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) -> bool {
-        let host_len = url.host().len();
-        self.suffix_starts.clear();
-        self.suffix_pass.clear();
-        self.suffixes.clear();
-        let mut any_paths = false;
-        let mut keep = |start: u32, hash: KeyHash, pass: Pass| {
-            let with_paths = match pass {
-                Pass::Nothing => return,
-                Pass::Domain => false,
-                Pass::All | Pass::ByLength => true,
-            };
-            any_paths |= with_paths;
-            self.suffix_starts.push(start);
-            self.suffix_pass.push(pass);
-            self.suffixes.push(hash);
-        };
         // The gate's answers for this host, if they were asked before canonicalizing (used
-        // once: the next URL asks again).
+        // once: the next URL asks again), are taken as they are.
         let known = gate.is_some_and(|gate| gate_address(gate) == self.gated_by)
             && !self.gated_host.is_empty()
             && self.gated_host == url.host().as_bytes();
         self.gated_host.clear();
         if known {
-            for &(start, hash, pass) in &self.gated {
-                keep(start, hash, pass);
-            }
+            std::mem::swap(&mut self.kept, &mut self.gated);
+            self.kept.retain(|&(_, _, pass)| pass != Pass::Nothing);
         } else {
+            self.kept.clear();
+            let host_len = url.host().len();
             for suffix in url.host_suffixes() {
                 let hash = KeyHash::of(suffix.as_bytes());
-                // Hosts and paths are at most a line long, far below 4 GiB (lines are capped).
-                let start = (host_len - suffix.len()) as u32;
-                keep(start, hash, gate.map_or(Pass::All, |gate| gate.pass(hash)));
+                let pass = gate.map_or(Pass::All, |gate| gate.pass(hash));
+                if pass != Pass::Nothing {
+                    // Hosts are at most a line long, far below 4 GiB (lines are capped).
+                    self.kept
+                        .push(((host_len - suffix.len()) as u32, hash, pass));
+                }
             }
         }
-        any_paths
+        self.kept
+            .iter()
+            .any(|&(_, _, pass)| matches!(pass, Pass::All | Pass::ByLength))
     }
 
     /// Walks the expressions of `url` in order of specificity — the longest host suffix first
@@ -205,8 +193,8 @@ impl UrlProbes {
         // The domain expression: the shortest path, last.
         let domain = self.path_lens.len();
         self.path_lens.push(0);
-        for i in (0..self.suffixes.len()).rev() {
-            let pass = self.suffix_pass[i];
+        for i in (0..self.kept.len()).rev() {
+            let (start, host, pass) = self.kept[i];
             let first = if pass == Pass::Domain { domain } else { 0 };
             let by_length = gate.filter(|_| pass == Pass::ByLength);
             for j in first..=domain {
@@ -215,7 +203,7 @@ impl UrlProbes {
                     EMPTY_HASH
                 } else {
                     // No entry of this host has a path of this length: not hashed.
-                    if by_length.is_some_and(|gate| !gate.passes_path(self.suffixes[i], len)) {
+                    if by_length.is_some_and(|gate| !gate.passes_path(host, len)) {
                         continue;
                     }
                     // Each prefix is hashed once for every suffix, when first needed.
@@ -225,13 +213,13 @@ impl UrlProbes {
                     }
                     self.paths[j]
                 };
-                let hash = self.suffixes[i].combine(path);
+                let hash = host.combine(path);
                 if !probe(hash) {
                     continue;
                 }
                 let spot = Spot {
                     fingerprint: fingerprint(hash),
-                    host_start: self.suffix_starts[i],
+                    host_start: start,
                     path_len: len,
                 };
                 if let Some(taken) = accept(spot) {
@@ -252,7 +240,7 @@ impl UrlProbes {
         let &(suffix, path) = self.pairs.get(index)?;
         Some(Spot {
             fingerprint,
-            host_start: *self.suffix_starts.get(suffix as usize)?,
+            host_start: self.kept.get(suffix as usize)?.0,
             path_len: *self.path_lens.get(path as usize)?,
         })
     }
