@@ -41,8 +41,8 @@ pub struct UrlProbes {
     /// The address of the gate that answered for `gated_host`: answers are reused only for the
     /// gate that gave them (a scratch may serve several lists).
     gated_by: usize,
-    /// The start in `gated_host`, hash and gate answer of each of its suffixes, in
-    /// [`CanonicalUrl::host_suffixes`] order.
+    /// The start in `gated_host`, hash and gate answer of each of its suffixes the gate let
+    /// through, in [`CanonicalUrl::host_suffixes`] order.
     gated: Vec<(u32, KeyHash, Pass)>,
 }
 
@@ -59,16 +59,18 @@ impl UrlProbes {
     /// [`UrlProbes::compute_gated`]) of a URL with this host, which then neither hashes nor asks
     /// again.
     pub fn gate_host(&mut self, host: &str, gate: &HostGate) -> bool {
+        // Only the suffixes let through are kept: the walk probes nothing of the others.
         self.gated.clear();
-        let mut nothing = true;
         for suffix in HostSuffixes::of_host(host, false) {
             let hash = KeyHash::of(suffix.as_bytes());
             let pass = gate.pass(hash);
-            nothing &= pass == Pass::Nothing;
-            // Hosts are at most a line long, far below 4 GiB (lines are capped).
-            self.gated
-                .push(((host.len() - suffix.len()) as u32, hash, pass));
+            if pass != Pass::Nothing {
+                // Hosts are at most a line long, far below 4 GiB (lines are capped).
+                self.gated
+                    .push(((host.len() - suffix.len()) as u32, hash, pass));
+            }
         }
+        let nothing = self.gated.is_empty();
         // Kept only for a URL that is probed next; a URL ruled out is not.
         self.gated_host.clear();
         if !nothing {
@@ -136,8 +138,8 @@ impl UrlProbes {
             && self.gated_host == url.host().as_bytes();
         self.gated_host.clear();
         if known {
+            // Only suffixes let through were kept.
             std::mem::swap(&mut self.kept, &mut self.gated);
-            self.kept.retain(|&(_, _, pass)| pass != Pass::Nothing);
         } else {
             self.kept.clear();
             let host_len = url.host().len();
