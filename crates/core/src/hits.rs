@@ -58,15 +58,33 @@ impl Candidate {
 
 /// The sorted, distinct 64-bit fingerprints of a list's entries: exact confirmation of filter
 /// hits (a blocklist file's verification section).
+///
+/// A lookup first reads where the fingerprints with its top `bits` bits start (a table built
+/// when the fingerprints are, about 8 fingerprints a bucket, at most 2¹⁶ buckets), then
+/// searches that bucket: fingerprints are uniform (they are hashes), so a bucket holds a few,
+/// and a lookup takes a few steps instead of log₂ n.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Fingerprints(Vec<u64>);
+pub struct Fingerprints {
+    sorted: Vec<u64>,
+    /// `starts[b]`: the index of the first fingerprint whose top `bits` bits are at least `b`;
+    /// `2^bits + 1` entries (empty: no table, the whole table is searched).
+    starts: Vec<u32>,
+    bits: u32,
+}
+
+/// Fingerprints per bucket of the start table, on average: 8 (a binary search of a bucket
+/// takes about three steps), for a table of about half a u32 per fingerprint.
+const FINGERPRINTS_PER_BUCKET: usize = 8;
+
+/// At most 2¹⁶ buckets (256 KiB of starts), whatever the list's size.
+const MAX_BUCKET_BITS: u32 = 16;
 
 impl Fingerprints {
     /// The table of `fingerprints` (sorted and deduplicated here).
     pub fn new(mut fingerprints: Vec<u64>) -> Self {
         fingerprints.sort_unstable();
         fingerprints.dedup();
-        Fingerprints(fingerprints)
+        Self::indexed(fingerprints)
     }
 
     /// A table already sorted strictly ascending (as a file stores it); `None` otherwise.
@@ -74,27 +92,74 @@ impl Fingerprints {
         fingerprints
             .windows(2)
             .all(|w| w[0] < w[1])
-            .then_some(Fingerprints(fingerprints))
+            .then(|| Self::indexed(fingerprints))
+    }
+
+    /// The table with its bucket starts (none for a small table, or one too large for u32
+    /// indices, which is searched whole).
+    fn indexed(sorted: Vec<u64>) -> Self {
+        let buckets = sorted.len() / FINGERPRINTS_PER_BUCKET;
+        let bits = match u32::try_from(sorted.len()) {
+            Ok(_) if buckets >= 2 => buckets.ilog2().min(MAX_BUCKET_BITS),
+            _ => 0,
+        };
+        let mut starts = Vec::new();
+        if bits > 0 {
+            starts.reserve((1 << bits) + 1);
+            let mut at = 0;
+            for bucket in 0..(1u64 << bits) {
+                while at < sorted.len() && sorted[at] >> (64 - bits) < bucket {
+                    at += 1;
+                }
+                // Fewer than 2^32 fingerprints (checked above).
+                starts.push(at as u32);
+            }
+            starts.push(sorted.len() as u32);
+        }
+        Fingerprints {
+            sorted,
+            starts,
+            bits,
+        }
+    }
+
+    /// Where `fingerprint` is in the table (`Ok`), or where it would go (`Err`): what
+    /// `binary_search` on [`Fingerprints::as_slice`] answers, in fewer steps.
+    #[inline]
+    pub fn position(&self, fingerprint: u64) -> Result<usize, usize> {
+        if self.bits == 0 {
+            return self.sorted.binary_search(&fingerprint);
+        }
+        let bucket = (fingerprint >> (64 - self.bits)) as usize;
+        // `bucket < 2^bits` and `starts` has `2^bits + 1` entries.
+        let (from, to) = (
+            self.starts[bucket] as usize,
+            self.starts[bucket + 1] as usize,
+        );
+        match self.sorted[from..to].binary_search(&fingerprint) {
+            Ok(i) => Ok(from + i),
+            Err(i) => Err(from + i),
+        }
     }
 
     /// Whether `fingerprint` is in the table.
     pub fn contains(&self, fingerprint: u64) -> bool {
-        self.0.binary_search(&fingerprint).is_ok()
+        self.position(fingerprint).is_ok()
     }
 
     /// The fingerprints, ascending.
     pub fn as_slice(&self) -> &[u64] {
-        &self.0
+        &self.sorted
     }
 
     /// Number of fingerprints.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.sorted.len()
     }
 
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.sorted.is_empty()
     }
 }
 
@@ -110,5 +175,28 @@ mod tests {
         assert!(Fingerprints::from_sorted(vec![1, 1]).is_none());
         assert!(Fingerprints::from_sorted(vec![2, 1]).is_none());
         assert_eq!(Fingerprints::from_sorted(vec![1, 2]).unwrap().len(), 2);
+    }
+
+    proptest::proptest! {
+        /// A lookup through the bucket starts answers as a binary search of the whole table,
+        /// for members and others, for tables of every size (no buckets, a few, many) and for
+        /// fingerprints crowded into one bucket.
+        #[test]
+        fn positions_are_the_binary_search_of_the_whole_table(
+            seed in proptest::prelude::any::<u64>(),
+            len in 0usize..3000,
+            crowded in proptest::prelude::any::<bool>(),
+            probes in proptest::collection::vec(proptest::prelude::any::<u64>(), 50),
+        ) {
+            let mut rng = phishbloom_filter::rng::SplitMix64::new(seed);
+            let values: Vec<u64> = (0..len)
+                .map(|_| rng.next_u64() >> if crowded { 20 } else { 0 })
+                .collect();
+            let table = Fingerprints::new(values.clone());
+            let sorted = table.as_slice().to_vec();
+            for fingerprint in values.iter().copied().chain(probes).chain([0, u64::MAX]) {
+                proptest::prop_assert_eq!(table.position(fingerprint), sorted.binary_search(&fingerprint));
+            }
+        }
     }
 }

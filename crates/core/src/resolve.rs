@@ -143,11 +143,7 @@ impl Verification {
 
     /// Whether `fingerprint` is an entry's; with its category ids when the table keeps them.
     pub fn lookup(&self, fingerprint: u64) -> Option<&[u16]> {
-        let at = self
-            .fingerprints
-            .as_slice()
-            .binary_search(&fingerprint)
-            .ok()?;
+        let at = self.fingerprints.position(fingerprint).ok()?;
         Some(match self.set_of.get(at) {
             Some(&set) => self.sets.get(set),
             None => &[],
