@@ -862,7 +862,8 @@ mod tests {
         for (i, word) in block.iter_mut().enumerate() {
             *word = 0x5555_5555_5555_5555u64.rotate_left(i as u32 * 7) ^ (i as u64 * 0x1234_5678);
         }
-        let general = |h2: u64, k: u32| {
+        // The general loop's answer for `h2` and `k` positions in `block`.
+        let general = |block: &[u64; 8], h2: u64, k: u32| {
             let mut missing = 0u64;
             Blocked::in_block_bits(h2, k, |bit| {
                 let (word, mask) = word_and_mask(bit);
@@ -870,31 +871,48 @@ mod tests {
             });
             missing == 0
         };
-        for h2 in (0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
-            assert_eq!(Blocked::probe_unrolled::<4>(&block, h2), general(h2, 4));
-            assert_eq!(Blocked::probe_unrolled::<5>(&block, h2), general(h2, 5));
-            assert_eq!(Blocked::probe_unrolled::<6>(&block, h2), general(h2, 6));
-            assert_eq!(Blocked::probe_unrolled::<7>(&block, h2), general(h2, 7));
+        let hashes = || (0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for h2 in hashes() {
+            assert_eq!(
+                Blocked::probe_unrolled::<4>(&block, h2),
+                general(&block, h2, 4)
+            );
+            assert_eq!(
+                Blocked::probe_unrolled::<5>(&block, h2),
+                general(&block, h2, 5)
+            );
+            assert_eq!(
+                Blocked::probe_unrolled::<6>(&block, h2),
+                general(&block, h2, 6)
+            );
+            assert_eq!(
+                Blocked::probe_unrolled::<7>(&block, h2),
+                general(&block, h2, 7)
+            );
         }
         // Eight to eleven positions, in a block with 7 of 8 bits set (so that members are
         // common too: 0.875^10 ≈ 26 %), and in the half-set one.
         let dense = block.map(|word| word | word.rotate_left(1) | word.rotate_left(2));
         for block in [block, dense] {
-            let general = |h2: u64, k: u32| {
-                let mut missing = 0u64;
-                Blocked::in_block_bits(h2, k, |bit| {
-                    let (word, mask) = word_and_mask(bit);
-                    missing |= !block[word] & mask;
-                });
-                missing == 0
-            };
             let mut members = 0;
-            for h2 in (0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)) {
-                assert_eq!(Blocked::probe_two_words::<8>(&block, h2), general(h2, 8));
-                assert_eq!(Blocked::probe_two_words::<9>(&block, h2), general(h2, 9));
-                assert_eq!(Blocked::probe_two_words::<10>(&block, h2), general(h2, 10));
-                assert_eq!(Blocked::probe_two_words::<11>(&block, h2), general(h2, 11));
-                members += usize::from(general(h2, 10));
+            for h2 in hashes() {
+                assert_eq!(
+                    Blocked::probe_two_words::<8>(&block, h2),
+                    general(&block, h2, 8)
+                );
+                assert_eq!(
+                    Blocked::probe_two_words::<9>(&block, h2),
+                    general(&block, h2, 9)
+                );
+                assert_eq!(
+                    Blocked::probe_two_words::<10>(&block, h2),
+                    general(&block, h2, 10)
+                );
+                assert_eq!(
+                    Blocked::probe_two_words::<11>(&block, h2),
+                    general(&block, h2, 11)
+                );
+                members += usize::from(general(&block, h2, 10));
             }
             if block == dense {
                 // Binomial: 20,000 × 26 % ≈ 5,260 expected, σ ≈ 62; 1,000 is far below.
