@@ -94,32 +94,40 @@ impl UrlProbes {
         // Every path prefix is a prefix of the path and query: their lengths name them.
         self.path_lens.push(0);
         self.paths.push(EMPTY_HASH);
+        let base = url.path_and_query().as_bytes();
+        // Bit `j`: `paths[j]` holds the hash of prefix `j` (`0`: the domain key's, `""`; at most
+        // 1 + MAX_PATH_PREFIXES = 65 of them, `phishbloom_url`'s expression rules).
+        let mut hashed = 1u128;
         if any_paths {
             for prefix in url.path_prefixes() {
                 self.path_lens.push(prefix.len() as u32);
             }
-            let base = url.path_and_query().as_bytes();
             if base.len() <= STREAMING_PATH_BYTES {
-                for &len in &self.path_lens[1..] {
-                    self.paths.push(KeyHash::of(&base[..len as usize]));
-                }
+                // Hashed when first needed, below: a prefix whose length the gate holds for no
+                // suffix is not hashed at all.
+                self.paths.resize(self.path_lens.len(), EMPTY_HASH);
             } else {
                 streamed_prefix_hashes(base, &self.path_lens[1..], &mut self.paths);
+                hashed = u128::MAX;
             }
         }
         for (i, &(_, host, pass)) in self.kept.iter().enumerate() {
-            let paths = if pass == Pass::Domain {
-                &self.paths[..1]
+            let count = if pass == Pass::Domain {
+                1
             } else {
-                &self.paths[..]
+                self.path_lens.len()
             };
             let by_length = gate.filter(|_| pass == Pass::ByLength);
-            for (j, &path) in paths.iter().enumerate() {
-                if j > 0 && by_length.is_some_and(|gate| !gate.passes_path(host, self.path_lens[j]))
-                {
+            for j in 0..count {
+                let len = self.path_lens[j];
+                if j > 0 && by_length.is_some_and(|gate| !gate.passes_path(host, len)) {
                     continue;
                 }
-                self.probes.push(host.combine(path));
+                if hashed & (1 << j) == 0 {
+                    hashed |= 1 << j;
+                    self.paths[j] = KeyHash::of(&base[..len as usize]);
+                }
+                self.probes.push(host.combine(self.paths[j]));
                 // At most 5 host suffixes and 1 + 64 path prefixes (`phishbloom_url`'s
                 // expression rules): far below 2^16.
                 self.pairs.push((i as u16, j as u16));
