@@ -35,6 +35,12 @@ pub struct StreamOptions {
     pub threads: usize,
     /// Input bytes per chunk handed to a worker ([`CHUNK_BYTES`] unless testing).
     pub chunk_bytes: usize,
+    /// Whether the input is a regular file, whose reads return less than asked only at its end:
+    /// then each chunk is read whole, straight into its own buffer (neither copied from a read
+    /// buffer nor zeroed first). Leave it `false` for a pipe or a terminal, where a short read
+    /// means the writer may be waiting for answers: those are read as they come, and answered
+    /// at once.
+    pub input_is_file: bool,
 }
 
 impl StreamOptions {
@@ -44,6 +50,7 @@ impl StreamOptions {
             output,
             threads,
             chunk_bytes: CHUNK_BYTES,
+            input_is_file: false,
         }
     }
 }
@@ -222,6 +229,7 @@ pub fn check_stream_with<A: Answerer>(
 ) -> Result<CheckStats, A::Error> {
     let threads = workers.len().max(1);
     let (format, chunk_bytes) = (options.output, options.chunk_bytes.max(1));
+    let whole = options.input_is_file;
     // Chunks in flight: two per worker keeps workers busy while bounding memory.
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(threads * 2);
     let (result_tx, result_rx) = sync_channel::<Answers<A::Error>>(threads * 2);
@@ -230,7 +238,7 @@ pub fn check_stream_with<A: Answerer>(
     let name = input_name.to_path_buf();
     // Not scoped: a read that waits for input must not keep an error from being returned.
     let reader = std::thread::spawn(move || {
-        read_chunks(input, &name, chunk_bytes, |chunk| {
+        read_chunks(input, &name, chunk_bytes, whole, |chunk| {
             chunk_tx.send(chunk).is_ok()
         })
     });
@@ -395,30 +403,52 @@ fn read_chunks(
     mut input: impl Read,
     input_name: &Path,
     chunk_bytes: usize,
+    input_is_file: bool,
     mut send: impl FnMut(Chunk) -> bool,
 ) -> Result<()> {
     let mut seq = 0u64;
     let mut lines_before = 0u64;
     let mut carry: Vec<u8> = Vec::new();
-    let mut buffer = vec![0u8; chunk_bytes];
+    // Where a pipe's reads land before they are appended to the chunk (allocated when first
+    // needed: a file is read straight into its chunks).
+    let mut buffer = Vec::new();
     loop {
+        // The carried partial line (most often a few bytes; a line longer than a chunk grows
+        // as a vector does, not copied once a round) and room for a chunk after it.
         let mut chunk = std::mem::take(&mut carry);
-        let (mut ended, mut short, mut fresh) = (false, false, 0);
-        // Up to `chunk_bytes` new bytes per round, after the carried partial line.
-        while fresh < chunk_bytes && !short {
-            let want = chunk_bytes - fresh;
-            let read = match input.read(&mut buffer[..want]) {
-                Ok(read) => read,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::io(input_name, "read", e)),
-            };
-            if read == 0 {
-                ended = true;
-                break;
+        chunk.reserve(chunk_bytes);
+        let (mut ended, mut short) = (false, false);
+        if input_is_file {
+            // Into the chunk's spare room, which is neither zeroed nor copied: `read_to_end`
+            // reads into it as it is. A file's read is short only at its end.
+            let read = input
+                .by_ref()
+                .take(chunk_bytes as u64)
+                .read_to_end(&mut chunk)
+                .map_err(|e| Error::io(input_name, "read", e))?;
+            ended = read == 0;
+            short = read < chunk_bytes;
+        } else {
+            if buffer.is_empty() {
+                buffer = vec![0u8; chunk_bytes];
             }
-            chunk.extend_from_slice(&buffer[..read]);
-            fresh += read;
-            short = read < want;
+            // Up to `chunk_bytes` new bytes per round, after the carried partial line.
+            let mut fresh = 0;
+            while fresh < chunk_bytes && !short {
+                let want = chunk_bytes - fresh;
+                let read = match input.read(&mut buffer[..want]) {
+                    Ok(read) => read,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io(input_name, "read", e)),
+                };
+                if read == 0 {
+                    ended = true;
+                    break;
+                }
+                chunk.extend_from_slice(&buffer[..read]);
+                fresh += read;
+                short = read < want;
+            }
         }
         if ended {
             // End of input: whatever is left is the last line, without a newline.

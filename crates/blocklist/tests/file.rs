@@ -166,6 +166,7 @@ proptest! {
         chunk_bytes in 1usize..300,
         threads in 1usize..4,
         crlf in any::<bool>(),
+        input_is_file in any::<bool>(),
     ) {
         let list = every_kind().swap_remove(1);
         let newline = if crlf { "\r\n" } else { "\n" };
@@ -174,7 +175,7 @@ proptest! {
         let items: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
         phishbloom_blocklist::check::answer_lines(&list, items.into_iter(), Output::Tsv, &mut expected);
         let mut out = Vec::new();
-        let options = StreamOptions { output: Output::Tsv, threads, chunk_bytes };
+        let options = StreamOptions { output: Output::Tsv, threads, chunk_bytes, input_is_file };
         let input = std::io::Cursor::new(input.into_bytes());
         let stats = check_stream(&list, input, Path::new("in"), &mut out, &options).unwrap();
         prop_assert_eq!(stats.lines, lines.len() as u64);

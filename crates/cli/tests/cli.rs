@@ -107,10 +107,26 @@ fn check_streams_stdin_in_order_as_text_and_json() {
     let output = phishbloom()
         .arg("check")
         .arg(&filter)
-        .write_stdin(input)
+        .write_stdin(input.clone())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
+    // The same lines from a regular file (`< file`), which is read in whole chunks straight
+    // into their buffers (over 1 MiB of lines here: more than one chunk, a line cut at the
+    // boundary): the same output. Without a final newline, the last line too.
+    let file = dir.path().join("lines.txt");
+    std::fs::write(&file, input.trim_end()).unwrap();
+    let from_file = std::process::Command::new(assert_cmd::cargo::cargo_bin("phishbloom"))
+        .arg("check")
+        .arg(&filter)
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(from_file.status.code(), Some(0));
+    assert!(
+        from_file.stdout == output.stdout,
+        "stdin as a file answers as a pipe does"
+    );
     let stdout = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 50_000);

@@ -11,7 +11,7 @@ use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::{Blocklist, Error};
 
 use crate::args::CheckArgs;
-use crate::commands::default_threads;
+use crate::commands::{default_threads, stdin_is_file};
 
 /// Opens the blocklist and answers; exit 0 if any key is listed, 1 if none (like grep).
 pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
@@ -55,7 +55,10 @@ fn answer(blocklist: &Blocklist, args: &CheckArgs, output: Output) -> anyhow::Re
             std::io::stdin(),
             Path::new("<stdin>"),
             std::io::stdout().lock(),
-            &StreamOptions::new(output, default_threads(args.threads)),
+            &StreamOptions {
+                input_is_file: stdin_is_file(),
+                ..StreamOptions::new(output, default_threads(args.threads))
+            },
         )?);
     }
     let mut out = Vec::new();

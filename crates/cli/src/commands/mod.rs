@@ -21,6 +21,26 @@ pub fn default_threads(requested: Option<usize>) -> usize {
         .max(1)
 }
 
+/// Whether standard input is a regular file (`< file`), which the stream checker may read in
+/// whole chunks ([`phishbloom_blocklist::check::StreamOptions::input_is_file`]); `false` for a
+/// pipe, a terminal, or whatever cannot be told.
+pub fn stdin_is_file() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd as _;
+        // A duplicate of the descriptor, for its metadata; closed as the `File` drops.
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+            .is_ok_and(|meta| meta.is_file())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
 /// Sends the server's log lines (tracing) to standard error, at `info` unless `RUST_LOG` says
 /// otherwise, coloured only on a terminal and never with `NO_COLOR` set (no-color.org); a
 /// second call changes nothing.

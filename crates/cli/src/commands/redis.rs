@@ -17,7 +17,7 @@ use phishbloom_redis::push::{PushOptions, PushSource};
 use phishbloom_redis::{Error, RedisBlocklist, Target};
 
 use crate::args::{AddArgs, CheckArgs, PushArgs, RedisCommand, RedisInfoArgs};
-use crate::commands::default_threads;
+use crate::commands::{default_threads, stdin_is_file};
 
 /// Runs a `redis` subcommand.
 pub fn run(command: &RedisCommand) -> anyhow::Result<ExitCode> {
@@ -225,7 +225,10 @@ pub fn check(args: &CheckArgs, url: &str, name: &str, output: Output) -> anyhow:
         .map(|f| f.as_os_str().as_bytes())
         .chain(args.keys.iter().map(|k| k.as_bytes()))
         .collect();
-    let options = StreamOptions::new(output, default_threads(args.threads));
+    let options = StreamOptions {
+        input_is_file: stdin_is_file(),
+        ..StreamOptions::new(output, default_threads(args.threads))
+    };
     let stats = if keys.is_empty() {
         // One connection per worker of the one stream checker, as `check FILE` runs.
         let mut workers = vec![remote];

@@ -29,6 +29,8 @@ use phishbloom_filter::{
     SplitBlockBloomFilter,
 };
 
+use phishbloom_url::HostSuffixes;
+
 use crate::error::Result;
 use crate::format::tag;
 
@@ -50,6 +52,19 @@ pub enum Pass {
     /// Entries may have this host: its domain expression is probed, and each path prefix whose
     /// length the gate holds for it ([`HostGate::passes_path`]).
     ByLength,
+}
+
+/// A host suffix a gate let through ([`HostGate::each_passing`]): what the walk of a URL's
+/// expressions needs of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kept {
+    /// Where the suffix starts in the host.
+    pub start: u32,
+    /// Its xxh3-128 ([`KeyHash::of`]), which the gate's keys and its expressions' hashes start
+    /// from.
+    pub hash: KeyHash,
+    /// What the gate let through of it (never [`Pass::Nothing`]).
+    pub pass: Pass,
 }
 
 /// The blocked gate's key of "an entry with a path has this host": the host's hash with its
@@ -159,9 +174,28 @@ impl HostGate {
         }
     }
 
+    /// Asks the gate about each suffix of the canonical `host` (an IP address, `is_ip`, has
+    /// only itself), in [`HostSuffixes`] order, and calls `keep` for each it lets through
+    /// ([`HostGate::pass`]): a suffix left out is certainly no entry's host.
+    #[inline]
+    pub fn each_passing(&self, host: &str, is_ip: bool, mut keep: impl FnMut(Kept)) {
+        for suffix in HostSuffixes::of_host(host, is_ip) {
+            let hash = KeyHash::of(suffix.as_bytes());
+            let pass = self.pass(hash);
+            if pass != Pass::Nothing {
+                keep(Kept {
+                    // Hosts are at most a line long, far below 4 GiB (lines are capped).
+                    start: (host.len() - suffix.len()) as u32,
+                    hash,
+                    pass,
+                });
+            }
+        }
+    }
+
     /// What to probe of a host suffix whose [`KeyHash::of`] is `host`: [`Pass::Nothing`] and
     /// [`Pass::Domain`] are certain (no entry, or no entry with a path, has the host).
-    /// ([`Pass::ByLength`]: the split-block gate, which answers for each path length).
+    /// ([`Pass::ByLength`]: the split-block gate, which answers for each path length.)
     #[inline(always)]
     pub fn pass(&self, host: KeyHash) -> Pass {
         match &self.filter {
@@ -290,6 +324,23 @@ mod tests {
             other_length < 200,
             "{other_length} of 5,000 let another length through"
         );
+    }
+
+    /// [`HostGate::each_passing`] keeps the suffixes that are an entry's host (and, at the
+    /// gate's rate, a few others), where each starts, its xxh3-128 and its pass.
+    #[test]
+    fn each_passing_keeps_the_entries_hosts_among_a_hosts_suffixes() {
+        let gate = HostGate::of_entries([("evil.com", 6), ("b.c.evil.com", 0)], 100).unwrap();
+        let mut kept = Vec::new();
+        gate.each_passing("a.b.c.evil.com", false, |k| kept.push(k));
+        for (start, suffix) in [(6, "evil.com"), (2, "b.c.evil.com")] {
+            let found = kept.iter().find(|k| k.start == start).expect(suffix);
+            assert_eq!(found.hash, KeyHash::of(suffix.as_bytes()));
+            assert_eq!(found.pass, Pass::ByLength);
+        }
+        let mut ip = Vec::new();
+        gate.each_passing("1.2.3.4", true, |k| ip.push(k.start));
+        assert!(ip.iter().all(|&start| start == 0), "an IP is only itself");
     }
 
     #[test]

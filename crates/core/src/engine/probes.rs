@@ -3,9 +3,9 @@
 //! expressions times its length.
 
 use phishbloom_filter::KeyHash;
-use phishbloom_url::{CanonicalUrl, Expression, HostSuffixes};
+use phishbloom_url::{CanonicalUrl, Expression};
 
-use super::gate::{HostGate, Pass};
+use super::gate::{HostGate, Kept, Pass};
 use crate::keys::fingerprint;
 use crate::resolve::Spot;
 use xxhash_rust::xxh3::Xxh3;
@@ -26,7 +26,7 @@ pub struct UrlProbes {
     /// Each host suffix kept: its start in the host, its hash, and what the gate let through
     /// (never [`Pass::Nothing`]): only its domain key, every path prefix, or each path prefix
     /// whose length the gate holds for it.
-    kept: Vec<(u32, KeyHash, Pass)>,
+    kept: Vec<Kept>,
     /// Length of each path prefix in the path and query (`0` first: the domain key).
     path_lens: Vec<u32>,
     paths: Vec<KeyHash>,
@@ -43,7 +43,7 @@ pub struct UrlProbes {
     gated_by: usize,
     /// The start in `gated_host`, hash and gate answer of each of its suffixes the gate let
     /// through, in [`CanonicalUrl::host_suffixes`] order.
-    gated: Vec<(u32, KeyHash, Pass)>,
+    gated: Vec<Kept>,
 }
 
 impl UrlProbes {
@@ -61,15 +61,8 @@ impl UrlProbes {
     pub fn gate_host(&mut self, host: &str, gate: &HostGate) -> bool {
         // Only the suffixes let through are kept: the walk probes nothing of the others.
         self.gated.clear();
-        for suffix in HostSuffixes::of_host(host, false) {
-            let hash = KeyHash::of(suffix.as_bytes());
-            let pass = gate.pass(hash);
-            if pass != Pass::Nothing {
-                // Hosts are at most a line long, far below 4 GiB (lines are capped).
-                self.gated
-                    .push(((host.len() - suffix.len()) as u32, hash, pass));
-            }
-        }
+        let gated = &mut self.gated;
+        gate.each_passing(host, false, |kept| gated.push(kept));
         let nothing = self.gated.is_empty();
         // Kept only for a URL that is probed next; a URL ruled out is not.
         self.gated_host.clear();
@@ -111,7 +104,13 @@ impl UrlProbes {
                 hashed = u128::MAX;
             }
         }
-        for (i, &(_, host, pass)) in self.kept.iter().enumerate() {
+        for (
+            i,
+            &Kept {
+                hash: host, pass, ..
+            },
+        ) in self.kept.iter().enumerate()
+        {
             let count = if pass == Pass::Domain {
                 1
             } else {
@@ -150,20 +149,23 @@ impl UrlProbes {
             std::mem::swap(&mut self.kept, &mut self.gated);
         } else {
             self.kept.clear();
-            let host_len = url.host().len();
-            for suffix in url.host_suffixes() {
-                let hash = KeyHash::of(suffix.as_bytes());
-                let pass = gate.map_or(Pass::All, |gate| gate.pass(hash));
-                if pass != Pass::Nothing {
-                    // Hosts are at most a line long, far below 4 GiB (lines are capped).
-                    self.kept
-                        .push(((host_len - suffix.len()) as u32, hash, pass));
-                }
+            let (host, kept) = (url.host(), &mut self.kept);
+            match gate {
+                Some(gate) => gate.each_passing(host, url.is_ip_host(), |k| kept.push(k)),
+                None => kept.extend(url.host_suffixes().map(|suffix| {
+                    let hash = KeyHash::of(suffix.as_bytes());
+                    Kept {
+                        // Hosts are at most a line long, far below 4 GiB (lines are capped).
+                        start: (host.len() - suffix.len()) as u32,
+                        hash,
+                        pass: Pass::All,
+                    }
+                })),
             }
         }
         self.kept
             .iter()
-            .any(|&(_, _, pass)| matches!(pass, Pass::All | Pass::ByLength))
+            .any(|kept| matches!(kept.pass, Pass::All | Pass::ByLength))
     }
 
     /// Walks the expressions of `url` in order of specificity — the longest host suffix first
@@ -204,7 +206,11 @@ impl UrlProbes {
         let domain = self.path_lens.len();
         self.path_lens.push(0);
         for i in (0..self.kept.len()).rev() {
-            let (start, host, pass) = self.kept[i];
+            let Kept {
+                start,
+                hash: host,
+                pass,
+            } = self.kept[i];
             let first = if pass == Pass::Domain { domain } else { 0 };
             let by_length = gate.filter(|_| pass == Pass::ByLength);
             for j in first..=domain {
@@ -250,7 +256,7 @@ impl UrlProbes {
         let &(suffix, path) = self.pairs.get(index)?;
         Some(Spot {
             fingerprint,
-            host_start: self.kept.get(suffix as usize)?.0,
+            host_start: self.kept.get(suffix as usize)?.start,
             path_len: *self.path_lens.get(path as usize)?,
         })
     }
