@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -234,26 +234,42 @@ pub fn check_stream_with<A: Answerer>(
     let (chunk_tx, chunk_rx) = sync_channel::<Chunk>(threads * 2);
     let (result_tx, result_rx) = sync_channel::<Answers<A::Error>>(threads * 2);
     let chunk_rx = Mutex::new(chunk_rx);
+    // Buffers handed back for reuse, so that a stream of any length allocates (and the system
+    // maps and zeroes) only the few in flight: a chunk's bytes go back to the reader once
+    // answered, its text back to the workers once written. A buffer that finds its queue full
+    // is dropped.
+    let (spare_chunk_tx, spare_chunk_rx) = sync_channel::<Vec<u8>>(threads * 2 + 2);
+    let (spare_text_tx, spare_text_rx) = sync_channel::<Vec<u8>>(threads * 2 + 2);
+    let spare_text_rx = Mutex::new(spare_text_rx);
     let stop = AtomicBool::new(false);
     let name = input_name.to_path_buf();
     // Not scoped: a read that waits for input must not keep an error from being returned.
     let reader = std::thread::spawn(move || {
-        read_chunks(input, &name, chunk_bytes, whole, |chunk| {
+        let spare = || spare_chunk_rx.try_recv().ok();
+        read_chunks(input, &name, chunk_bytes, whole, spare, |chunk| {
             chunk_tx.send(chunk).is_ok()
         })
     });
     let written = std::thread::scope(|scope| {
         for answerer in workers {
             let result_tx = result_tx.clone();
+            let spares = Spares {
+                chunks: spare_chunk_tx.clone(),
+                texts: &spare_text_rx,
+            };
             let (chunk_rx, stop) = (&chunk_rx, &stop);
             scope.spawn(move || {
-                work(answerer, format, chunk_rx, stop, |r| {
+                work(answerer, format, chunk_rx, stop, &spares, |r| {
                     result_tx.send(r).is_ok()
                 })
             });
         }
         drop(result_tx);
-        let written = write_in_order(&result_rx, &mut output, input_name);
+        drop(spare_chunk_tx);
+        let written = write_in_order(&result_rx, &mut output, input_name, |text| {
+            // Full: enough texts are waiting; this one is dropped.
+            let _ = spare_text_tx.try_send(text);
+        });
         // Stop the workers if writing stopped early (an error, or a closed pipe).
         stop.store(true, Ordering::Relaxed);
         drop(result_rx);
@@ -263,10 +279,17 @@ pub fn check_stream_with<A: Answerer>(
     // returns now; one blocked on reading returns with the process.
     drop(chunk_rx);
     let stats = written?;
-    reader
-        .join()
-        .unwrap_or_else(|_| Err(panicked(input_name)))?;
-    Ok(stats)
+    match reader.join().unwrap_or_else(|_| Err(panicked(input_name))) {
+        // The reader does not count lines (a pass over every byte for an error's sake); every
+        // line before the long one was answered, so the writer's count names it.
+        Err(Error::LineTooLong { path, limit, .. }) => Err(Error::LineTooLong {
+            path,
+            line: stats.lines + 1,
+            limit,
+        }
+        .into()),
+        read => read.map(|()| stats).map_err(Into::into),
+    }
 }
 
 /// An error standing for a thread that panicked (a bug: no code here is meant to panic).
@@ -294,6 +317,13 @@ struct Answers<E> {
     flush: bool,
 }
 
+/// A worker's ends of the reuse queues: answered chunks go back to the reader, written texts
+/// come back from the writer.
+struct Spares<'a> {
+    chunks: SyncSender<Vec<u8>>,
+    texts: &'a Mutex<Receiver<Vec<u8>>>,
+}
+
 /// Receives chunks and sends their formatted verdicts, until the chunks run out, `send` fails
 /// or the answerer fails (its error is sent, and the writer stops at it).
 fn work<A: Answerer>(
@@ -301,6 +331,7 @@ fn work<A: Answerer>(
     format: Output,
     chunks: &Mutex<Receiver<Chunk>>,
     stop: &AtomicBool,
+    spares: &Spares<'_>,
     mut send: impl FnMut(Answers<A::Error>) -> bool,
 ) {
     loop {
@@ -319,14 +350,24 @@ fn work<A: Answerer>(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
+        // A written text back from the writer if one waits (a poisoned lock: none).
+        let mut text = spares
+            .texts
+            .lock()
+            .ok()
+            .and_then(|texts| texts.try_recv().ok())
+            .unwrap_or_default();
+        text.clear();
         // Room for the lines twice over: a listed line adds its entry, kind and categories
         // (growing the buffer would copy it, megabytes a time).
-        let mut text = Vec::with_capacity(2 * chunk.bytes.len() + 4096);
+        text.reserve(2 * chunk.bytes.len() + 4096);
         let answered = if chunk.bytes.is_empty() {
             Ok(CheckStats::default())
         } else {
             answerer.write_text_answers(&chunk.bytes, format, &mut text)
         };
+        // Full (or the reader gone): the buffer is dropped.
+        let _ = spares.chunks.try_send(chunk.bytes);
         let failed = answered.is_err();
         let answers = Answers {
             seq: chunk.seq,
@@ -361,11 +402,13 @@ pub fn text_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Writes results in sequence order as they arrive, flushing after a chunk the reader may have
-/// to wait after (so a co-process gets its answers before it writes more).
+/// to wait after (so a co-process gets its answers before it writes more); each text written
+/// goes to `written`, for reuse.
 fn write_in_order<E: From<Error>>(
     results: &Receiver<Answers<E>>,
     output: &mut impl Write,
     input_name: &Path,
+    mut written: impl FnMut(Vec<u8>),
 ) -> Result<CheckStats, E> {
     let stdout = Path::new("<stdout>");
     let mut pending = BTreeMap::new();
@@ -383,6 +426,7 @@ fn write_in_order<E: From<Error>>(
             }
             stats += answered;
             next += 1;
+            written(text);
         }
     }
     if !pending.is_empty() {
@@ -398,24 +442,35 @@ fn write_in_order<E: From<Error>>(
 /// A chunk is sent when it is full or when a read returned less than asked: a pipe or terminal
 /// with nothing more ready, where the next read may wait. Such a chunk is marked for flushing,
 /// so a co-process that writes one line and waits for its answer gets it; a file or a fast
-/// pipe fills whole chunks and keeps the batched speed.
+/// pipe fills whole chunks and keeps the batched speed. A line longer than [`MAX_LINE_BYTES`]
+/// is an [`Error::LineTooLong`] whose line number (0 here) the caller gives. Each chunk's
+/// buffer is one `spare` gives back (answered before), if any.
 fn read_chunks(
     mut input: impl Read,
     input_name: &Path,
     chunk_bytes: usize,
     input_is_file: bool,
+    mut spare: impl FnMut() -> Option<Vec<u8>>,
     mut send: impl FnMut(Chunk) -> bool,
 ) -> Result<()> {
     let mut seq = 0u64;
-    let mut lines_before = 0u64;
     let mut carry: Vec<u8> = Vec::new();
     // Where a pipe's reads land before they are appended to the chunk (allocated when first
     // needed: a file is read straight into its chunks).
     let mut buffer = Vec::new();
     loop {
-        // The carried partial line (most often a few bytes; a line longer than a chunk grows
-        // as a vector does, not copied once a round) and room for a chunk after it.
-        let mut chunk = std::mem::take(&mut carry);
+        // The carried partial line (most often a few bytes, copied into a buffer given back;
+        // a line longer than a chunk grows as a vector does, not copied once a round) and room
+        // for a chunk after it.
+        let mut chunk = match spare() {
+            Some(mut buffer) if carry.len() <= chunk_bytes => {
+                buffer.clear();
+                buffer.extend_from_slice(&carry);
+                carry.clear();
+                buffer
+            }
+            _ => std::mem::take(&mut carry),
+        };
         chunk.reserve(chunk_bytes);
         let (mut ended, mut short) = (false, false);
         if input_is_file {
@@ -464,9 +519,9 @@ fn read_chunks(
         }
         match memchr::memrchr(b'\n', &chunk) {
             Some(last) => {
-                carry = chunk[last + 1..].to_vec();
+                carry.clear();
+                carry.extend_from_slice(&chunk[last + 1..]);
                 chunk.truncate(last + 1);
-                lines_before += memchr::memchr_iter(b'\n', &chunk).count() as u64;
                 let flush = short;
                 if !send(Chunk {
                     seq,
@@ -480,7 +535,8 @@ fn read_chunks(
             None if chunk.len() > MAX_LINE_BYTES => {
                 return Err(Error::LineTooLong {
                     path: input_name.to_path_buf(),
-                    line: lines_before + 1,
+                    // Named by the caller, which counts the lines answered before it.
+                    line: 0,
                     limit: MAX_LINE_BYTES,
                 });
             }
@@ -582,19 +638,33 @@ mod tests {
 
     #[test]
     fn a_line_longer_than_the_limit_is_an_error_naming_it() {
-        struct Endless;
+        /// Two short lines, then one that never ends.
+        struct Endless(usize);
         impl Read for Endless {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let lines = b"a\nb\n";
+                if self.0 < lines.len() {
+                    let n = buf.len().min(lines.len() - self.0);
+                    buf[..n].copy_from_slice(&lines[self.0..self.0 + n]);
+                    self.0 += n;
+                    return Ok(n);
+                }
                 buf.fill(b'a');
                 Ok(buf.len())
             }
         }
         let mut out = Vec::new();
         let options = StreamOptions::new(Output::Tsv, 2);
-        let error =
-            check_stream(&blocklist(), Endless, Path::new("in"), &mut out, &options).unwrap_err();
+        let error = check_stream(
+            &blocklist(),
+            Endless(0),
+            Path::new("in"),
+            &mut out,
+            &options,
+        )
+        .unwrap_err();
         assert!(
-            matches!(error, Error::LineTooLong { line: 1, .. }),
+            matches!(error, Error::LineTooLong { line: 3, .. }),
             "{error:?}"
         );
     }

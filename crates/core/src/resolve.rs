@@ -150,6 +150,16 @@ impl Verification {
         })
     }
 
+    /// Hints the processor to load what [`Verification::lookup`] of `fingerprint` will read
+    /// (see [`Fingerprints::prefetch`]): its bucket of fingerprints and their category sets.
+    #[inline]
+    pub fn prefetch(&self, fingerprint: u64) {
+        let from = self.fingerprints.prefetch(fingerprint);
+        if let Some(set) = self.set_of.get(from) {
+            phishbloom_filter::prefetch(set);
+        }
+    }
+
     /// Number of fingerprints.
     pub fn len(&self) -> usize {
         self.fingerprints.len()
@@ -626,6 +636,15 @@ impl Resolver {
             Some((at, categories, exception)) => {
                 self.verdict_of(candidates[at].expression(), exception, &categories)
             }
+        }
+    }
+
+    /// Hints the processor to load what confirming a candidate of `fingerprint` will read (the
+    /// verification table's bucket; nothing without a table): see [`Fingerprints::prefetch`].
+    #[inline]
+    pub fn prefetch_confirmation(&self, fingerprint: u64) {
+        if let Some(table) = &self.verification {
+            table.prefetch(fingerprint);
         }
     }
 

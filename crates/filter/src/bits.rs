@@ -124,7 +124,7 @@ impl Storage {
 
 /// Hints the CPU to start loading the cache line at `address` (a no-op off x86-64).
 #[inline(always)]
-pub(crate) fn prefetch<T>(address: &T) {
+pub fn prefetch<T>(address: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

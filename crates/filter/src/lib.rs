@@ -67,7 +67,7 @@ pub mod prefix;
 pub mod ribbon;
 pub mod rng;
 
-pub use bits::Block;
+pub use bits::{prefetch, Block};
 pub use error::{Error, Result};
 pub use filter::{
     data_len, AnyFilter, BlockedBloomFilter, Bloom, BloomFilter, BloomParams, ConcurrentInserter,

@@ -76,11 +76,14 @@ impl UrlFilter {
     /// (confirms), with what `accept` gave: expressions are probed in order of specificity,
     /// and the walk stops there
     /// ([`UrlProbes::first_in_order`](super::probes::UrlProbes::first_in_order)). Nothing is allocated once
-    /// the scratch buffers have grown.
+    /// the scratch buffers have grown. `prefetch` is given each expression's fingerprint before
+    /// it is probed ([`crate::resolve::Resolver::prefetch_confirmation`] there has the
+    /// confirmation's memory fetched while the probe's is).
     pub fn first_spot<T>(
         &self,
         url: &CanonicalUrl,
         scratch: &mut Scratch,
+        prefetch: impl Fn(u64),
         accept: impl FnMut(Spot) -> Option<T>,
     ) -> Option<(Spot, T)> {
         let layers = &self.layers;
@@ -88,9 +91,14 @@ impl UrlFilter {
         scratch.url.first_in_order(
             url,
             self.gate.as_ref(),
-            |hash| match single {
-                Some(filter) => filter.contains_hash(hash),
-                None => layers.contains_hash(hash),
+            |hash| {
+                // Behind the gate most probes hit: the confirmation's memory is asked for now,
+                // while the filter's block is fetched.
+                prefetch(fingerprint(hash));
+                match single {
+                    Some(filter) => filter.contains_hash(hash),
+                    None => layers.contains_hash(hash),
+                }
             },
             accept,
         )

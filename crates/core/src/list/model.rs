@@ -129,7 +129,12 @@ impl Blocklist {
                 let verdict = self
                     .resolver
                     .decide_in_order(url, &mut key, |accept| {
-                        urls.first_spot(url, scratch, accept)
+                        urls.first_spot(
+                            url,
+                            scratch,
+                            |f| self.resolver.prefetch_confirmation(f),
+                            accept,
+                        )
                     })
                     .verdict(&self.resolver);
                 scratch.key = key;
@@ -293,7 +298,12 @@ impl Blocklist {
             match query {
                 Query::Url(url) => {
                     let decision = self.resolver.decide_in_order(url, &mut key, |accept| {
-                        urls.first_spot(url, scratch, accept)
+                        urls.first_spot(
+                            url,
+                            scratch,
+                            |f| self.resolver.prefetch_confirmation(f),
+                            accept,
+                        )
                     });
                     listed += u64::from(decision.status == Status::Listed);
                     write_decision(
