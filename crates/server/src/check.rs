@@ -308,26 +308,30 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
     /// Answers the lines of `text` ([`text_lines`]); sends each piece as it fills. `false`
     /// once the answers are no longer wanted.
     fn answer(&mut self, text: &[u8]) -> bool {
+        // The lines go straight from the cutting to the answering, a slice at a time (not
+        // gathered first: that costs as much as cutting them).
         let mut lines = text_lines(text).peekable();
-        let mut items: Vec<&[u8]> = Vec::new();
         while lines.peek().is_some() {
-            items.clear();
-            items.extend(lines.by_ref().take(self.slice - self.lines));
             if self.out.is_empty() {
                 // Room for a slice's lines and half again (an entry, a category), as `check`
-                // makes it.
-                let length: usize = items.iter().map(|l| l.len() + 1).sum();
+                // makes it — or for all of `text`'s, if fewer (a line is rarely over 128 bytes;
+                // a longer one grows the piece as a vector grows).
+                let length = text.len().min(self.slice * 128);
                 self.out.reserve(length + length / 2);
             }
             // The list is read-locked for this slice only.
-            let (lines, listed) = self.served.read().list.write_checks(
-                items.iter().copied(),
+            let (answered, listed) = self.served.read().list.write_checks(
+                lines.by_ref().take(self.slice - self.lines),
                 Output::Tsv,
                 &mut self.scratch,
                 &mut self.out,
             );
-            self.stats += CheckStats { lines, listed };
-            self.lines += items.len();
+            self.stats += CheckStats {
+                lines: answered,
+                listed,
+            };
+            // At most a slice of lines: far below `usize::MAX`.
+            self.lines += answered as usize;
             if self.lines == self.slice && !self.flush() {
                 return false;
             }
