@@ -19,7 +19,7 @@
 //!   message, an mbox's messages, an HTML page's visible text ([`html`]), or one per line,
 //!   within a size limit.
 //! - [`near`] — near-duplicate lists built from documents (SimHash per document).
-//! - [`file`] — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
+//! - [`file`](mod@file) — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
 //! - [`eval`] — the dataset evaluation `eval` and `demo` run (a labelled CSV, a held-out split,
 //!   measured false-positive rates with Wilson intervals).
@@ -28,7 +28,7 @@
 //! - [`atomic`] — the one atomic file writer.
 //! - [`check`] — the one stream checker: lines from a pipe answered in order, on threads, each
 //!   batch flushed before the reader waits (a co-process gets one answer per line).
-//! - Re-exported from the core: [`engine`], [`resolve`], [`printer`], [`format`], [`sections`],
+//! - Re-exported from the core: [`engine`], [`resolve`], [`printer`], [`format`](mod@format), [`sections`],
 //!   [`structure`], [`delta`], [`keys`], [`prepare`], [`plan`], [`fmt`], [`scan`], [`bytes`].
 //!
 //! # Example

@@ -1,8 +1,8 @@
 //! Near-duplicate lists from files: every document of the inputs (texts, e-mails, mbox
 //! messages, HTML pages, or one per line; directories read whole) fingerprinted by SimHash and
 //! named — by its Message-ID when it is a message that has one, else as [`crate::documents`]
-//! names it (`FILE`, `FILE#N`, `FILE:LINE`) — for [`Blocklist::from_near`] and
-//! [`Blocklist::add_near`].
+//! names it (`FILE`, `FILE#N`, `FILE:LINE`) — for [`Blocklist::from_near`](crate::Blocklist::from_near) and
+//! [`Blocklist::add_near`](crate::Blocklist::add_near).
 
 use std::path::{Path, PathBuf};
 

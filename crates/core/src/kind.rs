@@ -17,7 +17,7 @@ pub enum Kind {
     /// A counting Bloom filter with 4-bit counters: deletes; four times a Bloom filter's memory.
     Counting,
     /// One split-block Bloom filter (Parquet's SBBF): one bit in each 32-bit word of a 256-bit
-    /// block, a branch-free probe; its 64-bit hash is the `h1` half of the key's [`KeyHash`].
+    /// block, a branch-free probe; its 64-bit hash is the `h1` half of the key's [`KeyHash`](phishbloom_filter::KeyHash).
     Split,
     /// Known documents by SimHash in Manku's permuted tables: near-duplicates within a Hamming
     /// distance (`phishbloom build --near`, [`crate::near`]).

@@ -8,7 +8,7 @@
 //!   in which field or item (the front ends word it for their users);
 //!   [`bytes`] — the bounds-checked little-endian reader; [`fmt`] — numbers for people;
 //!   [`rates`] — per-item and per-probe false-positive rates.
-//! - [`format`] — the container (header, checksummed section table, aligned sections);
+//! - [`format`](mod@format) — the container (header, checksummed section table, aligned sections);
 //!   `docs/FORMAT.md` specifies every byte.
 //! - [`keys`] — [`KeyScheme`]: how a line becomes the bytes that are hashed; key and entry hashes.
 //! - [`contents`] — a list's contents in memory ([`KeyList`], [`EntrySet`]);

@@ -204,7 +204,7 @@ impl<L: Layout> Bloom<L> {
     /// Answers many queries: clears `out` and pushes one answer per key, in order.
     ///
     /// Software-pipelined over keys: each key is hashed and its cache line requested
-    /// [`LOOKAHEAD`] keys before it is probed, so a filter larger than the cache has that many
+    /// `LOOKAHEAD` keys before it is probed, so a filter larger than the cache has that many
     /// misses in flight while the keys between are hashed, instead of waiting on each.
     pub fn contains_batch<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut Vec<bool>) {
         out.clear();

@@ -520,7 +520,7 @@ impl Split {
 
     /// Whether every bit that a 64-bit hash sets is set in `block` (the block
     /// [`Split::block_index`] selects for it): [`Split::probe_block`] of [`Split::mask`]; on
-    /// x86-64 in AVX2 when the processor has it (see [`avx2`]), else in SSE2 (see [`sse2`]);
+    /// x86-64 in AVX2 when the processor has it (see `avx2`), else in SSE2 (see `sse2`);
     /// elsewhere as written.
     #[inline(always)]
     pub fn contains_in_block(block: &[u32; 8], hash: u64) -> bool {

@@ -182,7 +182,7 @@ pub fn blocked_fpp(num_bits: u64, items: f64, num_hashes: u32, block_bits: u64) 
 
 /// The largest mean block load (keys per 512-bit block) whose rate is computed exactly. The
 /// exact computation tabulates the occupancy distribution for every load up to
-/// [`poisson_last`]`(λ)`, so its cost grows with λ; a bound keeps `plan` and `build` in
+/// `poisson_last``(λ)`, so its cost grows with λ; a bound keeps `plan` and `build` in
 /// milliseconds for any n and p. Every target p ≤ 0.98 is met at a load below it (at p = 0.5 the
 /// optimum is ~355 keys per block), so sizing is exact wherever it matters.
 pub const MAX_EXACT_BLOCK_LOAD: f64 = 2048.0;

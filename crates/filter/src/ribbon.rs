@@ -8,7 +8,7 @@
 //! from it): built once by the sender, never changed, probed beside the list's filter.
 //!
 //! # How it works
-//! Each key `v` gets, from a SplitMix64 sequence seeded with `v ⊕ seed` ([`RibbonFilter::row`]),
+//! Each key `v` gets, from a SplitMix64 sequence seeded with `v ⊕ seed` (`RibbonFilter::row`),
 //! a start `s` in `0..=m − w`, a `w`-bit coefficient row `c` with its lowest bit set, and an
 //! `f`-bit result `r`. The filter stores `f` columns of `m` bits, `Z`, solving for every key
 //! `⊕_{j : c_j = 1} Z[s + j] = r` (GF(2)). The band of width `w` (128, or `m` when smaller)
@@ -167,7 +167,7 @@ impl RibbonFilter {
 
     /// Builds a filter of `fingerprints` with `bits`-bit results (rate `2^-bits`) in the fewest
     /// slots it finds: from `n` slots up in steps of 1/256 of n (at least one), trying
-    /// [`SEEDS_PER_SIZE`] seeds at each size.
+    /// `SEEDS_PER_SIZE` seeds at each size.
     pub fn build(fingerprints: &[u64], bits: u32) -> Result<Self> {
         if !(1..=MAX_BITS).contains(&bits) {
             return Err(Error::invalid(

@@ -1,5 +1,5 @@
-//! The HTTP/JSON API (axum): handlers parse the request, delegate to [`Lists`] and
-//! [`Checker`], and map errors to a status with a JSON body `{"error": "…"}`.
+//! The HTTP/JSON API (axum): handlers parse the request, delegate to
+//! [`Lists`](crate::lists::Lists) and [`Checker`], and map errors to a status with a JSON body `{"error": "…"}`.
 //!
 //! | route | answer |
 //! | --- | --- |

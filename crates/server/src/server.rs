@@ -1,5 +1,5 @@
 //! [`Server`]: binds the HTTP and Redis-protocol listeners, accepts connections with the
-//! timeouts of [`Limits`], reloads lists (SIGHUP, files replaced on disk) and shuts down
+//! timeouts of [`Limits`](crate::Limits), reloads lists (SIGHUP, files replaced on disk) and shuts down
 //! gracefully (SIGTERM or SIGINT: stop accepting, let requests in flight finish, exit).
 
 use std::future::Future;

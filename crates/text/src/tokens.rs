@@ -81,7 +81,7 @@ impl Tokens {
     /// pieces where segmentation cannot look across ([`crate::pieces`]) gives the tokens of the
     /// whole text.
     ///
-    /// A non-ASCII line is cut further, around its [lone Han characters](lone_han_at): each is
+    /// A non-ASCII line is cut further, around its lone Han characters (`lone_han_at`): each is
     /// a token as it stands (the general path's answer for it, checked for every such
     /// character by a test), and the runs between them are tokenized like lines — an ASCII run
     /// by [`ascii_words`], any other by `unicode-segmentation`. That gives the tokens of the

@@ -1,8 +1,8 @@
 //! Searching a byte string a window of bytes at a time: the window test is written so that the
 //! compiler compares the whole window at once (SSE2 on x86-64), and the first hit is the lowest
 //! bit of the window's mask (SSE2's `pmovmskb`, the one `unsafe` call here; a portable fold
-//! elsewhere). Shared by the scheme split ([`crate::scheme`]), the fast path
-//! ([`crate::fast`]) and the JSON printer of verdicts (its escapes).
+//! elsewhere). Shared by the scheme split (`crate::scheme`), the fast path
+//! (`crate::fast`) and the JSON printer of verdicts (its escapes).
 
 /// Bytes tested per window: one SSE2 register (16 keeps the windows few for ~50-byte URLs).
 const BLOCK: usize = 16;
@@ -13,7 +13,7 @@ const BLOCK: usize = 16;
 /// `hit` should combine its tests with `|` and `&`, not `||` and `&&`: without branches the
 /// compiler can test a whole window at once.
 ///
-/// Windows of [`BLOCK`] bytes are tested at once (the last window overlaps the one before, so
+/// Windows of `BLOCK` (16) bytes are tested at once (the last window overlaps the one before, so
 /// there is no byte-by-byte tail); the first hit is the lowest set bit of its window's mask.
 #[inline(always)]
 pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
@@ -51,7 +51,7 @@ pub fn find(s: &[u8], hit: impl Fn(u8, u8) -> bool + Copy) -> Option<usize> {
 /// `s[64 * w + i] == byte`, for every 64-byte piece of `s` in order (`visit(w, mask)`; the last
 /// piece may be shorter). Stops early when `visit` returns `false`.
 ///
-/// Each piece is tested [`BLOCK`] bytes at a time, the last window of a piece overlapping the
+/// Each piece is tested `BLOCK` bytes at a time, the last window of a piece overlapping the
 /// one before (its bits are the same bytes' bits again), so there is no byte-by-byte tail; a
 /// piece shorter than one window is copied into one first.
 #[inline(always)]

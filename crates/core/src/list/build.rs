@@ -71,7 +71,7 @@ pub struct BuildOptions {
     /// Grow when full: add layers of twice the capacity at half the rate (RedisBloom's
     /// scalable scheme), so a list of unknown size keeps its rate.
     pub grow: bool,
-    /// Build even with a capacity over [`MAX_CAPACITY_RATIO`] times the entries (refused
+    /// Build even with a capacity over `MAX_CAPACITY_RATIO` times the entries (refused
     /// otherwise: a typo such as `3e9` for `3e6` makes a file of gigabytes).
     pub force: bool,
     /// Store the host gate of a list of URL entries ([`crate::engine::gate`]): a small filter of

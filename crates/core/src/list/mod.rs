@@ -1,7 +1,7 @@
 //! [`Blocklist`]: a list in one self-describing file image — whichever kind it holds — built
 //! from keys or entries, read from bytes with every checksum verified, written back, asked about
 //! items, and changed (add, remove, apply a delta, merge). Each file here is one job; they share
-//! the type defined in [`model`].
+//! the type defined in `model`.
 
 mod apply;
 mod build;

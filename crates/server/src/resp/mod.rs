@@ -1,7 +1,7 @@
 //! The Redis protocol (RESP2, and RESP3 after `HELLO 3`): RedisBloom's `BF.*` and `CF.*`
 //! commands over the served lists, so code written for RedisBloom works unchanged.
 //!
-//! - [`parse`] — commands out of the read buffer, with caps on every length.
+//! - [`parse`](mod@parse) — commands out of the read buffer, with caps on every length.
 //! - [`reply`] — replies into the write buffer.
 //! - [`commands`] — what each command does ([`commands::Session`]).
 //!

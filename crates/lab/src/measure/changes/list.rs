@@ -41,7 +41,7 @@ fn folder_bytes(folder: &Path) -> u64 {
 
 /// The list of every UT1 category folder under the UT1 root (in `--quick` runs only folders
 /// while their files stay within the sizes' `changes_ut1_bytes`), or a synthetic stand-in of
-/// [`STAND_IN_ENTRIES`] entries in four categories when there is no UT1 folder.
+/// `STAND_IN_ENTRIES` entries in four categories when there is no UT1 folder.
 pub fn read_list(settings: &Settings) -> Result<(EntrySet, ListSource)> {
     let root = ut1_root(settings);
     let Ok(all) = ut1_categories(&root) else {
