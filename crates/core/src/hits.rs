@@ -127,19 +127,28 @@ impl Fingerprints {
     /// `binary_search` on [`Fingerprints::as_slice`] answers, in fewer steps.
     #[inline]
     pub fn position(&self, fingerprint: u64) -> Result<usize, usize> {
-        if self.bits == 0 {
+        let Some((from, to)) = self.bucket(fingerprint) else {
             return self.sorted.binary_search(&fingerprint);
-        }
-        let bucket = (fingerprint >> (64 - self.bits)) as usize;
-        // `bucket < 2^bits` and `starts` has `2^bits + 1` entries.
-        let (from, to) = (
-            self.starts[bucket] as usize,
-            self.starts[bucket + 1] as usize,
-        );
+        };
         match self.sorted[from..to].binary_search(&fingerprint) {
             Ok(i) => Ok(from + i),
             Err(i) => Err(from + i),
         }
+    }
+
+    /// Where the fingerprints with the top bits of `fingerprint` start and end in the table;
+    /// `None` without a start table (the whole table is the bucket).
+    #[inline(always)]
+    fn bucket(&self, fingerprint: u64) -> Option<(usize, usize)> {
+        if self.bits == 0 {
+            return None;
+        }
+        let bucket = (fingerprint >> (64 - self.bits)) as usize;
+        // `bucket < 2^bits` and `starts` has `2^bits + 1` entries.
+        Some((
+            self.starts[bucket] as usize,
+            self.starts[bucket + 1] as usize,
+        ))
     }
 
     /// Hints the processor to load the bucket `fingerprint` would be in (its middle, where a
@@ -148,15 +157,9 @@ impl Fingerprints {
     /// instead of following each other. Returns where the bucket starts (0 without buckets).
     #[inline]
     pub fn prefetch(&self, fingerprint: u64) -> usize {
-        if self.bits == 0 {
+        let Some((from, to)) = self.bucket(fingerprint) else {
             return 0;
-        }
-        let bucket = (fingerprint >> (64 - self.bits)) as usize;
-        // `bucket < 2^bits` and `starts` has `2^bits + 1` entries.
-        let (from, to) = (
-            self.starts[bucket] as usize,
-            self.starts[bucket + 1] as usize,
-        );
+        };
         if let Some(middle) = self.sorted.get(from + (to - from) / 2) {
             phishbloom_filter::prefetch(middle);
         }

@@ -561,10 +561,11 @@ impl Resolver {
     /// order the list's categories were numbered in (a list patched by deltas numbers new
     /// categories after the old ones). Ids without a category are skipped.
     pub fn category_names(&self, categories: &Categories<'_>) -> Vec<String> {
-        let mut names: Vec<String> = categories
-            .ids(self.categories.len())
-            .filter_map(|id| self.categories.get(id as usize).map(|c| c.name.clone()))
-            .collect();
+        let mut names = Vec::new();
+        categories.each_id(self.categories.len(), |id| {
+            // In range: `each_id` gives only ids below the count.
+            names.push(self.categories[id as usize].name.clone());
+        });
         names.sort_unstable();
         names
     }
@@ -574,15 +575,7 @@ impl Resolver {
     /// grown; [`Resolver::category_name`] names each.
     pub fn order_categories(&self, categories: &Categories<'_>, order: &mut Vec<u16>) {
         order.clear();
-        let count = self.categories.len();
-        // The slice of ids, or the range of all (not one iterator chaining both: most verdicts
-        // name one or two ids, where the chain costs more than the rest).
-        match &categories.named {
-            Named::Ids(ids) => {
-                order.extend(ids.iter().copied().filter(|&id| (id as usize) < count))
-            }
-            Named::All => order.extend(0..count.min(MAX_CATEGORIES) as u16),
-        }
+        categories.each_id(self.categories.len(), |id| order.push(id));
         // Names sort as their ranks do (names are distinct). Most entries have one or two
         // categories: those need no sort call.
         let rank = |id: u16| self.name_rank.get(id as usize).copied();
@@ -809,13 +802,19 @@ enum Named<'r> {
 }
 
 impl Categories<'_> {
-    /// The ids named, for a list of `count` categories (unsorted; possibly out of range).
-    fn ids(&self, count: usize) -> impl Iterator<Item = u16> + '_ {
-        let (ids, all): (&[u16], u16) = match &self.named {
-            Named::Ids(ids) => (ids, 0),
-            Named::All => (&[], count.min(MAX_CATEGORIES) as u16),
-        };
-        ids.iter().copied().chain(0..all)
+    /// Calls `each` with every id named that is one of a list of `count` categories
+    /// (unsorted): the slice of ids or the range of all, each walked as it is (not one iterator
+    /// chaining both: most verdicts name one or two ids, where the chain costs more than the
+    /// rest).
+    #[inline]
+    fn each_id(&self, count: usize, mut each: impl FnMut(u16)) {
+        match &self.named {
+            Named::Ids(ids) => ids
+                .iter()
+                .filter(|&&id| (id as usize) < count)
+                .for_each(|&id| each(id)),
+            Named::All => (0..count.min(MAX_CATEGORIES) as u16).for_each(each),
+        }
     }
 }
 

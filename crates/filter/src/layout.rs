@@ -872,46 +872,20 @@ mod tests {
             missing == 0
         };
         let hashes = || (0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        for h2 in hashes() {
-            assert_eq!(
-                Blocked::probe_unrolled::<4>(&block, h2),
-                general(&block, h2, 4)
-            );
-            assert_eq!(
-                Blocked::probe_unrolled::<5>(&block, h2),
-                general(&block, h2, 5)
-            );
-            assert_eq!(
-                Blocked::probe_unrolled::<6>(&block, h2),
-                general(&block, h2, 6)
-            );
-            assert_eq!(
-                Blocked::probe_unrolled::<7>(&block, h2),
-                general(&block, h2, 7)
-            );
-        }
-        // Eight to eleven positions, in a block with 7 of 8 bits set (so that members are
-        // common too: 0.875^10 ≈ 26 %), and in the half-set one.
+        // `probe` answers 4 to 7 positions with `probe_unrolled`, 8 to 11 with
+        // `probe_two_words`: each k against the loop, in the half-set block and in one with 7 of
+        // 8 bits set (so that members are common too: 0.875^10 ≈ 26 %).
         let dense = block.map(|word| word | word.rotate_left(1) | word.rotate_left(2));
         for block in [block, dense] {
             let mut members = 0;
             for h2 in hashes() {
-                assert_eq!(
-                    Blocked::probe_two_words::<8>(&block, h2),
-                    general(&block, h2, 8)
-                );
-                assert_eq!(
-                    Blocked::probe_two_words::<9>(&block, h2),
-                    general(&block, h2, 9)
-                );
-                assert_eq!(
-                    Blocked::probe_two_words::<10>(&block, h2),
-                    general(&block, h2, 10)
-                );
-                assert_eq!(
-                    Blocked::probe_two_words::<11>(&block, h2),
-                    general(&block, h2, 11)
-                );
+                for k in 4..=11 {
+                    assert_eq!(
+                        Blocked::probe(&block, k, h2),
+                        general(&block, h2, k),
+                        "k = {k}, h2 = {h2:#x}"
+                    );
+                }
                 members += usize::from(general(&block, h2, 10));
             }
             if block == dense {
