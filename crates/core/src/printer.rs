@@ -10,7 +10,7 @@
 
 use phishbloom_url::{Expression, ExpressionKind};
 
-use crate::resolve::{Decision, Resolver, Status, Verdict};
+use crate::resolve::{Categories, Decision, Resolver, Status, Verdict};
 
 /// Output format of verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,11 +34,7 @@ pub fn write_verdict(item: &[u8], verdict: &Verdict, output: Output, out: &mut V
         hit: entry(&verdict.hit),
         exception: entry(&verdict.exception),
         exact: verdict.categories_exact,
-        names: |visit: &mut dyn FnMut(&str)| {
-            for name in &verdict.categories {
-                visit(name);
-            }
-        },
+        names: verdict.categories.as_slice(),
     };
     line.write(output, out);
 }
@@ -65,7 +61,6 @@ pub fn write_decision(
             Output::Json => write_verdict(item, &Verdict::default(), output, out),
         };
     };
-    resolver.order_categories(categories, order);
     fn entry(e: Expression<'_>) -> ([&str; 2], &'static str) {
         ([e.host, e.path], expression_kind_name(e))
     }
@@ -76,10 +71,10 @@ pub fn write_decision(
         hit: Some(entry(hit)),
         exception: decision.exception.map(entry),
         exact: categories.exact,
-        names: |visit: &mut dyn FnMut(&str)| {
-            for &id in order.iter() {
-                visit(resolver.category_name(id));
-            }
+        names: DecisionNames {
+            resolver,
+            categories,
+            order,
         },
     };
     line.write(output, out);
@@ -95,7 +90,7 @@ pub fn write_invalid(item: &[u8], reason: &str, output: Output, out: &mut Vec<u8
         hit: None,
         exception: None,
         exact: true,
-        names: |_: &mut dyn FnMut(&str)| {},
+        names: &[] as &[String],
     };
     line.write(output, out);
 }
@@ -108,9 +103,36 @@ fn expression_kind_name(expression: Expression<'_>) -> &'static str {
     }
 }
 
+/// A verdict line's category names, visited in order (once: a line is written once).
+trait Names {
+    fn each(self, visit: impl FnMut(&str));
+}
+
+/// An owned verdict's names, in their order.
+impl Names for &[String] {
+    fn each(self, visit: impl FnMut(&str)) {
+        self.iter().map(String::as_str).for_each(visit);
+    }
+}
+
+/// A [`Decision`]'s names, ordered as it is written ([`Resolver::each_category_name`]).
+struct DecisionNames<'a, 'r> {
+    resolver: &'a Resolver,
+    categories: &'a Categories<'r>,
+    order: &'a mut Vec<u16>,
+}
+
+impl Names for DecisionNames<'_, '_> {
+    #[inline]
+    fn each(self, visit: impl FnMut(&str)) {
+        self.resolver
+            .each_category_name(self.categories, self.order, visit);
+    }
+}
+
 /// One verdict line's fields, borrowed from an owned [`Verdict`] or a [`Decision`]: the one
 /// shape both printers write from. An entry's text may come in pieces (host, path).
-struct Line<'a, N: Fn(&mut dyn FnMut(&str))> {
+struct Line<'a, N: Names> {
     item: &'a [u8],
     status: Status,
     /// Why the item is invalid.
@@ -121,12 +143,12 @@ struct Line<'a, N: Fn(&mut dyn FnMut(&str))> {
     exception: Option<([&'a str; 2], &'static str)>,
     /// Whether the categories are exactly the block entry's.
     exact: bool,
-    /// Visits the block entry's category names, in order.
+    /// Visits the block entry's category names, in order (once: a line is written once).
     names: N,
 }
 
-impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
-    fn write(&self, output: Output, out: &mut Vec<u8>) {
+impl<N: Names> Line<'_, N> {
+    fn write(self, output: Output, out: &mut Vec<u8>) {
         match output {
             Output::Tsv => self.write_tsv(out),
             Output::Json => self.write_json(out),
@@ -135,7 +157,7 @@ impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
 
     /// Item, status, then the reason (invalid) or the deciding entry (the block entry, or for
     /// `allowed` the exception), its kind and the block entry's categories.
-    fn write_tsv(&self, out: &mut Vec<u8>) {
+    fn write_tsv(self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.item);
         self.status.write_tsv_column(out);
         if self.status == Status::Invalid {
@@ -171,7 +193,7 @@ impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
                 out.extend_from_slice(b"possible:");
             }
             let mut first = true;
-            (self.names)(&mut |name| {
+            self.names.each(|name| {
                 if !first {
                     out.push(b',');
                 }
@@ -185,7 +207,7 @@ impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
     /// The JSON object, by hand (it is the server's hot path): the fields in their order,
     /// absent ones left out, strings as serde_json writes them ([`write_json_string`]); the
     /// item as UTF-8, bytes that are not replaced by U+FFFD.
-    fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(self, out: &mut Vec<u8>) {
         let key = match std::str::from_utf8(self.item) {
             Ok(key) => std::borrow::Cow::Borrowed(key),
             Err(_) => String::from_utf8_lossy(self.item),
@@ -207,7 +229,7 @@ impl<N: Fn(&mut dyn FnMut(&str))> Line<'_, N> {
             write_json_string(kind, out);
             out.extend_from_slice(b",\"categories\":[");
             let mut first = true;
-            (self.names)(&mut |name| {
+            self.names.each(|name| {
                 if !first {
                     out.push(b',');
                 }

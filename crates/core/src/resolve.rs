@@ -380,6 +380,7 @@ impl Exceptions {
 
     /// The most specific exception that matches `url`, at least as specific as `floor` (none
     /// without exceptions, at no cost).
+    #[inline]
     fn most_specific<'u>(
         &self,
         url: &'u CanonicalUrl,
@@ -389,6 +390,17 @@ impl Exceptions {
         if self.is_empty() {
             return None;
         }
+        self.most_specific_of(url, floor, key)
+    }
+
+    /// [`Exceptions::most_specific`] of a non-empty set (apart, so that the common empty
+    /// set costs one test where it is asked).
+    fn most_specific_of<'u>(
+        &self,
+        url: &'u CanonicalUrl,
+        floor: (usize, usize),
+        key: &mut Vec<u8>,
+    ) -> Option<Expression<'u>> {
         url.expressions()
             .filter(|e| specificity(*e) >= floor)
             .filter(|e| {
@@ -587,6 +599,38 @@ impl Resolver {
                 }
             }
             more => more.sort_unstable_by_key(|&id| rank(id)),
+        }
+    }
+
+    /// Calls `visit` with each name of `categories`, in [`Resolver::category_names`] order —
+    /// one or two ids (most entries) straight from their ranks, more through
+    /// [`Resolver::order_categories`] into `order` (scratch space, replaced), with nothing
+    /// allocated once it has grown.
+    #[inline]
+    pub fn each_category_name<'s>(
+        &'s self,
+        categories: &Categories<'_>,
+        order: &mut Vec<u16>,
+        mut visit: impl FnMut(&'s str),
+    ) {
+        let name = |id: u16| self.categories.get(id as usize).map(|c| c.name.as_str());
+        let rank = |id: u16| self.name_rank.get(id as usize).copied();
+        if let Named::Ids(ids) = &categories.named {
+            match **ids {
+                [a] => return name(a).into_iter().for_each(visit),
+                [a, b] => {
+                    let (first, second) = if rank(a) > rank(b) { (b, a) } else { (a, b) };
+                    // An id beyond the list's categories is skipped, as `each_id` skips it.
+                    name(first).into_iter().for_each(&mut visit);
+                    name(second).into_iter().for_each(visit);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.order_categories(categories, order);
+        for &id in order.iter() {
+            visit(self.category_name(id));
         }
     }
 
@@ -833,17 +877,9 @@ pub struct Spot {
 
 impl Spot {
     /// The expression this spot names in `url` (the URL it was found in).
+    #[inline]
     pub fn expression(self, url: &CanonicalUrl) -> Expression<'_> {
-        Expression {
-            host: url
-                .host()
-                .get(self.host_start as usize..)
-                .unwrap_or_default(),
-            path: url
-                .path_and_query()
-                .get(..self.path_len as usize)
-                .unwrap_or_default(),
-        }
+        url.expression_at(self.host_start as usize, self.path_len as usize)
     }
 
     /// [`specificity`] of its expression, for a host of `host_len` bytes.

@@ -310,8 +310,11 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
     fn answer(&mut self, text: &[u8]) -> bool {
         // The lines go straight from the cutting to the answering, a slice at a time (not
         // gathered first: that costs as much as cutting them).
-        let mut lines = text_lines(text).peekable();
-        while lines.peek().is_some() {
+        if text.is_empty() {
+            return true;
+        }
+        let mut lines = text_lines(text);
+        loop {
             if self.out.is_empty() {
                 // Room for a slice's lines and half again (an entry, a category), as `check`
                 // makes it — or for all of `text`'s, if fewer (a line is rarely over 128 bytes;
@@ -326,6 +329,10 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
                 &mut self.scratch,
                 &mut self.out,
             );
+            if answered == 0 {
+                // The lines of `text` are all answered.
+                return true;
+            }
             self.stats += CheckStats {
                 lines: answered,
                 listed,
@@ -336,7 +343,6 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
                 return false;
             }
         }
-        true
     }
 
     /// Sends the piece being filled, if it holds any answer; whether to go on.

@@ -622,14 +622,38 @@ impl TextCaps {
     /// Counts and measures the lines in the next `bytes` of the body; the first line over
     /// `max_line` bytes is refused.
     pub fn feed(&mut self, bytes: &[u8], max_line: usize) -> ApiResult<()> {
+        // Where the line not ended yet starts in `bytes` (0: it started before them).
         let mut start = 0;
-        // Line ends from one bit mask per 64 bytes, as `text_lines` finds them (not a search
-        // call per line).
-        for end in phishbloom_url::scan::positions(bytes, b'\n') {
-            self.extend(&bytes[start..end]);
-            self.end_line(max_line)?;
-            start = end + 1;
-        }
+        let mut refused = Ok(());
+        // Line ends from one bit mask per 64 bytes, as `text_lines` finds them. A line that
+        // starts and ends within one 64-byte piece is shorter than 64 bytes: with a cap of
+        // at least 63 only the line each piece's first line feed ends is measured, the others
+        // counted by the mask's bits.
+        let whole_pieces = max_line >= 63;
+        phishbloom_url::scan::each_mask(bytes, b'\n', |piece, mut mask| {
+            if mask == 0 {
+                return true;
+            }
+            let base = 64 * piece;
+            if whole_pieces {
+                let (first, last) = (mask.trailing_zeros(), 63 - mask.leading_zeros());
+                self.extend(&bytes[start..base + first as usize]);
+                refused = self.end_line(max_line);
+                // The lines after the first in this piece (each bit past it ends one).
+                self.lines += mask.count_ones() as usize - 1;
+                start = base + last as usize + 1;
+            } else {
+                while mask != 0 && refused.is_ok() {
+                    let end = base + mask.trailing_zeros() as usize;
+                    self.extend(&bytes[start..end]);
+                    refused = self.end_line(max_line);
+                    start = end + 1;
+                    mask &= mask - 1;
+                }
+            }
+            refused.is_ok()
+        });
+        refused?;
         self.extend(&bytes[start..]);
         // A line already too long for its `\r` to bring it within the cap is refused before
         // it ends (it is not held or answered meanwhile).
@@ -1341,6 +1365,76 @@ mod tests {
         assert_eq!(verdict(&[b"", b"\n"], 1, 0), Ok(()));
         assert_eq!(verdict(&[b""], 0, 0), Ok(()));
         assert!(verdict(&[b"a\nb"], 1, 5).is_err());
+    }
+
+    /// With caps of 63 bytes and more, where only each 64-byte piece's first line is measured,
+    /// the caps still say what a line-by-line reference says of the whole body: random lines
+    /// (some with `\r`, some over the cap) in random frames, on a fixed seed.
+    #[test]
+    fn text_caps_measure_long_lines_as_the_line_by_line_rule() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            // SplitMix64 (Steele, Lea, Flood 2014): a fixed-seed generator for the test.
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n
+        };
+        for round in 0..300 {
+            let max_line = [63, 64, 65, 100, 130][round % 5];
+            let mut body = Vec::new();
+            for _ in 0..next(40) {
+                let longest = if next(10) == 0 { 200 } else { 70 };
+                let len = next(longest);
+                body.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+                if next(4) == 0 {
+                    body.push(b'\r');
+                }
+                body.push(b'\n');
+            }
+            if next(2) == 0 {
+                let tail = next(25) as usize;
+                body.extend_from_slice(&b"tail without a line feed"[..tail]);
+            }
+            // The reference: each line as `text_lines` cuts it, without its `\r`.
+            let lines: Vec<&[u8]> = phishbloom_blocklist::check::text_lines(&body).collect();
+            let first_long = lines
+                .iter()
+                .position(|l| l.strip_suffix(b"\r").unwrap_or(l).len() > max_line);
+            let mut caps = TextCaps::default();
+            let mut at = 0;
+            let mut refused = None;
+            while at < body.len() && refused.is_none() {
+                let len = (next(300) as usize).min(body.len() - at);
+                refused = caps.feed(&body[at..at + len], max_line).err();
+                at += len;
+            }
+            let refused = match refused {
+                Some(error) => Some(error.message),
+                None => caps.finish(usize::MAX, max_line).err().map(|e| e.message),
+            };
+            match first_long {
+                Some(index) => {
+                    let message = refused.expect("a long line is refused");
+                    assert!(
+                        message.contains(&format!("line {} is longer", index + 1)),
+                        "round {round}: {message}"
+                    );
+                }
+                None => assert_eq!(refused, None, "round {round}"),
+            }
+            if first_long.is_none() {
+                let mut caps = TextCaps::default();
+                caps.feed(&body, max_line).unwrap();
+                let over = caps.finish(lines.len().saturating_sub(1), max_line);
+                assert_eq!(
+                    over.is_err(),
+                    !lines.is_empty(),
+                    "round {round}: line count"
+                );
+            }
+        }
     }
 
     #[test]

@@ -436,19 +436,19 @@ impl CanonicalUrl {
     /// The lowercase scheme, e.g. `http` (the default when the input had none).
     #[inline]
     pub fn scheme(&self) -> &str {
-        &self.serialized[..self.scheme_end]
+        self.part(0, self.scheme_end)
     }
 
     /// The canonical host, e.g. `evil.com`, `195.127.0.11` or `[::1]`; never empty.
     #[inline]
     pub fn host(&self) -> &str {
-        &self.serialized[self.host_start..self.host_end]
+        self.part(self.host_start, self.host_end)
     }
 
     /// The canonical path: starts with `/`, excludes the query.
     #[inline]
     pub fn path(&self) -> &str {
-        &self.serialized[self.host_end..self.path_end]
+        self.part(self.host_end, self.path_end)
     }
 
     /// The query without its `?`; `Some("")` for a URL ending in a bare `?`.
@@ -461,7 +461,31 @@ impl CanonicalUrl {
     /// The path followed by `?query` if there is one, e.g. `/a/b?x=1`.
     #[inline]
     pub fn path_and_query(&self) -> &str {
-        &self.serialized[self.host_end..]
+        self.part(self.host_end, self.serialized.len())
+    }
+
+    /// Where [`CanonicalUrl::host`] and [`CanonicalUrl::path_and_query`] lie in
+    /// [`CanonicalUrl::as_str`], for [`CanonicalUrl::part`].
+    #[inline(always)]
+    pub(crate) fn host_span(&self) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        (
+            self.host_start..self.host_end,
+            self.host_end..self.serialized.len(),
+        )
+    }
+
+    /// Bytes `start..end` of the URL as text, without the two character-boundary checks of a
+    /// `str` slice (the bounds are still checked): the parts are sliced per probe of a
+    /// checked URL.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    pub(crate) fn part(&self, start: usize, end: usize) -> &str {
+        let bytes = &self.serialized.as_bytes()[start..end];
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: the URL is ASCII (the type's invariant: every constructor writes only ASCII,
+        // escaping any other byte, which the tests check on arbitrary input), and every range
+        // of ASCII bytes is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
     /// Whether the host is an IP address (IPv4 dotted quad or bracketed IPv6).

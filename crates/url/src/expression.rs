@@ -277,6 +277,25 @@ impl<'a> Iterator for Expressions<'a> {
 }
 
 impl CanonicalUrl {
+    /// The expression of the host suffix from byte `host_start` of [`CanonicalUrl::host`] and
+    /// the first `path_len` bytes of [`CanonicalUrl::path_and_query`] (either `""` if beyond
+    /// its part): where a walk of the expressions found an entry, named without searching
+    /// again.
+    #[inline]
+    pub fn expression_at(&self, host_start: usize, path_len: usize) -> Expression<'_> {
+        let (host, path_and_query) = self.host_span();
+        Expression {
+            host: match host_start <= host.len() {
+                true => self.part(host.start + host_start, host.end),
+                false => "",
+            },
+            path: match path_len <= path_and_query.len() {
+                true => self.part(path_and_query.start, path_and_query.start + path_len),
+                false => "",
+            },
+        }
+    }
+
     /// The host suffixes to look up, shortest first then the full host; see the module docs.
     #[inline]
     pub fn host_suffixes(&self) -> HostSuffixes<'_> {
@@ -366,6 +385,19 @@ mod tests {
 
     fn keys(s: &str) -> Vec<String> {
         url(s).expressions().map(|e| e.to_key_string()).collect()
+    }
+
+    /// An expression named by where it lies is the one the walk yields there; a place beyond
+    /// its part names nothing of it.
+    #[test]
+    fn expressions_named_by_place() {
+        let u = url("http://a.b.evil.com/1/2.html?param=1");
+        for e in u.expressions() {
+            let at = u.expression_at(u.host().len() - e.host.len(), e.path.len());
+            assert_eq!(at, e);
+        }
+        let beyond = u.expression_at(u.host().len() + 1, u.path_and_query().len() + 1);
+        assert_eq!((beyond.host, beyond.path), ("", ""));
     }
 
     #[test]
