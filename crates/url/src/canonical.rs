@@ -35,6 +35,7 @@
 //! to itself (`canonicalize(canonicalize(x)) == canonicalize(x)`): every `?`,
 //! `/`, `@` or `:` it contains is a real delimiter.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::error::{snippet, Error};
@@ -216,7 +217,7 @@ pub(crate) fn parse(input: &[u8]) -> Result<Parsed, Error> {
             // Only read with user info, which the fast path never accepts.
             named_scheme: false,
         }),
-        None => parse_full(input),
+        None => parse_full(input, serialized),
     }
 }
 
@@ -245,6 +246,8 @@ pub struct Canonicalizer {
     url: CanonicalUrl,
     /// Scratch space for unescaping URLs with percent-escapes.
     unescaped: Vec<u8>,
+    /// The buffer the full rules write into, swapped with the URL's when they succeed.
+    spare: String,
 }
 
 impl Default for Canonicalizer {
@@ -267,6 +270,7 @@ impl Canonicalizer {
                 is_ip: false,
             },
             unescaped: Vec::new(),
+            spare: String::new(),
         }
     }
 
@@ -304,21 +308,34 @@ impl Canonicalizer {
             written,
         ) {
             Some(parts) => self.url.set_fast_parts(parts),
-            // On an error the previous URL stays: the fast path changes nothing when it fails.
-            None => self.url = parse_full(input)?.url,
+            // On an error the previous URL stays: the fast path changes nothing when it fails,
+            // and the full rules write into the spare buffer, swapped in on success only.
+            None => {
+                let spare = std::mem::take(&mut self.spare);
+                let parsed = parse_full(input, spare)?;
+                self.spare = std::mem::replace(&mut self.url, parsed.url).serialized;
+            }
         }
         Ok(&self.url)
     }
 }
 
-/// Canonicalizes `input` by every rule, however unusual the input.
-pub(crate) fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
-    // Safe Browsing: remove tab (0x09), CR (0x0d) and LF (0x0a) anywhere.
-    let cleaned: Vec<u8> = input
-        .iter()
-        .copied()
-        .filter(|&b| !matches!(b, b'\t' | b'\r' | b'\n'))
-        .collect();
+/// Canonicalizes `input` by every rule, however unusual the input, into `serialized` (cleared
+/// first: a caller can lend a buffer to reuse).
+pub(crate) fn parse_full(input: &[u8], mut serialized: String) -> Result<Parsed, Error> {
+    // Safe Browsing: remove tab (0x09), CR (0x0d) and LF (0x0a) anywhere (copied only if there
+    // is one).
+    let cleaned: Cow<'_, [u8]> = if input.iter().any(|&b| matches!(b, b'\t' | b'\r' | b'\n')) {
+        Cow::Owned(
+            input
+                .iter()
+                .copied()
+                .filter(|&b| !matches!(b, b'\t' | b'\r' | b'\n'))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(input)
+    };
     // Safe Browsing example: "  http://www.google.com/  " → "http://www.google.com/".
     // Trims space and every other control byte (all <= 0x20).
     let start = cleaned.iter().position(|&b| b > 0x20);
@@ -365,7 +382,8 @@ pub(crate) fn parse_full(input: &[u8]) -> Result<Parsed, Error> {
     };
     let path = normalize_path(raw_path);
 
-    let mut serialized = String::with_capacity(without_fragment.len() + 16);
+    serialized.clear();
+    serialized.reserve(without_fragment.len() + 16);
     match scheme {
         // Scheme bytes are ASCII (checked by `split_scheme`), so each is one char.
         Some(s) => serialized.extend(s.iter().map(|&b| char::from(b.to_ascii_lowercase()))),

@@ -37,23 +37,49 @@ pub(crate) fn unescape_fully(input: &[u8]) -> Vec<u8> {
 }
 
 /// [`unescape_fully`] into `out` (cleared first), so that a caller can reuse one buffer.
+///
+/// A byte completes an escape only if the output's third-last byte (once it is written) is a
+/// `%`. So where neither of the output's last two bytes is a `%`, the input up to its next `%`
+/// is copied as it is, in one piece: only a `%` and the two bytes after it (or after an escape
+/// it completes) take the byte-at-a-time step.
 pub(crate) fn unescape_fully_into(input: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.reserve(input.len());
-    for &b in input {
-        out.push(b);
-        while out.len() >= 3 {
-            let n = out.len();
-            if out[n - 3] != b'%' {
+    let mut rest = input;
+    while !rest.is_empty() {
+        let tail = &out[out.len().saturating_sub(2)..];
+        if !tail.contains(&b'%') {
+            let run = memchr::memchr(b'%', rest).unwrap_or(rest.len());
+            out.extend_from_slice(&rest[..run]);
+            rest = &rest[run..];
+            let Some((&b, after)) = rest.split_first() else {
                 break;
+            };
+            push_unescaping(out, b);
+            rest = after;
+            continue;
+        }
+        push_unescaping(out, rest[0]);
+        rest = &rest[1..];
+    }
+}
+
+/// Pushes `b` onto `out` and replaces every escape that completes (`%XX` at the end, again
+/// and again: a decoded byte may complete an escape with the bytes before it).
+#[inline]
+fn push_unescaping(out: &mut Vec<u8>, b: u8) {
+    out.push(b);
+    while out.len() >= 3 {
+        let n = out.len();
+        if out[n - 3] != b'%' {
+            break;
+        }
+        match (hex_value(out[n - 2]), hex_value(out[n - 1])) {
+            (Some(hi), Some(lo)) => {
+                out.truncate(n - 3);
+                out.push(hi << 4 | lo);
             }
-            match (hex_value(out[n - 2]), hex_value(out[n - 1])) {
-                (Some(hi), Some(lo)) => {
-                    out.truncate(n - 3);
-                    out.push(hi << 4 | lo);
-                }
-                _ => break,
-            }
+            _ => break,
         }
     }
 }
@@ -67,18 +93,25 @@ fn always_escaped(b: u8) -> bool {
 /// Appends `bytes` to `out`, percent-escaping (uppercase hex) the bytes
 /// Safe Browsing escapes plus those in `extra`.
 ///
-/// The output is ASCII whatever the input: every byte >= 0x80 is escaped.
+/// The output is ASCII whatever the input: every byte >= 0x80 is escaped. Runs of bytes kept
+/// as they are go over in one piece.
 pub(crate) fn push_escaped(out: &mut String, bytes: &[u8], extra: &[u8]) {
     out.reserve(bytes.len());
-    for &b in bytes {
-        if always_escaped(b) || extra.contains(&b) {
-            out.push('%');
-            out.push(char::from(HEX_UPPER[usize::from(b >> 4)]));
-            out.push(char::from(HEX_UPPER[usize::from(b & 0x0F)]));
-        } else {
-            // `b` is ASCII (0x21..=0x7E) here, so it is one char in UTF-8.
-            out.push(char::from(b));
-        }
+    let mut rest = bytes;
+    loop {
+        let run = rest
+            .iter()
+            .position(|&b| always_escaped(b) || extra.contains(&b))
+            .unwrap_or(rest.len());
+        // Every byte of the run is 0x21..=0x7E (not escaped): ASCII, valid UTF-8.
+        out.push_str(std::str::from_utf8(&rest[..run]).expect("a run of kept bytes is ASCII"));
+        let Some((&b, after)) = rest[run..].split_first() else {
+            return;
+        };
+        out.push('%');
+        out.push(char::from(HEX_UPPER[usize::from(b >> 4)]));
+        out.push(char::from(HEX_UPPER[usize::from(b & 0x0F)]));
+        rest = after;
     }
 }
 
@@ -113,6 +146,58 @@ mod tests {
         let mut s = b"%".to_vec();
         s.extend(std::iter::repeat_n(b"25".iter().copied(), 500_000).flatten());
         assert_eq!(unescape_fully(&s), b"%");
+    }
+
+    /// The rule as first written: every byte pushed, and escapes replaced as they complete.
+    fn unescape_byte_at_a_time(input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &b in input {
+            push_unescaping(&mut out, b);
+        }
+        out
+    }
+
+    /// The escape rule as first written: a byte at a time.
+    fn escape_byte_at_a_time(bytes: &[u8], extra: &[u8]) -> String {
+        let mut out = String::new();
+        for &b in bytes {
+            if always_escaped(b) || extra.contains(&b) {
+                out.push_str(&format!("%{b:02X}"));
+            } else {
+                out.push(char::from(b));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Copying runs between `%`s changes nothing: the same bytes as pushing one at a time,
+        /// on inputs dense with `%`, hex digits and escapes that nest.
+        #[test]
+        fn unescaping_by_runs_is_unescaping_a_byte_at_a_time(
+            input in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(b"%%%2255aAfFgz/".to_vec()),
+                    proptest::num::u8::ANY,
+                ],
+                0..64,
+            )
+        ) {
+            let mut out = vec![b'x'; 3];
+            unescape_fully_into(&input, &mut out);
+            proptest::prop_assert_eq!(out, unescape_byte_at_a_time(&input));
+        }
+
+        /// Escaping by runs writes what escaping a byte at a time writes.
+        #[test]
+        fn escaping_by_runs_is_escaping_a_byte_at_a_time(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+            extra in proptest::collection::vec(proptest::num::u8::ANY, 0..3),
+        ) {
+            let mut out = String::from("kept");
+            push_escaped(&mut out, &bytes, &extra);
+            proptest::prop_assert_eq!(out, format!("kept{}", escape_byte_at_a_time(&bytes, &extra)));
+        }
     }
 
     #[test]

@@ -420,7 +420,7 @@ mod tests {
     /// whether the fast path answered.
     fn agrees(input: &[u8]) -> bool {
         let shown = String::from_utf8_lossy(input);
-        let full = parse_full(input);
+        let full = parse_full(input, String::new());
         let (mut out, mut scratch) = (String::new(), Vec::new());
         let fast = canonicalize_fast(input, &mut out, &mut scratch, None);
         if let Some(parts) = fast {
