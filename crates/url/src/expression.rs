@@ -124,15 +124,15 @@ impl fmt::Display for Expression<'_> {
 #[derive(Clone, Debug)]
 pub struct HostSuffixes<'a> {
     host: &'a str,
-    /// The dot before the last suffix yielded (at first, the last dot of the host), from which
-    /// the next suffix extends by one label; `None` when the full host is next (an IP or
-    /// single-label host, or the cap reached).
-    dot: Option<usize>,
-    /// The dots before `dot`, bit `i` for byte `i`, when the host fits one mask
-    /// ([`DOT_MASK_BYTES`]); longer hosts search back from `dot` instead.
-    dots_before: Option<u64>,
-    /// Labels after `dot`.
-    labels: usize,
+    /// The dots before the last suffix yielded (at first, before the host's last dot), bit `i`
+    /// for byte `i`, when the host fits one mask ([`DOT_MASK_BYTES`]); each next suffix starts
+    /// after the highest.
+    dots: u64,
+    /// Longer hosts: the dot before the last suffix yielded, from which the search for the
+    /// next goes back (`usize::MAX` for a host that fits one mask).
+    dot: usize,
+    /// How many more labels a suffix may gain (0: the full host is next).
+    more: usize,
     /// Whether the full host was yielded: the end.
     done: bool,
 }
@@ -145,10 +145,13 @@ impl<'a> HostSuffixes<'a> {
     /// The suffixes of a canonical `host` ([`CanonicalUrl::host`]; an IP address, `is_ip`, has
     /// only itself): what [`CanonicalUrl::host_suffixes`] yields, for a host known without the
     /// whole URL (such as [`crate::written_host`]'s).
-    #[inline]
+    // Inlined: the walk is a few bit operations per suffix, and a call returns the whole
+    // iterator through memory.
+    #[inline(always)]
     pub fn of_host(host: &'a str, is_ip: bool) -> Self {
-        let (dot, dots_before) = if is_ip {
-            (None, None)
+        // The suffix of the last label alone is none: a suffix has at least two.
+        let (last, dots, dot) = if is_ip {
+            (None, 0, usize::MAX)
         } else if host.len() <= DOT_MASK_BYTES {
             let mut dots = 0;
             crate::scan::each_mask(host.as_bytes(), b'.', |_, mask| {
@@ -156,16 +159,21 @@ impl<'a> HostSuffixes<'a> {
                 false
             });
             let last = highest_bit(dots);
-            (last, Some(last.map_or(0, |last| dots ^ (1 << last))))
+            (last, last.map_or(0, |last| dots ^ (1 << last)), usize::MAX)
         } else {
             // The top-level label is short: found from the end in a few bytes.
-            (host.bytes().rposition(|b| b == b'.'), None)
+            let last = host.bytes().rposition(|b| b == b'.');
+            (last, 0, last.unwrap_or(0))
         };
         HostSuffixes {
             host,
+            dots,
             dot,
-            dots_before,
-            labels: 1,
+            more: if last.is_some() {
+                MAX_HOST_SUFFIX_LABELS - 1
+            } else {
+                0
+            },
             done: false,
         }
     }
@@ -182,20 +190,24 @@ impl<'a> Iterator for HostSuffixes<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        if self.done {
-            return None;
-        }
-        if let Some(dot) = self.dot.filter(|_| self.labels < MAX_HOST_SUFFIX_LABELS) {
-            // One label more: from the dot before `dot`, if there is one.
-            self.labels += 1;
-            let before = match &mut self.dots_before {
-                Some(dots) => highest_bit(*dots).inspect(|&before| *dots ^= 1 << before),
-                None => self.host.as_bytes()[..dot].iter().rposition(|&b| b == b'.'),
+        if self.more > 0 {
+            // One label more: from the dot before the last suffix's, if there is one.
+            let before = if self.dot == usize::MAX {
+                highest_bit(self.dots).inspect(|&before| self.dots ^= 1 << before)
+            } else {
+                self.host.as_bytes()[..self.dot]
+                    .iter()
+                    .rposition(|&b| b == b'.')
+                    .inspect(|&before| self.dot = before)
             };
             if let Some(before) = before {
-                self.dot = Some(before);
+                self.more -= 1;
                 return Some(&self.host[before + 1..]);
             }
+            self.more = 0;
+        }
+        if self.done {
+            return None;
         }
         self.done = true;
         Some(self.host)
@@ -539,11 +551,16 @@ mod tests {
     /// The suffixes as the search from each dot back finds them (what hosts longer than one
     /// dot mask get): the reference of the masked walk.
     fn suffixes_by_search(host: &str) -> Vec<&str> {
+        let last = host.bytes().rposition(|b| b == b'.');
         let suffixes = HostSuffixes {
             host,
-            dot: host.bytes().rposition(|b| b == b'.'),
-            dots_before: None,
-            labels: 1,
+            dots: 0,
+            dot: last.unwrap_or(0),
+            more: if last.is_some() {
+                MAX_HOST_SUFFIX_LABELS - 1
+            } else {
+                0
+            },
             done: false,
         };
         suffixes.collect()

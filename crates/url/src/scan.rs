@@ -91,20 +91,33 @@ pub struct Positions<'a> {
 impl Iterator for Positions<'_> {
     type Item = usize;
 
-    #[inline]
+    // The next position of a piece already masked costs a few bit operations, inlined into the
+    // caller's loop; the masking of the next pieces is a call, once per 64 bytes at most.
+    #[inline(always)]
     fn next(&mut self) -> Option<usize> {
-        while self.mask == 0 {
-            self.piece += 1;
-            let start = self.piece * 64;
-            if start >= self.s.len() {
-                return None;
-            }
-            let end = self.s.len().min(start + 64);
-            self.mask = piece_mask(&self.s[start..end], self.byte);
+        if self.mask == 0 && !self.next_piece() {
+            return None;
         }
         let at = self.piece * 64 + self.mask.trailing_zeros() as usize;
         self.mask &= self.mask - 1;
         Some(at)
+    }
+}
+
+impl Positions<'_> {
+    /// Masks the pieces after the current one until one holds a position; `false` at the end.
+    #[inline(never)]
+    fn next_piece(&mut self) -> bool {
+        while self.mask == 0 {
+            self.piece += 1;
+            let start = self.piece * 64;
+            if start >= self.s.len() {
+                return false;
+            }
+            let end = self.s.len().min(start + 64);
+            self.mask = piece_mask(&self.s[start..end], self.byte);
+        }
+        true
     }
 }
 
@@ -134,8 +147,7 @@ fn piece_mask(piece: &[u8], byte: u8) -> u64 {
             | eq(window(3 * BLOCK)) << (3 * BLOCK);
     }
     if len < BLOCK {
-        let mut padded = [0u8; BLOCK];
-        padded[..len].copy_from_slice(piece);
+        let padded = padded(piece);
         // Hits on the padding are not counted (`len` < 16 < 64 bits).
         return eq(&padded) & ((1u64 << len) - 1);
     }
@@ -153,6 +165,30 @@ fn piece_mask(piece: &[u8], byte: u8) -> u64 {
         mask |= eq(window) << (len - BLOCK);
     }
     mask
+}
+
+/// `s` (shorter than [`BLOCK`]) followed by zeros: copied as two overlapping pieces of a fixed
+/// size (8 or 4 bytes, or byte by byte below 4), which compile to a few moves, where
+/// `copy_from_slice` of a length known only at run time calls `memcpy` (and zeroing calls
+/// `memset`): more than the window test the bytes are for.
+#[inline(always)]
+fn padded(s: &[u8]) -> [u8; BLOCK] {
+    let mut out = [0u8; BLOCK];
+    let len = s.len();
+    if len >= 8 {
+        out[..8].copy_from_slice(&s[..8]);
+        out[len - 8..len].copy_from_slice(&s[len - 8..]);
+    } else if len >= 4 {
+        out[..4].copy_from_slice(&s[..4]);
+        out[len - 4..len].copy_from_slice(&s[len - 4..]);
+    } else if len > 0 {
+        // 1 to 3 bytes: the first, the middle and the last cover them (a loop or a slice copy
+        // compiles to `memcpy` again).
+        out[0] = s[0];
+        out[len / 2] = s[len / 2];
+        out[len - 1] = s[len - 1];
+    }
+    out
 }
 
 /// Bit `i` set where `hit(bytes[i], nexts[i])` (`nexts[i]` is the byte after `bytes[i]`): the

@@ -58,6 +58,9 @@ impl UrlProbes {
     /// answers are kept for the next walk ([`UrlProbes::first_in_order`],
     /// [`UrlProbes::compute_gated`]) of a URL with this host, which then neither hashes nor asks
     /// again.
+    // Inlined into the line loop, which calls it once a line: as a call, saving and restoring
+    // its registers cost more than a suffix's probe.
+    #[inline(always)]
     pub fn gate_host(&mut self, host: &str, gate: &HostGate) -> bool {
         // Only the suffixes let through are kept: the walk probes nothing of the others.
         self.gated.clear();
