@@ -175,6 +175,7 @@ fn piece_mask(piece: &[u8], byte: u8) -> u64 {
 fn padded(s: &[u8]) -> [u8; BLOCK] {
     let mut out = [0u8; BLOCK];
     let len = s.len();
+    debug_assert!(len < BLOCK, "a piece shorter than a window");
     if len >= 8 {
         out[..8].copy_from_slice(&s[..8]);
         out[len - 8..len].copy_from_slice(&s[len - 8..]);
