@@ -325,14 +325,9 @@ impl Canonicalizer {
 pub(crate) fn parse_full(input: &[u8], mut serialized: String) -> Result<Parsed, Error> {
     // Safe Browsing: remove tab (0x09), CR (0x0d) and LF (0x0a) anywhere (copied only if there
     // is one).
-    let cleaned: Cow<'_, [u8]> = if input.iter().any(|&b| matches!(b, b'\t' | b'\r' | b'\n')) {
-        Cow::Owned(
-            input
-                .iter()
-                .copied()
-                .filter(|&b| !matches!(b, b'\t' | b'\r' | b'\n'))
-                .collect(),
-        )
+    let dropped = |b: &u8| matches!(b, b'\t' | b'\r' | b'\n');
+    let cleaned: Cow<'_, [u8]> = if input.iter().any(dropped) {
+        Cow::Owned(input.iter().copied().filter(|b| !dropped(b)).collect())
     } else {
         Cow::Borrowed(input)
     };

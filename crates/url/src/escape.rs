@@ -46,21 +46,16 @@ pub(crate) fn unescape_fully_into(input: &[u8], out: &mut Vec<u8>) {
     out.clear();
     out.reserve(input.len());
     let mut rest = input;
-    while !rest.is_empty() {
-        let tail = &out[out.len().saturating_sub(2)..];
-        if !tail.contains(&b'%') {
+    while let Some((&b, after)) = rest.split_first() {
+        if b != b'%' && !out[out.len().saturating_sub(2)..].contains(&b'%') {
+            // No escape can complete in the run up to the next `%`: copied in one piece.
             let run = memchr::memchr(b'%', rest).unwrap_or(rest.len());
             out.extend_from_slice(&rest[..run]);
             rest = &rest[run..];
-            let Some((&b, after)) = rest.split_first() else {
-                break;
-            };
+        } else {
             push_unescaping(out, b);
             rest = after;
-            continue;
         }
-        push_unescaping(out, rest[0]);
-        rest = &rest[1..];
     }
 }
 
@@ -138,6 +133,9 @@ mod tests {
         assert_eq!(unescape_fully(b"%6a%6A"), b"jj");
         assert_eq!(unescape_fully(b""), b"");
         assert_eq!(unescape_fully(b"%00"), b"\0");
+        // A run copied whole must not start while a `%` is one of the last two bytes out.
+        assert_eq!(unescape_fully(b"%22"), b"\"");
+        assert_eq!(unescape_fully(b"a%2%341"), b"a$1");
     }
 
     #[test]

@@ -149,22 +149,39 @@ impl<'a> HostSuffixes<'a> {
     // iterator through memory.
     #[inline(always)]
     pub fn of_host(host: &'a str, is_ip: bool) -> Self {
-        // The suffix of the last label alone is none: a suffix has at least two.
-        let (last, dots, dot) = if is_ip {
-            (None, 0, usize::MAX)
-        } else if host.len() <= DOT_MASK_BYTES {
-            let mut dots = 0;
-            crate::scan::each_mask(host.as_bytes(), b'.', |_, mask| {
-                dots = mask;
-                false
-            });
-            let last = highest_bit(dots);
-            (last, last.map_or(0, |last| dots ^ (1 << last)), usize::MAX)
-        } else {
-            // The top-level label is short: found from the end in a few bytes.
-            let last = host.bytes().rposition(|b| b == b'.');
-            (last, 0, last.unwrap_or(0))
-        };
+        if is_ip {
+            return HostSuffixes::starting(host, None, 0, usize::MAX);
+        }
+        if host.len() > DOT_MASK_BYTES {
+            return HostSuffixes::searching(host);
+        }
+        let mut dots = 0;
+        crate::scan::each_mask(host.as_bytes(), b'.', |_, mask| {
+            dots = mask;
+            false
+        });
+        let last = highest_bit(dots);
+        HostSuffixes::starting(
+            host,
+            last,
+            last.map_or(0, |last| dots ^ (1 << last)),
+            usize::MAX,
+        )
+    }
+
+    /// The suffixes of `host` found by searching back from each dot: what hosts longer than one
+    /// mask get (and the reference of the masked walk's test).
+    fn searching(host: &'a str) -> Self {
+        // The top-level label is short: found from the end in a few bytes.
+        let last = host.bytes().rposition(|b| b == b'.');
+        HostSuffixes::starting(host, last, 0, last.unwrap_or(0))
+    }
+
+    /// The walk of `host` whose last dot is `last` (none: only the full host), with the
+    /// [`HostSuffixes`] fields `dots` and `dot` to start from. The suffix of the last label
+    /// alone is none: a suffix has at least two labels.
+    #[inline(always)]
+    fn starting(host: &'a str, last: Option<usize>, dots: u64, dot: usize) -> Self {
         HostSuffixes {
             host,
             dots,
@@ -297,13 +314,15 @@ impl CanonicalUrl {
     pub fn expression_at(&self, host_start: usize, path_len: usize) -> Expression<'_> {
         let (host, path_and_query) = self.host_span();
         Expression {
-            host: match host_start <= host.len() {
-                true => self.part(host.start + host_start, host.end),
-                false => "",
+            host: if host_start <= host.len() {
+                self.part(host.start + host_start, host.end)
+            } else {
+                ""
             },
-            path: match path_len <= path_and_query.len() {
-                true => self.part(path_and_query.start, path_and_query.start + path_len),
-                false => "",
+            path: if path_len <= path_and_query.len() {
+                self.part(path_and_query.start, path_and_query.start + path_len)
+            } else {
+                ""
             },
         }
     }
@@ -551,19 +570,7 @@ mod tests {
     /// The suffixes as the search from each dot back finds them (what hosts longer than one
     /// dot mask get): the reference of the masked walk.
     fn suffixes_by_search(host: &str) -> Vec<&str> {
-        let last = host.bytes().rposition(|b| b == b'.');
-        let suffixes = HostSuffixes {
-            host,
-            dots: 0,
-            dot: last.unwrap_or(0),
-            more: if last.is_some() {
-                MAX_HOST_SUFFIX_LABELS - 1
-            } else {
-                0
-            },
-            done: false,
-        };
-        suffixes.collect()
+        HostSuffixes::searching(host).collect()
     }
 
     proptest::proptest! {
