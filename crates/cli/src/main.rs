@@ -12,8 +12,13 @@ use clap::Parser;
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
-    restore_default_sigpipe();
     let cli = Cli::parse();
+    // A server writes to sockets whose clients may leave at any moment: for it a closed
+    // connection must be that connection's error (EPIPE), not a signal that ends the process
+    // and every other client's connection with it. Every other command is a filter.
+    if !matches!(cli.command, Command::Serve(_)) {
+        restore_default_sigpipe();
+    }
     let result = match cli.command {
         Command::Plan(args) => commands::plan::run(&args),
         Command::Build(args) => commands::build::run(&args),
@@ -51,11 +56,12 @@ fn main() -> ExitCode {
 
 /// Makes a closed output pipe (`phishbloom plan … | head`) end the process quietly, as it does
 /// for every Unix filter, instead of surfacing as a failed `println!` (a panic). Rust programs
-/// start with SIGPIPE ignored; this puts back the default action.
+/// start with SIGPIPE ignored; this puts back the default action. Not for `serve` (see `main`).
 fn restore_default_sigpipe() {
     #[cfg(unix)]
-    // SAFETY: called first thing in `main`, before any thread exists; `signal` with SIG_DFL only
-    // changes this process's disposition for SIGPIPE and has no memory-safety preconditions.
+    // SAFETY: called in `main` right after the arguments are parsed, before any thread exists;
+    // `signal` with SIG_DFL only changes this process's disposition for SIGPIPE and has no
+    // memory-safety preconditions.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }

@@ -787,6 +787,18 @@ fn writes_are_off_without_a_token_file() {
     assert!(e.contains("--token-file"), "{e}");
 }
 
+/// Asserts that `server` still answers `/healthz` with 200.
+fn assert_healthy(server: &Server) {
+    assert_eq!(
+        client()
+            .get(format!("{}/healthz", server.http))
+            .send()
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+}
+
 /// Reads from `stream` until it is closed; returns what came and how long it took.
 fn read_to_close(stream: &mut TcpStream) -> (Vec<u8>, Duration) {
     let start = Instant::now();
@@ -869,14 +881,64 @@ fn half_sent_requests_and_idle_connections_are_closed() {
     );
 
     // The server is still well.
-    assert_eq!(
-        client()
-            .get(format!("{}/healthz", server.http))
-            .send()
-            .unwrap()
-            .status(),
-        StatusCode::OK
+    assert_healthy(&server);
+}
+
+/// A client that goes away while its answer is still being written costs its own connection,
+/// never the server. (`phishbloom` gives SIGPIPE back its default action so that `check … |
+/// head` ends quietly; a server under that action dies at its next write to a connection its
+/// client has closed — with every other client's connection.) Each round asks for a long
+/// answer, a JSON batch (written whole, piece after piece) or a text batch (written as it is
+/// answered), reads what has come of it and closes: the server's next write meets a closed
+/// socket (a reset), and the one after it EPIPE.
+#[test]
+fn a_client_gone_mid_answer_costs_only_its_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let phish = build_urls(dir.path(), "phish", &phish_entries());
+    let mut server = Server::start(
+        dir.path(),
+        &[phish.to_str().unwrap(), "--max-batch", "100000"],
     );
+    let addr = server.http.trim_start_matches("http://").to_owned();
+    // 100,000 URLs: megabytes of answers, more than the sockets' buffers hold.
+    let urls: Vec<String> = (0..100_000)
+        .map(|i| format!("http://www.evil{}.example/a/path?q={i}", i % 500))
+        .collect();
+    let text = urls.join("\n") + "\n";
+    let json = serde_json::to_string(&json!({ "urls": urls })).unwrap();
+    let request = |kind: &str, body: &str| {
+        format!(
+            "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let requests = [
+        request("application/json", &json),
+        request("text/plain", &text),
+    ];
+    for round in 0..4 {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        stream.write_all(requests[round % 2].as_bytes()).unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200", "round {round}");
+        // What has come so far read, so that the close ends the connection plainly rather
+        // than resetting it at once.
+        stream.set_nonblocking(true).unwrap();
+        let mut sink = vec![0u8; 1 << 20];
+        while stream.read(&mut sink).is_ok_and(|n| n > 0) {}
+        drop(stream);
+        if let Some(status) = server.wait(Duration::from_millis(300)) {
+            panic!(
+                "round {round}: serve exited ({status}) when a client left: {}",
+                server.log()
+            );
+        }
+    }
+    assert_healthy(&server);
 }
 
 #[test]
