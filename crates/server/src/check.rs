@@ -9,12 +9,14 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use phishbloom_blocklist::check::{text_lines, CheckStats};
 use phishbloom_blocklist::engine::Scratch;
 use phishbloom_blocklist::prepare::{Preparer, Query};
 use phishbloom_blocklist::printer::{self, Output};
 use phishbloom_blocklist::{KeyScheme, Status, Verdict};
 
+use crate::buffers::Buffers;
 use crate::error::{Error, Result};
 use crate::lists::{Lists, Served, Slot};
 
@@ -137,18 +139,20 @@ impl Checker {
     /// Answers a text batch — one item per line, cut as `phishbloom check` cuts its input
     /// ([`text_lines`]) — with the TSV lines `check` prints for them, through `check`'s own line
     /// path ([`Blocklist::write_checks`](phishbloom_blocklist::Blocklist::write_checks)), `slice`
-    /// lines at a time: `piece` gets each slice's answers (never empty), so no buffer grows with
-    /// the batch, and says whether to go on (`false`: the answers are no longer wanted). One list
-    /// answers ([`Checker::one_list`]), read-locked only while a slice is answered (never while
-    /// a piece waits to be taken, or the text to arrive), as a JSON batch's slices are. The
-    /// counts are of the lines answered.
+    /// lines at a time: `piece` gets each slice's answers (never empty), written into a buffer
+    /// from `buffers` that goes back there once the piece is dropped, so that no buffer grows
+    /// with the batch and none is new once a few were sent; it says whether to go on (`false`:
+    /// the answers are no longer wanted). One list answers ([`Checker::one_list`]), read-locked
+    /// only while a slice is answered (never while a piece waits to be taken, or the text to
+    /// arrive), as a JSON batch's slices are. The counts are of the lines answered.
     pub fn write_text(
         &self,
         text: &[u8],
         slice: usize,
-        piece: impl FnMut(Vec<u8>) -> bool,
+        buffers: &Arc<Buffers>,
+        piece: impl FnMut(Bytes) -> bool,
     ) -> Result<CheckStats> {
-        self.write_text_frames([text], slice, piece)
+        self.write_text_frames([text], slice, buffers, piece)
     }
 
     /// [`Checker::write_text`] of a text that arrives in `frames` (in order; the text ends with
@@ -159,7 +163,8 @@ impl Checker {
         &self,
         frames: impl IntoIterator<Item = F>,
         slice: usize,
-        piece: impl FnMut(Vec<u8>) -> bool,
+        buffers: &Arc<Buffers>,
+        piece: impl FnMut(Bytes) -> bool,
     ) -> Result<CheckStats> {
         let mut slicer = Slicer {
             served: self.one_list()?,
@@ -168,6 +173,7 @@ impl Checker {
             out: Vec::new(),
             lines: 0,
             stats: CheckStats::default(),
+            buffers,
             piece,
         };
         // The start of a line that the frames so far have not ended.
@@ -296,15 +302,17 @@ struct Slicer<'l, P> {
     served: &'l Served,
     scratch: Scratch,
     slice: usize,
-    /// The answers of the piece being filled.
+    /// The answers of the piece being filled (no buffer until a line is answered).
     out: Vec<u8>,
     /// Lines answered into `out`.
     lines: usize,
     stats: CheckStats,
+    /// Where `out` comes from, and where a sent piece's buffer goes back.
+    buffers: &'l Arc<Buffers>,
     piece: P,
 }
 
-impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
+impl<P: FnMut(Bytes) -> bool> Slicer<'_, P> {
     /// Answers the lines of `text` ([`text_lines`]); sends each piece as it fills. `false`
     /// once the answers are no longer wanted.
     fn answer(&mut self, text: &[u8]) -> bool {
@@ -318,9 +326,15 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
             if self.out.is_empty() {
                 // Room for a slice's lines and half again (an entry, a category), as `check`
                 // makes it — or for all of `text`'s, if fewer (a line is rarely over 128 bytes;
-                // a longer one grows the piece as a vector grows).
+                // a longer one grows the piece as a vector grows). In a sent piece's buffer
+                // where one is back (its pages already mapped).
                 let length = text.len().min(self.slice * 128);
-                self.out.reserve(length + length / 2);
+                let room = length + length / 2;
+                if self.out.capacity() == 0 {
+                    self.out = self.buffers.take(room);
+                } else {
+                    self.out.reserve(room);
+                }
             }
             // The list is read-locked for this slice only.
             let (answered, listed) = self.served.read().list.write_checks(
@@ -349,7 +363,19 @@ impl<P: FnMut(Vec<u8>) -> bool> Slicer<'_, P> {
     fn flush(&mut self) -> bool {
         self.lines = 0;
         let out = std::mem::take(&mut self.out);
-        out.is_empty() || (self.piece)(out)
+        if out.is_empty() {
+            self.buffers.give_back(out);
+            return true;
+        }
+        (self.piece)(self.buffers.piece(out))
+    }
+}
+
+impl<P> Drop for Slicer<'_, P> {
+    /// A buffer taken and not sent (the answers stopped, or the text ended on a slice's end)
+    /// goes back for reuse.
+    fn drop(&mut self) {
+        self.buffers.give_back(std::mem::take(&mut self.out));
     }
 }
 
@@ -412,10 +438,11 @@ mod tests {
             text.push(b'\n');
         }
         text.extend_from_slice(b"evil.com/last-line-unended");
+        let buffers = Arc::new(Buffers::default());
         let pieces_of = |frames: Vec<&[u8]>| {
             let mut pieces = Vec::new();
             let stats = checker
-                .write_text_frames(frames, 64, |piece| {
+                .write_text_frames(frames, 64, &buffers, |piece| {
                     pieces.push(piece);
                     true
                 })
@@ -425,6 +452,18 @@ mod tests {
         let (whole, stats) = pieces_of(vec![&text]);
         assert_eq!(stats.lines, 301);
         assert!(whole.len() > 2, "several pieces");
+        // Pieces dropped as they come: each buffer is back for the next, which holds only its
+        // own answers.
+        assert_eq!(buffers.kept(), 0);
+        let mut copies = Vec::new();
+        checker
+            .write_text(&text, 64, &buffers, |piece| {
+                copies.push(piece.to_vec());
+                true
+            })
+            .unwrap();
+        assert_eq!(copies, whole);
+        assert_eq!(buffers.kept(), 1, "one buffer served every piece");
         let mut seed = 7u64;
         for round in 0..50 {
             let mut frames: Vec<&[u8]> = Vec::new();

@@ -608,7 +608,7 @@ fn pieces_response(pieces: Vec<Bytes>, content_type: &'static str) -> Response {
 /// than `max_line` bytes → 413 naming it, as `check` names a line over its cap.
 ///
 /// [`text_lines`]: phishbloom_blocklist::check::text_lines
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct TextCaps {
     /// Lines ended so far.
     lines: usize,
@@ -622,6 +622,45 @@ impl TextCaps {
     /// Counts and measures the lines in the next `bytes` of the body; the first line over
     /// `max_line` bytes is refused.
     pub fn feed(&mut self, bytes: &[u8], max_line: usize) -> ApiResult<()> {
+        // Nearly always every line is far below the cap: then only the line feeds are counted
+        // (a few instructions per line, where measuring every line costs dozens). Otherwise, or
+        // when that cannot be told at a glance, every line is measured.
+        if !self.feed_short_lines(bytes, max_line) {
+            self.feed_measured(bytes, max_line)?;
+        }
+        Ok(())
+    }
+
+    /// Takes `bytes` if none of their lines can be over `max_line` bytes, as told from a few
+    /// line feeds: the line not ended yet ends within the cap, each run of `max_line + 1`
+    /// bytes after it holds a line feed, and what follows the last fits within the cap. Then
+    /// only the line feeds are counted. `false`, with nothing taken, if that does not hold (a
+    /// line may be too long, or only a `\r` keeps it within the cap).
+    fn feed_short_lines(&mut self, bytes: &[u8], max_line: usize) -> bool {
+        let Some(first) = memchr::memchr(b'\n', bytes) else {
+            if self.current + bytes.len() > max_line {
+                return false;
+            }
+            self.extend(bytes);
+            return true;
+        };
+        // `first` found a line feed, so `memrchr` does too (at `first` or later).
+        let last = memchr::memrchr(b'\n', bytes).unwrap_or(first);
+        let (whole, rest) = (&bytes[first + 1..=last], &bytes[last + 1..]);
+        if self.current + first > max_line
+            || rest.len() > max_line
+            || !lines_within(whole, max_line)
+        {
+            return false;
+        }
+        self.lines += 1 + bytecount::count(whole, b'\n');
+        (self.current, self.cr) = (0, false);
+        self.extend(rest);
+        true
+    }
+
+    /// [`TextCaps::feed`], measuring every line.
+    fn feed_measured(&mut self, bytes: &[u8], max_line: usize) -> ApiResult<()> {
         // Where the line not ended yet starts in `bytes` (0: it started before them).
         let mut start = 0;
         let mut refused = Ok(());
@@ -706,6 +745,24 @@ impl TextCaps {
     }
 }
 
+/// Whether every line of `whole` — lines that each end with a line feed — is at most
+/// `max_line` bytes, told from the last line feed in each run of `max_line + 1` bytes (a line
+/// that ends within a run is no longer than it), not from every line. `false` also for a line
+/// of `max_line + 1` bytes whose last is a `\r`, which is within the cap: the caller measures.
+fn lines_within(whole: &[u8], max_line: usize) -> bool {
+    // `run` ≤ `max_line + 1`: a cap near `usize::MAX` cannot overflow.
+    let run = max_line.saturating_add(1);
+    let mut start = 0;
+    while whole.len() - start > run {
+        match memchr::memrchr(b'\n', &whole[start..start + run]) {
+            Some(at) => start += at + 1,
+            None => return false,
+        }
+    }
+    // What is left ends with a line feed and is at most `max_line + 1` bytes.
+    true
+}
+
 /// The 413 of line `number` of a text batch, longer than `max_line` bytes.
 fn line_too_long(number: usize, max_line: usize) -> ApiError {
     ApiError::new(
@@ -737,8 +794,8 @@ async fn check_text(
         let bytes = read_body(&shared, headers, body).await?;
         TextCaps::check(&bytes, max_batch, max_line)?;
         let mut pieces = Vec::new();
-        let stats = checker.write_text(&bytes, TEXT_SLICE, |piece| {
-            pieces.push(Bytes::from(piece));
+        let stats = checker.write_text(&bytes, TEXT_SLICE, &shared.buffers, |piece| {
+            pieces.push(piece);
             true
         })?;
         metrics.count_checks(stats.lines, stats.listed);
@@ -751,9 +808,10 @@ async fn check_text(
     let (frames_tx, frames_rx) = std::sync::mpsc::channel::<Bytes>();
     // A few slices in flight: a client that does not read its answers stops the answering.
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+    let buffers = Arc::clone(&shared.buffers);
     tokio::task::spawn_blocking(move || {
-        let answered = checker.write_text_frames(frames_rx, TEXT_SLICE, |piece| {
-            tx.blocking_send(Bytes::from(piece)).is_ok()
+        let answered = checker.write_text_frames(frames_rx, TEXT_SLICE, &buffers, |piece| {
+            tx.blocking_send(piece).is_ok()
         });
         // The end mark reaches only an answer that was started (a refused batch's answers
         // are dropped, and not counted). Without it (the one list cannot fail to answer), the
@@ -1381,6 +1439,8 @@ mod tests {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             (z ^ (z >> 31)) % n
         };
+        // Frames measured line by line, and frames taken by their line feeds alone.
+        let mut taken = [0usize; 2];
         for round in 0..300 {
             let max_line = [63, 64, 65, 100, 130][round % 5];
             let mut body = Vec::new();
@@ -1403,11 +1463,25 @@ mod tests {
                 .iter()
                 .position(|l| l.strip_suffix(b"\r").unwrap_or(l).len() > max_line);
             let mut caps = TextCaps::default();
+            // Beside it, every line measured: the same state after each frame, and the same
+            // refusal (the shortcut of short lines decides nothing the measuring would not).
+            let mut measured = TextCaps::default();
             let mut at = 0;
             let mut refused = None;
             while at < body.len() && refused.is_none() {
                 let len = (next(300) as usize).min(body.len() - at);
-                refused = caps.feed(&body[at..at + len], max_line).err();
+                let frame = &body[at..at + len];
+                taken[usize::from(caps.clone().feed_short_lines(frame, max_line))] += 1;
+                refused = caps.feed(frame, max_line).err();
+                let by_measure = measured.feed_measured(frame, max_line).err();
+                assert_eq!(
+                    refused.as_ref().map(|e| &e.message),
+                    by_measure.as_ref().map(|e| &e.message),
+                    "round {round}"
+                );
+                if refused.is_none() {
+                    assert_eq!(caps, measured, "round {round}, frame at {at}");
+                }
                 at += len;
             }
             let refused = match refused {
@@ -1435,6 +1509,10 @@ mod tests {
                 );
             }
         }
+        assert!(
+            taken[0] > 100 && taken[1] > 100,
+            "both ways taken: {taken:?}"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! - [`squid`] — squid's external ACL helper protocol.
 //! - [`config`] — [`Limits`] and the bearer [`Token`]; [`metrics`] — Prometheus series;
 //!   [`Error`] — what can fail, and how to fix it.
+//! - [`buffers`] — [`buffers::Buffers`]: sent answer buffers handed back for reuse.
 //!
 //! # Example
 //! ```
@@ -35,7 +36,7 @@
 //!
 //! // The temporary directory's path is UTF-8 on the systems this runs on.
 //! let lists = Lists::open(&[ListSpec::parse(path.to_str().unwrap())?], Arc::default())?;
-//! let shared = Arc::new(Shared { lists, limits: Limits::default(), token: None });
+//! let shared = Arc::new(Shared::new(lists, Limits::default(), None));
 //! let runtime = tokio::runtime::Runtime::new()?;
 //! let reply = runtime.block_on(async {
 //!     // Port 0: any free port on loopback.
@@ -61,6 +62,7 @@
 #![warn(missing_docs)]
 
 pub mod adhoc;
+pub mod buffers;
 pub mod check;
 pub mod config;
 mod error;
@@ -71,6 +73,8 @@ pub mod near;
 pub mod resp;
 pub mod server;
 pub mod squid;
+
+use std::sync::Arc;
 
 pub use config::{Limits, Token};
 pub use error::{Error, Result};
@@ -85,4 +89,18 @@ pub struct Shared {
     pub limits: Limits,
     /// The bearer token that allows writes; `None`: writes are off.
     pub token: Option<Token>,
+    /// Answer buffers handed back for reuse once sent (large batches' pieces).
+    pub buffers: Arc<buffers::Buffers>,
+}
+
+impl Shared {
+    /// What connections share: `lists` served within `limits`, writes allowed with `token`.
+    pub fn new(lists: Lists, limits: Limits, token: Option<Token>) -> Self {
+        Shared {
+            lists,
+            limits,
+            token,
+            buffers: Arc::default(),
+        }
+    }
 }

@@ -1509,11 +1509,11 @@ mod tests {
 
     /// A session on a server with no served list and the token `t`, authenticated.
     fn session() -> Session {
-        let shared = Arc::new(Shared {
-            lists: crate::Lists::open(&[], Arc::default()).unwrap(),
-            limits: crate::Limits::default(),
-            token: crate::Token::new(b"t"),
-        });
+        let shared = Arc::new(Shared::new(
+            crate::Lists::open(&[], Arc::default()).unwrap(),
+            crate::Limits::default(),
+            crate::Token::new(b"t"),
+        ));
         let mut session = Session::new(shared);
         assert_eq!(run(&mut session, &["AUTH", "t"]), "+OK\r\n");
         session
