@@ -900,7 +900,8 @@ fn a_client_gone_mid_answer_costs_only_its_connection() {
         &[phish.to_str().unwrap(), "--max-batch", "100000"],
     );
     let addr = server.http.trim_start_matches("http://").to_owned();
-    // 100,000 URLs: megabytes of answers, more than the sockets' buffers hold.
+    // 100,000 URLs: answers of about 19 MB as JSON and 8 MB as text, written long after the
+    // first bytes are read (and far more than the sockets' buffers hold as they start out).
     let urls: Vec<String> = (0..100_000)
         .map(|i| format!("http://www.evil{}.example/a/path?q={i}", i % 500))
         .collect();
@@ -978,4 +979,49 @@ fn sigterm_drains_requests_in_flight_then_exits_0() {
         .wait(Duration::from_secs(10))
         .expect("serve exits after SIGTERM");
     assert_eq!(status.code(), Some(0), "{}", server.log());
+}
+
+/// A server whose standard error has no reader left (a log pipe whose reader is gone) still
+/// stops on SIGTERM: the log lines it can no longer write are dropped, not a panic in the task
+/// that handles the signals (nor, before `serve` ignored SIGPIPE, the end of the process).
+#[test]
+fn a_closed_log_pipe_does_not_stop_sigterm() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let phish = build_urls(dir.path(), "phish", &phish_entries());
+    let mut child = std::process::Command::new(bin())
+        .args(["serve", phish.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    lines.read_line(&mut line).unwrap();
+    let http = line.trim().strip_prefix("http ").unwrap().to_owned();
+    // The log's reader goes; the server is asked something, so that it logs on.
+    drop(child.stderr.take());
+    assert_eq!(
+        client()
+            .get(format!("{http}/healthz"))
+            .send()
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+    // SAFETY: kill(2) on our own child's pid has no memory-safety preconditions.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let stopped = eventually(Duration::from_secs(10), || {
+        child.try_wait().unwrap().is_some()
+    });
+    if !stopped {
+        let _ = child.kill();
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        stopped,
+        "serve did not stop on SIGTERM with its log pipe closed"
+    );
+    assert_eq!(status.code(), Some(0), "{status}");
 }

@@ -1,6 +1,7 @@
 //! Answer buffers handed back for reuse once their bytes are sent.
 //!
-//! A large batch is answered in pieces of about 150 KiB, each sent while the next is written.
+//! A large text batch is answered in pieces of about 150 KiB, each sent while the next is
+//! written.
 //! A fresh buffer of that size costs more than the answers in it suggest: the allocator maps
 //! it, the system faults in and zeroes each page as the answers are written, and gives the
 //! pages back when the sent piece is dropped — about a tenth of the server's time on a stream
@@ -12,9 +13,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 
-/// Sent buffers kept for reuse, at most. A text batch has at most six pieces alive at once
-/// (four queued to be sent, one being sent, one being written), so this serves two or three
-/// large batches at a time without an allocation; beyond it a buffer is freed as usual.
+/// Sent buffers kept for reuse, at most. A text batch has about six pieces alive at once (four
+/// queued to be sent, one being written, one or more in the connection's write queue while the
+/// socket is full), so this serves two or three large batches at a time without an
+/// allocation; beyond it a buffer is freed as usual.
 const KEPT: usize = 16;
 
 /// The largest buffer kept, in bytes: a slice of ordinary lines' answers (2,048 lines of
@@ -59,6 +61,7 @@ impl Buffers {
             return;
         }
         buffer.clear();
+        // Whole whatever a panicking holder did (see `take`).
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         if spare.len() < KEPT {
             spare.push(buffer);
@@ -67,6 +70,7 @@ impl Buffers {
 
     /// How many buffers are kept now.
     pub fn kept(&self) -> usize {
+        // Whole whatever a panicking holder did (see `take`).
         self.spare
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -372,8 +372,8 @@ impl<P: FnMut(Bytes) -> bool> Slicer<'_, P> {
 }
 
 impl<P> Drop for Slicer<'_, P> {
-    /// A buffer taken and not sent (the answers stopped, or the text ended on a slice's end)
-    /// goes back for reuse.
+    /// A buffer taken and not sent goes back for reuse. (`flush` hands on or gives back the
+    /// buffer on every way out of answering; this is for the one left if answering panics.)
     fn drop(&mut self) {
         self.buffers.give_back(std::mem::take(&mut self.out));
     }

@@ -89,7 +89,7 @@ pub struct Shared {
     pub limits: Limits,
     /// The bearer token that allows writes; `None`: writes are off.
     pub token: Option<Token>,
-    /// Answer buffers handed back for reuse once sent (large batches' pieces).
+    /// Answer buffers handed back for reuse once sent (the pieces of text batches' answers).
     pub buffers: Arc<buffers::Buffers>,
 }
 

@@ -103,11 +103,7 @@ pub fn served() -> &'static Served {
             Pristine::of(&lists, "leaked", leaked),
         ];
         Served {
-            shared: Arc::new(Shared {
-                lists,
-                limits: Limits::default(),
-                token: Token::new(TOKEN),
-            }),
+            shared: Arc::new(Shared::new(lists, Limits::default(), Token::new(TOKEN))),
             pristine: Mutex::new(pristine),
         }
     })

@@ -43,7 +43,9 @@ pub fn stdin_is_file() -> bool {
 
 /// Sends the server's log lines (tracing) to standard error, at `info` unless `RUST_LOG` says
 /// otherwise, coloured only on a terminal and never with `NO_COLOR` set (no-color.org); a
-/// second call changes nothing.
+/// second call changes nothing. A line that cannot be written (standard error a pipe whose
+/// reader is gone) is dropped: the fallback that would report it panics there, in whichever
+/// task logged — the one that handles SIGTERM, say.
 pub fn init_logging() {
     use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -54,5 +56,6 @@ pub fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(colour)
+        .log_internal_errors(false)
         .try_init();
 }
