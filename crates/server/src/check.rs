@@ -362,18 +362,18 @@ impl<P: FnMut(Bytes) -> bool> Slicer<'_, P> {
     /// Sends the piece being filled, if it holds any answer; whether to go on.
     fn flush(&mut self) -> bool {
         self.lines = 0;
-        let out = std::mem::take(&mut self.out);
-        if out.is_empty() {
-            self.buffers.give_back(out);
+        if self.out.is_empty() {
+            // Kept for the next slice, or given back when the slicer is dropped.
             return true;
         }
+        let out = std::mem::take(&mut self.out);
         (self.piece)(self.buffers.piece(out))
     }
 }
 
 impl<P> Drop for Slicer<'_, P> {
-    /// A buffer taken and not sent goes back for reuse. (`flush` hands on or gives back the
-    /// buffer on every way out of answering; this is for the one left if answering panics.)
+    /// A buffer taken and not sent (no line came after the last piece, the answers stopped,
+    /// or answering panicked) goes back for reuse.
     fn drop(&mut self) {
         self.buffers.give_back(std::mem::take(&mut self.out));
     }
