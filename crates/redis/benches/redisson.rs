@@ -33,7 +33,7 @@ use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme, Verdict};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{double_hashing, math, AnyFilter, BlockedBloomFilter, KeyHash};
 use phishbloom_redis::push::{push, PushOptions, PushSource};
-use phishbloom_redis::testing::RedisServer;
+use phishbloom_testing::redis::RedisServer;
 use phishbloom_redis::{RedisBlocklist, Target};
 
 /// Redisson's check: k GETBITs on one key, all of them, 1 if every bit is set.

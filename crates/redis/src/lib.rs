@@ -18,7 +18,6 @@
 //!   `stored` reads back once per version.
 //! - [`add`] — inserting keys into the live version with `BITFIELD`.
 //! - [`info`] — reading a version back, verifying every chunk; [`info::pull`] the bits.
-//! - [`testing`] — throw-away `redis-server`s and clusters on loopback for tests and benches.
 //! - [`Error`] — everything that can fail, naming the server, list and chunk, and the fix.
 //!
 //! # Example
@@ -53,7 +52,6 @@ pub mod meta;
 pub mod push;
 pub mod store;
 mod stored;
-pub mod testing;
 
 pub use blocklist::RedisBlocklist;
 pub use error::{Error, Result};

@@ -1,0 +1,145 @@
+//! Issue 20's inputs, through the real executable: every list is read or refused, never read
+//! wrongly — a byte-order mark before an exact key (item 1), a URL with user info (item 2),
+//! gzip and zstd lists by their magic bytes (item 3), binary input refused unless `--exact`
+//! (item 4).
+
+use crate::common;
+
+use std::io::Write;
+
+use common::*;
+
+#[test]
+fn item_01_a_byte_order_mark_is_not_part_of_the_first_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pw.txt");
+    std::fs::write(&input, b"\xef\xbb\xbfpassword123\nletmein\n").unwrap();
+    for extra in [&[][..], &["--fold-case"][..]] {
+        let list = dir.path().join("pw.bloom");
+        let mut args = vec!["--exact", "--verify", input.to_str().unwrap()];
+        args.extend(extra);
+        build_list(list.clone(), args);
+        assert_eq!(
+            verdicts(&list, &["password123".into(), "letmein".into()]),
+            ["listed", "listed"],
+            "{extra:?}"
+        );
+    }
+    // add --from too.
+    let list = dir.path().join("pw.bloom");
+    build_list(
+        list.clone(),
+        [
+            "--exact",
+            "--verify",
+            "--capacity",
+            "100",
+            input.to_str().unwrap(),
+        ],
+    );
+    let more = dir.path().join("more.txt");
+    std::fs::write(&more, b"\xef\xbb\xbfhunter2\n").unwrap();
+    phishbloom()
+        .arg("add")
+        .arg(&list)
+        .arg("--from")
+        .arg(&more)
+        .assert()
+        .success();
+    assert_eq!(verdicts(&list, &["hunter2".into()]), ["listed"]);
+}
+
+#[test]
+fn item_02_a_url_with_a_scheme_and_user_info_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("urls.txt");
+    std::fs::write(
+        &input,
+        "http://user:pass@evil.example/login\nother.example\n",
+    )
+    .unwrap();
+    let list = build_list(dir.path().join("u.bloom"), [input.to_str().unwrap()]);
+    assert_eq!(
+        verdicts(
+            &list,
+            &[
+                "http://evil.example/login".into(),
+                "http://someone@evil.example/login".into()
+            ]
+        ),
+        ["listed", "listed"]
+    );
+    // An address without a scheme is still refused as an entry (it is a key).
+    std::fs::write(&input, "spammer@evil.example\n").unwrap();
+    assert_error(
+        phishbloom()
+            .arg("build")
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.path().join("a.bloom")),
+        &["--exact"],
+    );
+}
+
+#[test]
+fn item_03_gzip_and_zstd_lists_are_read_by_their_magic() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "evil.example\nbad.example/login\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    // Any name: the bytes say what they are.
+    for (name, bytes) in [("list.txt.gz", &gz), ("list.dat", &zst), ("plain", &gz)] {
+        let input = dir.path().join(name);
+        std::fs::write(&input, bytes).unwrap();
+        let list = build_list(dir.path().join("l.bloom"), [input.to_str().unwrap()]);
+        assert_eq!(
+            verdicts(
+                &list,
+                &[
+                    "http://evil.example/".into(),
+                    "http://bad.example/login".into()
+                ]
+            ),
+            ["listed", "listed"],
+            "{name}"
+        );
+    }
+    // Standard input too.
+    let list = dir.path().join("stdin.bloom");
+    phishbloom()
+        .args(["build", "-", "-o"])
+        .arg(&list)
+        .write_stdin(gz.clone())
+        .assert()
+        .success();
+    assert_eq!(
+        verdicts(&list, &["http://evil.example/".into()]),
+        ["listed"]
+    );
+}
+
+#[test]
+fn item_04_binary_input_is_refused_unless_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = std::fs::read(env!("CARGO_BIN_EXE_phishbloom")).unwrap();
+    let input = dir.path().join("program");
+    std::fs::write(&input, &binary[..1 << 20]).unwrap();
+    for args in [&[][..], &["--keywords"][..]] {
+        assert_error(
+            phishbloom()
+                .arg("build")
+                .args(args)
+                .arg(&input)
+                .arg("-o")
+                .arg(dir.path().join("b.bloom")),
+            &["not a text list", "--exact"],
+        );
+    }
+    assert!(!dir.path().join("b.bloom").exists());
+    build_list(
+        dir.path().join("e.bloom"),
+        ["--exact", input.to_str().unwrap()],
+    );
+}
