@@ -9,10 +9,10 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
-use phishbloom_blocklist::engine::exact::ExactMatcher;
-use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::{Blocklist, Kind};
+use phishbloom_core::engine::cabf::{entry_components, url_components, Split};
+use phishbloom_core::engine::exact::ExactMatcher;
+use phishbloom_core::engine::{Matcher, Scratch};
+use phishbloom_core::{Blocklist, Kind};
 use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, Structure};
 use phishbloom_url::{canonicalize, CanonicalUrl, Canonicalizer, Entry};
 

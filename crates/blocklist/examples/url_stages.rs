@@ -20,10 +20,10 @@
 mod common;
 
 use phishbloom_blocklist::check::answer_lines;
-use phishbloom_blocklist::engine::probes::UrlProbes;
-use phishbloom_blocklist::engine::Scratch;
-use phishbloom_blocklist::printer::Output;
-use phishbloom_blocklist::Blocklist;
+use phishbloom_core::engine::probes::UrlProbes;
+use phishbloom_core::engine::Scratch;
+use phishbloom_core::printer::Output;
+use phishbloom_core::Blocklist;
 use phishbloom_url::{CanonicalUrl, Canonicalizer};
 
 /// Sums `per_url` over the lines that are URLs, canonicalized as `check` does (one reused
@@ -87,7 +87,7 @@ fn main() {
     let stage = std::env::args().nth(1).unwrap_or_else(|| "verdict".into());
     let list = common::list();
     let lines = common::stream(&list);
-    let blocklist = common::build(&list, phishbloom_blocklist::Kind::Blocked, false);
+    let blocklist = common::build(&list, phishbloom_core::Kind::Blocked, false);
     let started = std::time::Instant::now();
     let result = run_stage(&stage, &blocklist, &lines);
     eprintln!(

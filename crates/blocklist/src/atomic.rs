@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use phishbloom_core::{Error, Result};
+use crate::{Error, Result};
 
 /// Distinguishes concurrent temporary files of one process.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);

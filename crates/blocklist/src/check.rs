@@ -16,11 +16,11 @@ use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::engine::Scratch;
-use crate::printer::{write_verdict, Output};
-use crate::resolve::Verdict;
+use crate::{Error, Result};
+use phishbloom_core::engine::Scratch;
+use phishbloom_core::printer::{write_verdict, Output};
+use phishbloom_core::resolve::Verdict;
 use phishbloom_core::Blocklist;
-use phishbloom_core::{Error, Result};
 
 /// Bytes per chunk handed to a worker: large enough to amortize channel traffic, small enough to
 /// keep a few in flight within L2.
@@ -573,9 +573,9 @@ fn read_chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::KeyScheme;
-    use crate::source::KeyList;
+    use phishbloom_core::keys::KeyScheme;
     use phishbloom_core::BuildOptions;
+    use phishbloom_core::KeyList;
 
     fn blocklist() -> Blocklist {
         let mut keys = KeyList::default();

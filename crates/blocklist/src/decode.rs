@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
-use phishbloom_core::{Error, Result};
+use crate::{Error, Result};
 
 /// The first bytes of a gzip stream (RFC 1952, ID1 ID2).
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];

@@ -10,9 +10,9 @@ use std::path::Path;
 use phishbloom_text::mail::{self, Document, InputKind, DETECT_BYTES, MAX_DOCUMENT_BYTES};
 use phishbloom_text::pieces::Pieces;
 
-use crate::scan::{DocumentVerdict, Scanner};
 use crate::source::open_file;
 use crate::{Error, Result};
+use phishbloom_core::scan::{DocumentVerdict, Scanner};
 
 /// Bytes read at a time from a streamed text.
 pub const STREAM_CHUNK_BYTES: usize = 1 << 20;
@@ -77,7 +77,7 @@ impl TextStream {
                 scanner.feed(piece)?;
             }
             if at_end {
-                return scanner.finish();
+                return Ok(scanner.finish()?);
             }
         }
     }
@@ -411,7 +411,7 @@ mod tests {
     }
 
     /// A keyword list of multi-word, Chinese and single-word keywords, with an index (`verify`).
-    fn keyword_list(dir: &Path, verify: bool) -> crate::Blocklist {
+    fn keyword_list(dir: &Path, verify: bool) -> phishbloom_core::Blocklist {
         let keywords = dir.join("kw.txt");
         std::fs::write(
             &keywords,
@@ -419,12 +419,12 @@ mod tests {
              a b c d e f\néé\nx\n",
         )
         .unwrap();
-        let options = crate::BuildOptions {
-            kind: crate::Kind::Blocked,
+        let options = phishbloom_core::BuildOptions {
+            kind: phishbloom_core::Kind::Blocked,
             fpp: 0.3,
             verify,
             name: "kw".into(),
-            ..crate::BuildOptions::default()
+            ..phishbloom_core::BuildOptions::default()
         };
         crate::keywords::build_keywords(
             &crate::Input::Path(keywords),
@@ -488,7 +488,8 @@ mod tests {
         let mut rng = phishbloom_filter::rng::SplitMix64::new(23);
         for verify in [true, false] {
             let list = keyword_list(dir.path(), verify);
-            let mut scanner = crate::scan::Scanner::new(&list, Default::default()).unwrap();
+            let mut scanner =
+                phishbloom_core::scan::Scanner::new(&list, Default::default()).unwrap();
             for case in 0..400 {
                 let bytes = random_text(&mut rng);
                 let whole = scanner.scan(&String::from_utf8_lossy(&bytes)).unwrap();

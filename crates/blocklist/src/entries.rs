@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 
 use phishbloom_url::{Entry, ExpressionKind};
 
-use crate::keys::KeyScheme;
-use crate::resolve::MAX_CATEGORIES;
-use phishbloom_core::{Error, Result};
+use crate::{Error, Result};
+use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::resolve::MAX_CATEGORIES;
 
 use crate::source::{read_entry_list, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
-pub use phishbloom_core::contents::EntrySet;
+use phishbloom_core::contents::EntrySet;
 
 /// The name of UT1's exception category: a `--ut1` folder of this name is read as exceptions.
 pub const UT1_EXCEPTIONS: &str = "liste_blanche";
@@ -170,11 +170,10 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                     None if role == Role::Allow => 0,
                     None => {
                         if set.categories.len() >= MAX_CATEGORIES {
-                            return Err(Error::invalid(
-                                &path,
-                                "category count",
-                                set.categories.len(),
-                            ));
+                            return Err(Error::TooManyCategories {
+                                path: path.into(),
+                                max: MAX_CATEGORIES,
+                            });
                         }
                         let id = set.categories.len() as u16;
                         set.categories.push(category.clone());

@@ -14,12 +14,13 @@ use std::time::Instant;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 
-use crate::engine::exact::ExactMatcher;
-use crate::engine::{per_item_fpp, per_probe_fpp, Matcher, Scratch};
 use crate::entries::{read_entries, EntrySource};
-use crate::source::{read_list, Input, KeyList, LabelFilter, ListOptions, DEFAULT_LABEL};
-use crate::{Blocklist, BuildOptions, KeyScheme, Kind};
-use phishbloom_core::Result;
+use crate::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
+use crate::Result;
+use phishbloom_core::engine::exact::ExactMatcher;
+use phishbloom_core::engine::{per_item_fpp, per_probe_fpp, Matcher, Scratch};
+use phishbloom_core::KeyList;
+use phishbloom_core::{Blocklist, BuildOptions, KeyScheme, Kind};
 
 /// The labelled dataset's default path, relative to the repository root (where `cargo run` runs).
 pub const DEFAULT_DATASET: &str = "../shared/data/dataset.csv";

@@ -8,10 +8,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::{Error, Result};
 use phishbloom_core::delta::Delta;
 use phishbloom_core::format::{Directory, Source};
 use phishbloom_core::sections::Meta;
-use phishbloom_core::{Blocklist, Error, Kind, Result};
+use phishbloom_core::{Blocklist, Kind};
 
 use crate::atomic::AtomicFile;
 
@@ -128,17 +129,17 @@ impl BlocklistFile for Blocklist {
         let mut bytes = Vec::new();
         std::io::Read::read_to_end(&mut file, &mut bytes)
             .map_err(|e| Error::io(path, "read", e))?;
-        Blocklist::from_bytes(path, &bytes)
+        Ok(Blocklist::from_bytes(path, &bytes)?)
     }
 
     fn read_meta(path: impl AsRef<Path>) -> Result<(Kind, Meta)> {
         let path = path.as_ref();
         let metadata = std::fs::metadata(path).map_err(|e| Error::io(path, "open", e))?;
         if !metadata.is_file() {
-            return Err(Error::invalid(path, "file type", "not a regular file"));
+            return Err(Error::NotAFile { path: path.into() });
         }
         let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        Blocklist::meta_from(path, &FileSource(file))
+        Ok(Blocklist::meta_from(path, &FileSource(file))?)
     }
 
     fn save(&self, path: &Path, inputs: &[PathBuf]) -> Result<Directory> {
@@ -161,7 +162,7 @@ pub trait DeltaFile: Sized {
 impl DeltaFile for Delta {
     fn open(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        Delta::from_bytes(path, &bytes)
+        Ok(Delta::from_bytes(path, &bytes)?)
     }
 }
 
@@ -174,11 +175,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(free_space(dir.path()).is_some_and(|b| b > 0));
         assert!(free_space(&dir.path().join("not-yet.bloom")).is_some());
-        let set = crate::EntrySet::uncategorized(
+        let set = phishbloom_core::EntrySet::uncategorized(
             vec![phishbloom_url::Entry::parse(b"evil.com").unwrap()],
             "x",
         );
-        let list = Blocklist::from_entries(&set, &crate::BuildOptions::default()).unwrap();
+        let list =
+            Blocklist::from_entries(&set, &phishbloom_core::BuildOptions::default()).unwrap();
         assert!(file_bytes_at_least(&list) >= 64);
         assert!(check_room(&list, &dir.path().join("l.bloom")).is_ok());
     }

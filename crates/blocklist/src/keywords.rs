@@ -10,13 +10,14 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::{Error, Result};
 use phishbloom_core::bytes::ByteReader;
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::keywords::gate::PhraseGate;
 use phishbloom_core::keywords::{IndexWriter, KeywordEngine, KeywordIndex, PhraseLengths};
 use phishbloom_core::rates::per_probe_fpp;
 use phishbloom_core::sections::{Meta, SetFingerprint};
-use phishbloom_core::{Blocklist, BuildOptions, Engine, Error, Result};
+use phishbloom_core::{Blocklist, BuildOptions, Engine};
 use phishbloom_filter::{AnyFilter, HashStrategy, KeyHash};
 use phishbloom_text::phrase::{normalize_phrase, normalized_phrase_hash, MAX_PHRASE_TOKENS};
 use phishbloom_text::tokens::Tokens;
@@ -24,7 +25,7 @@ use phishbloom_text::tokens::Tokens;
 use crate::file::FileSource;
 use crate::source::{read_bounded_line, Input, ListSummary, MAX_KEY_BYTES};
 
-pub use phishbloom_core::keywords::{default_probes_per_doc, KeywordsInfo, DEFAULT_DOC_TOKENS};
+use phishbloom_core::keywords::default_probes_per_doc;
 
 #[derive(Clone, Debug, Default)]
 /// Options of a keyword build beyond [`BuildOptions`].
@@ -81,12 +82,13 @@ pub fn build_keywords(
     phishbloom_filter::math::validate_fpp(options.fpp)?;
     let path = input.display_path();
     let Some(layout) = options.kind.layout() else {
-        return Err(Error::WrongScheme {
+        return Err(phishbloom_core::Error::WrongScheme {
             path: PathBuf::from(&options.name),
             problem: "a CaBF blocklist holds URL entries, not keywords; build keywords as a \
                       blocked, classic or split filter"
                 .into(),
-        });
+        }
+        .into());
     };
     // Standard input has no length: plan for 1 GiB (64 buckets); a longer stream only makes
     // each bucket larger.
@@ -249,8 +251,9 @@ pub fn build_keywords(
         while let (Some(h1), Some(h2), Some(len)) = (reader.u64(), reader.u64(), reader.u16()) {
             let start = reader.position();
             // This process wrote the record: its bytes follow.
-            reader.take(len as usize).ok_or_else(|| {
-                Error::invalid(&file_path, "temporary bucket", "truncated record")
+            reader.take(len as usize).ok_or_else(|| Error::Spill {
+                path: file_path.clone(),
+                problem: "a record is cut short",
             })?;
             records.push((KeyHash { h1, h2 }, start, len as usize));
         }

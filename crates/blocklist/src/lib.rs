@@ -1,7 +1,8 @@
 //! phishbloom's blocklists on a machine with files: list sources read from files and pipes,
 //! streamed builds spilled to temporary files, blocklist and delta files opened and written
 //! atomically, and the check pipeline on threads — over [`phishbloom_core`], the I/O-free core
-//! that reads and answers (and that this crate re-exports, so one path serves both).
+//! that reads and answers. What the core defines is used from the core (`phishbloom_core::…`);
+//! this crate adds what needs a machine: files, pipes, threads, temporary spills.
 //!
 //! # Modules
 //! - [`decode`] — a list's bytes before its lines: gzip and zstd by magic, no byte-order
@@ -28,12 +29,12 @@
 //! - [`atomic`] — the one atomic file writer.
 //! - [`check`] — the one stream checker: lines from a pipe answered in order, on threads, each
 //!   batch flushed before the reader waits (a co-process gets one answer per line).
-//! - Re-exported from the core: [`engine`], [`resolve`], [`printer`], [`format`](mod@format), [`sections`],
-//!   [`structure`], [`delta`], [`keys`], [`prepare`], [`plan`], [`fmt`], [`scan`], [`bytes`].
+//! - [`Error`] — what can go wrong with files, inputs and outputs, wrapping the core's errors.
 //!
 //! # Example
 //! ```
-//! use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions, EntrySet, Scratch};
+//! use phishbloom_blocklist::BlocklistFile;
+//! use phishbloom_core::{Blocklist, BuildOptions, EntrySet, Scratch};
 //! use phishbloom_url::Entry;
 //!
 //! # fn main() -> Result<(), phishbloom_blocklist::Error> {
@@ -65,6 +66,7 @@ pub mod check;
 pub mod decode;
 pub mod documents;
 pub mod entries;
+mod error;
 pub mod eval;
 pub mod file;
 pub mod formats;
@@ -76,14 +78,6 @@ pub mod plan_check;
 pub mod source;
 pub mod stream;
 
+pub use error::{Error, Result};
 pub use file::{now, BlocklistFile, DeltaFile};
-pub use phishbloom_core::{
-    bytes, contents, delta, engine, fmt, format, hits, keys, kind, list, plan, prepare, printer,
-    rates, resolve, scan, sections, structure,
-};
-pub use phishbloom_core::{
-    Applied, Blocklist, BuildOptions, Change, Description, Engine, EntrySet, Error, FilterInfo,
-    KeyHashes, KeyList, KeyScheme, Kind, NamedDoc, NearOptions, Result, Scratch, SectionInfo,
-    Status, Verdict,
-};
 pub use source::{Input, ListOptions, ListSummary};

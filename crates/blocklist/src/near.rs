@@ -1,20 +1,16 @@
 //! Near-duplicate lists from files: every document of the inputs (texts, e-mails, mbox
 //! messages, HTML pages, or one per line; directories read whole) fingerprinted by SimHash and
 //! named — by its Message-ID when it is a message that has one, else as [`crate::documents`]
-//! names it (`FILE`, `FILE#N`, `FILE:LINE`) — for [`Blocklist::from_near`](crate::Blocklist::from_near) and
-//! [`Blocklist::add_near`](crate::Blocklist::add_near).
+//! names it (`FILE`, `FILE#N`, `FILE:LINE`) — for [`Blocklist::from_near`](phishbloom_core::Blocklist::from_near) and
+//! [`Blocklist::add_near`](phishbloom_core::Blocklist::add_near).
 
 use std::path::{Path, PathBuf};
 
-use phishbloom_core::{Error, NamedDoc, Result};
-use phishbloom_text::simhash::Fingerprint;
+use crate::{Error, Result};
+use phishbloom_core::NamedDoc;
+use phishbloom_text::simhash::{Fingerprint, SimHashParams, SimHasher};
 
 use crate::documents::{read_documents, DocumentFormat};
-
-pub use phishbloom_core::near::{NearInfo, NearMatch};
-pub use phishbloom_text::simhash::{
-    Fingerprint as DocFingerprint, SimHashParams, SimHasher, Weighting,
-};
 
 /// What reading the documents found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use phishbloom_core::{Error, Result};
+use crate::{Error, Result};
 use phishbloom_filter::KeyHash;
 
 /// A key hash as two words `[h1, h2]`: plain data that can be written to a file as it is, and

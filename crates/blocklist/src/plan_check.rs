@@ -5,7 +5,7 @@
 
 use phishbloom_filter::HashStrategy;
 
-use crate::{KeyScheme, Kind};
+use phishbloom_core::{KeyScheme, Kind};
 
 /// The options of a build that depend on each other, as asked for (an option not given is
 /// `None` or `false`, so that a default is never mistaken for a request).
@@ -46,7 +46,7 @@ pub enum PlanField {
 }
 
 impl PlanField {
-    /// The field's name in [`BuildPlan`] (and in [`crate::BuildOptions`]).
+    /// The field's name in [`BuildPlan`] (and in [`phishbloom_core::BuildOptions`]).
     pub fn name(self) -> &'static str {
         match self {
             PlanField::Kind => "kind",

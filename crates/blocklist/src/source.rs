@@ -16,11 +16,11 @@ use phishbloom_filter::KeyHash;
 
 use crate::formats::{detect, is_urlhaus_header, parse_adblock_line, parse_hosts_line};
 use crate::formats::{Line, ListFormat, Skip};
-use crate::keys::KeyScheme;
 use crate::partition::Partitioner;
-use phishbloom_core::{Error, Result};
+use crate::{Error, Result};
+use phishbloom_core::keys::KeyScheme;
 
-pub use phishbloom_core::contents::KeyList;
+use phishbloom_core::contents::KeyList;
 
 /// Longest key accepted from a list, in bytes. Far above real URLs (browsers and servers cap them
 /// near 8–64 KiB) and short enough that a hostile multi-megabyte line cannot dominate memory;

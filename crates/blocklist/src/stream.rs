@@ -29,15 +29,15 @@ use std::sync::Mutex;
 
 use phishbloom_filter::KeyHash;
 
-use crate::engine::fingerprint;
 use crate::formats::ListFormat;
-use crate::keys::KeyScheme;
-use crate::sections::SetFingerprint;
 use crate::source::{
     looks_like_csv_header, read_csv, Collector, Format, Input, ListOptions, ListSummary,
     MALFORMED_EXAMPLES, MAX_KEY_BYTES,
 };
-use phishbloom_core::{Error, Result};
+use crate::{Error, Result};
+use phishbloom_core::engine::fingerprint;
+use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::sections::SetFingerprint;
 
 use crate::partition::{Hash, Partitioner, Spill, HASH_BYTES, PARTITIONS};
 
@@ -127,6 +127,7 @@ impl HashedKeys {
 }
 
 impl phishbloom_core::KeyHashes for HashedKeys {
+    type Error = Error;
     fn len(&self) -> u64 {
         HashedKeys::len(self)
     }
@@ -151,20 +152,22 @@ pub fn read_hashed(
     progress: &mut dyn FnMut(u64),
 ) -> Result<(HashedKeys, ListSummary)> {
     if options.category_column.is_some() {
-        return Err(Error::Unsupported {
+        return Err(phishbloom_core::Error::Unsupported {
             what: "streaming a list with a category column",
             why: "keys by category are read into memory (read_list_groups)",
-        });
+        }
+        .into());
     }
     if options
         .format
         .forced()
         .is_some_and(|format| format.is_entry_format())
     {
-        return Err(Error::Unsupported {
+        return Err(phishbloom_core::Error::Unsupported {
             what: "a hosts, AdBlock, PhishTank, URLhaus or OpenPhish list of whole keys",
             why: "those formats list domains and URLs; read them as entries (read_entries)",
-        });
+        }
+        .into());
     }
     let path = input.display_path();
     let dir = std::env::temp_dir();
@@ -591,7 +594,7 @@ fn deduplicate(partitioners: &[Partitioner], threads: usize, dir: &Path) -> Resu
 mod tests {
     use super::*;
     use crate::source::read_list_groups;
-    use crate::{Blocklist, BuildOptions, Kind};
+    use phishbloom_core::{Blocklist, BuildOptions, Kind};
     use proptest::prelude::*;
 
     /// Builds `content` both ways — streamed ([`read_hashed`], [`Blocklist::from_hashed_keys`])
@@ -760,7 +763,10 @@ mod tests {
         ] {
             assert!(!Blocklist::builds_from_hashes(&build));
             let refused = Blocklist::from_hashed_keys(&keys, "c", KeyScheme::Exact, &build);
-            assert!(matches!(refused, Err(Error::Unsupported { .. })));
+            assert!(matches!(
+                refused,
+                Err(Error::Core(phishbloom_core::Error::Unsupported { .. }))
+            ));
         }
     }
 

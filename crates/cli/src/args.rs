@@ -152,9 +152,9 @@ pub enum KindArg {
     Split,
 }
 
-impl From<KindArg> for phishbloom_blocklist::Kind {
+impl From<KindArg> for phishbloom_core::Kind {
     fn from(arg: KindArg) -> Self {
-        use phishbloom_blocklist::Kind;
+        use phishbloom_core::Kind;
         match arg {
             KindArg::Blocked => Kind::Blocked,
             KindArg::Classic => Kind::Classic,

@@ -1,7 +1,9 @@
 //! The command-line words for a library error: the libraries say what is wrong and what to do in
-//! their own terms ("a verification section", "more room"); this names the flags that do it.
+//! their own terms ("a verification section", "more room"); this names the flag or command that
+//! does it, and only that, so the line says each thing once: `error: MESSAGE (HINT)`.
 
 use phishbloom_blocklist::Error as ListError;
+use phishbloom_core::Error as CoreError;
 
 /// The flags that fix `error`, if it is one a flag fixes.
 pub fn for_error(error: &anyhow::Error) -> Option<&'static str> {
@@ -9,44 +11,61 @@ pub fn for_error(error: &anyhow::Error) -> Option<&'static str> {
         if let Some(error) = cause.downcast_ref::<ListError>() {
             return for_list_error(error);
         }
+        if let Some(error) = cause.downcast_ref::<CoreError>() {
+            return for_core_error(error);
+        }
         match cause.downcast_ref::<phishbloom_redis::Error>() {
             Some(phishbloom_redis::Error::Blocklist(error)) => for_list_error(error),
             Some(phishbloom_redis::Error::WrongKind { .. }) => {
-                Some("`phishbloom build --kind blocked` (the default), without `--grow`")
+                Some("`phishbloom build --kind blocked`, without `--grow`")
             }
-            Some(phishbloom_redis::Error::CategoryNeeded { .. }) => {
-                Some("name the category with `--category NAME`")
-            }
+            Some(phishbloom_redis::Error::CategoryNeeded { .. }) => Some("`--category NAME`"),
             _ => None,
         }
     })
 }
 
+/// The flags for the errors of lists on a machine with files.
 fn for_list_error(error: &ListError) -> Option<&'static str> {
     Some(match error {
-        ListError::CannotChange { .. } => {
-            "build a list that changes with `--kind cuckoo --verify` (or `--kind counting \
-             --verify`), or a blocked one with `--verify`"
+        ListError::Core(error) => return for_core_error(error),
+        ListError::NoRoom { .. } => "`--force` writes anyway, and fails cleanly if the disk fills",
+        ListError::LooksLikeCsv { .. } => {
+            "`--format csv`, which reads standard input too; `--format lines` if it is a list"
         }
-        ListError::Full { .. } => {
-            "build it with a larger `--capacity`, or with `--grow` (a list kept in a file)"
+        ListError::LooksLikeAddresses { .. } => "`--exact`, with `--fold-case` to ignore case",
+        ListError::MostLinesRejected { .. } => "`--exact` if its lines are whole keys",
+        ListError::MissingColumn { role: "key", .. } => {
+            "`--column NAME`; `--format lines` for a plain list"
         }
-        ListError::Incompatible { .. } => {
-            "build both with the same `--kind`, `--fpp`, `--capacity` and `--grow`"
+        ListError::MissingColumn { role: "label", .. } => "`--label-column NAME`",
+        ListError::MissingColumn {
+            role: "category", ..
+        } => "`--category-column NAME`",
+        ListError::NoMatchingRows { .. } => "`--label-value VALUE`, or `--all-rows`",
+        ListError::NotText { .. } => "`--exact`",
+        _ => return None,
+    })
+}
+
+/// The flags for the check core's errors.
+fn for_core_error(error: &CoreError) -> Option<&'static str> {
+    Some(match error {
+        CoreError::CannotChange { .. } => {
+            "`phishbloom build --kind cuckoo --verify`, `--kind counting --verify`, or `--verify`"
         }
-        ListError::CategoryNeeded { .. } => "name the category with `--category NAME`",
-        ListError::RemoveNeedsVerification { .. } | ListError::NoVerification { .. } => {
-            "rebuild the list with `phishbloom build --verify`"
+        CoreError::Full { .. } => "`phishbloom build --capacity N`, or `--grow`",
+        CoreError::Incompatible { .. } => "`--kind`, `--fpp`, `--capacity` and `--grow` of `build`",
+        CoreError::CategoryNeeded { .. } => "`--category NAME`",
+        CoreError::RemoveNeedsVerification { .. } | CoreError::NoVerification { .. } => {
+            "`phishbloom build --verify`"
         }
-        ListError::DeltaUnsuitable { .. } => {
-            "lists that change are built with `--verify`; `phishbloom diff` without `--compact` \
-             makes an exact delta"
+        CoreError::DeltaUnsuitable { .. } => {
+            "`phishbloom build --verify`; `phishbloom diff` without `--compact`"
         }
-        ListError::CapacityTooLarge { .. } => "build it with `--force` if you mean it",
-        ListError::NoRoom { .. } => "`--force` writes anyway (it fails cleanly if the disk fills)",
-        ListError::WrongScheme { .. } => {
-            "a keyword list is built with `phishbloom build --keywords LIST`"
-        }
+        CoreError::CapacityTooLarge { .. } => "`--force`",
+        CoreError::WrongScheme { .. } => "`phishbloom build --keywords LIST`",
+        CoreError::NearTooManyCategories { .. } => "`--category`",
         _ => return None,
     })
 }

@@ -452,7 +452,7 @@ fn read_at(path: &Path, source: &dyn Source, buf: &mut [u8], offset: u64, len: u
                 got: source.source_len().unwrap_or(len),
             }
         } else {
-            Error::io(path, "read", error)
+            Error::read(path, "read", error)
         }
     })
 }
@@ -473,7 +473,7 @@ fn escaped(bytes: &[u8]) -> String {
 pub fn read_directory(path: &Path, source: &dyn Source) -> Result<Directory> {
     let file_len = source
         .source_len()
-        .map_err(|e| Error::io(path, "read the length of", e))?;
+        .map_err(|e| Error::read(path, "read the length of", e))?;
     let mut header = [0u8; HEADER_LEN];
     let available = file_len.min(HEADER_LEN as u64) as usize;
     read_at(path, source, &mut header[..available], 0, file_len)?;

@@ -244,7 +244,7 @@ impl KeywordIndex {
         let read = |source: &SharedSource, at: u64, buffer: &mut [u8]| {
             source
                 .read_exact_at(buffer, at)
-                .map_err(|e| Error::io(&self.path, "read the keyword index of", e))
+                .map_err(|e| Error::read(&self.path, "read the keyword index of", e))
         };
         let bytes: &[u8] = match &self.data {
             IndexData::Bytes(section) => {
@@ -346,7 +346,7 @@ impl KeywordIndex {
         let mut header = [0u8; INDEX_HEADER];
         source
             .read_exact_at(&mut header, entry.offset)
-            .map_err(|e| Error::io(path, "read", e))?;
+            .map_err(|e| Error::read(path, "read", e))?;
         let mut reader = ByteReader::new(&header);
         // The header has 64 bytes: every read below succeeds.
         let entries = reader.u64().unwrap_or_default();
@@ -362,7 +362,7 @@ impl KeywordIndex {
         let mut directory = vec![0u8; directory_len as usize];
         source
             .read_exact_at(&mut directory, entry.offset + INDEX_HEADER as u64)
-            .map_err(|e| Error::io(path, "read", e))?;
+            .map_err(|e| Error::read(path, "read", e))?;
         let computed = directory_checksum(&header, &directory);
         if computed != stored {
             return Err(Error::ChecksumMismatch {

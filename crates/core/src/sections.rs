@@ -244,7 +244,7 @@ fn section_intact(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Res
         let len = (end - offset).min(buffer.len() as u64) as usize;
         source
             .read_exact_at(&mut buffer[..len], offset)
-            .map_err(|e| Error::io(path, "read", e))?;
+            .map_err(|e| Error::read(path, "read", e))?;
         hasher.update(&buffer[..len]);
         offset += len as u64;
     }
@@ -312,7 +312,7 @@ fn read_sized<P, T>(
     }
     source
         .read_exact_at(&mut block, entry.offset)
-        .map_err(|e| Error::io(path, "read", e))?;
+        .map_err(|e| Error::read(path, "read", e))?;
     // The data length is checked against the section's before anything is allocated, and the
     // section lies inside the file: no allocation exceeds the file's own length.
     let decoded = decode(&block).and_then(|(params, data_len)| {

@@ -13,7 +13,7 @@
 //! (default 50); `--no-fortunes` skips the Debian fortunes; `--json FILE` also writes the
 //! results.
 
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 use phishbloom_lab::measure::keywords::{run_with, serve_child, KeywordSizes};
 use phishbloom_lab::measure::Progress;
 

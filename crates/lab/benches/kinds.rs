@@ -27,7 +27,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
-use phishbloom_blocklist::KeyList;
+use phishbloom_core::KeyList;
 use phishbloom_lab::keys::{MEMBERS, NON_MEMBERS};
 use phishbloom_lab::measure::contenders::{
     cuckoo_load, key_list, visit_contenders, Contender, Structure, Visitor,

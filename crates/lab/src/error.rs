@@ -94,3 +94,11 @@ impl Error {
 
 /// The result type of the lab.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The core's errors arrive as the blocklist crate's (which wraps them), so that each has one
+/// place in this error: [`Error::Blocklist`].
+impl From<phishbloom_core::Error> for Error {
+    fn from(error: phishbloom_core::Error) -> Self {
+        Error::Blocklist(error.into())
+    }
+}

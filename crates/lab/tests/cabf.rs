@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use phishbloom_blocklist::engine::cabf::{entry_components, url_components, Split};
 use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_core::engine::cabf::{entry_components, url_components, Split};
 use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, PrefixTable, Structure};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::{canonicalize, Entry};

@@ -26,15 +26,15 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use phishbloom_blocklist::resolve::{Category, Exceptions, Resolver};
-use phishbloom_blocklist::sections::{Meta, SetFingerprint};
-use phishbloom_blocklist::BuildOptions;
-use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme, Verdict};
+use phishbloom_core::resolve::{Category, Exceptions, Resolver};
+use phishbloom_core::sections::{Meta, SetFingerprint};
+use phishbloom_core::BuildOptions;
+use phishbloom_core::{Blocklist, KeyList, KeyScheme, Verdict};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{double_hashing, math, AnyFilter, BlockedBloomFilter, KeyHash};
 use phishbloom_redis::push::{push, PushOptions, PushSource};
-use phishbloom_testing::redis::RedisServer;
 use phishbloom_redis::{RedisBlocklist, Target};
+use phishbloom_testing::redis_server::RedisServer;
 
 /// Redisson's check: k GETBITs on one key, all of them, 1 if every bit is set.
 const REDISSON_SCRIPT: &str = r"
@@ -341,7 +341,7 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
             let _ = write!(key, "key-{i}");
             let hash = KeyHash::of(key.as_bytes());
             part.insert_hash(hash);
-            local.add(phishbloom_blocklist::engine::fingerprint(hash));
+            local.add(phishbloom_core::engine::fingerprint(hash));
         }
         // A poisoned lock means another shard panicked; the bench stops there anyway.
         let mut total = fingerprint.lock().unwrap();

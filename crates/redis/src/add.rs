@@ -16,9 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use phishbloom_blocklist::engine::fingerprint;
-use phishbloom_blocklist::prepare;
-use phishbloom_blocklist::KeyScheme;
+use phishbloom_core::engine::fingerprint;
+use phishbloom_core::prepare;
+use phishbloom_core::KeyScheme;
 use phishbloom_filter::{Blocked, KeyHash};
 use redis::{cmd, Cmd, Value};
 
@@ -48,7 +48,7 @@ pub struct Added {
 pub fn key_hash(scheme: KeyScheme, key: &[u8]) -> Result<Option<KeyHash>> {
     match prepare::entry(scheme, key) {
         Ok(entry) => Ok(entry.map(|e| e.hash)),
-        Err(phishbloom_blocklist::Error::InvalidItem { item, error }) => {
+        Err(phishbloom_core::Error::InvalidItem { item, error }) => {
             Err(Error::NotAnEntry { key: item, error })
         }
         Err(other) => Err(other.into()),
@@ -133,7 +133,7 @@ fn category_id(
     };
     let joined = match prepare::join_category(given, categories, &meta.list.name) {
         Ok(joined) => joined,
-        Err(phishbloom_blocklist::Error::CategoryNeeded { .. }) => {
+        Err(phishbloom_core::Error::CategoryNeeded { .. }) => {
             return Err(Error::CategoryNeeded {
                 url: store.shown().to_string(),
                 name: names.name().to_string(),
@@ -359,11 +359,12 @@ fn refuse_if_full(
         new += u64::from(bits.contains(&0));
     }
     if held.saturating_add(new) > meta.sized_for {
-        return Err(Error::Blocklist(phishbloom_blocklist::Error::Full {
+        return Err(phishbloom_core::Error::Full {
             path: format!("{} (list `{}` in Redis)", store.shown(), names.name()).into(),
-            kind: phishbloom_blocklist::Kind::Blocked,
+            kind: phishbloom_core::Kind::Blocked,
             items: held,
-        }));
+        }
+        .into());
     }
     Ok(())
 }

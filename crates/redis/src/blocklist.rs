@@ -20,12 +20,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use phishbloom_blocklist::check::Answerer;
-use phishbloom_blocklist::engine::fingerprint;
-use phishbloom_blocklist::engine::probes::UrlProbes;
-use phishbloom_blocklist::hits::Candidate;
-use phishbloom_blocklist::prepare::{Preparer, Query};
-use phishbloom_blocklist::resolve::{Category, Resolver, Verification};
-use phishbloom_blocklist::{KeyScheme, Verdict};
+use phishbloom_core::engine::fingerprint;
+use phishbloom_core::engine::probes::UrlProbes;
+use phishbloom_core::hits::Candidate;
+use phishbloom_core::prepare::{Preparer, Query};
+use phishbloom_core::resolve::{Category, Resolver, Verification};
+use phishbloom_core::{KeyScheme, Verdict};
 use phishbloom_filter::{Block, Blocked, KeyHash};
 use phishbloom_url::CanonicalUrl;
 use redis::{cmd, Cmd, Value};
@@ -166,6 +166,19 @@ impl RedisBlocklist {
         self.resolver.verification()
     }
 
+    /// Refuses a version without a verification table, for a caller that wants every hit
+    /// confirmed exactly.
+    pub fn require_verification(&self) -> Result<()> {
+        match self.verification() {
+            Some(_) => Ok(()),
+            None => Err(Error::NoVerification {
+                url: self.store.shown().to_string(),
+                name: self.keys.name().to_string(),
+                version: self.version(),
+            }),
+        }
+    }
+
     /// What decides verdicts: the live version's categories, verification table and exceptions.
     pub fn resolver(&self) -> &Resolver {
         &self.resolver
@@ -233,7 +246,7 @@ impl RedisBlocklist {
     }
 
     /// Appends one verdict per item to `out`, in order, exactly as
-    /// `phishbloom_blocklist::Blocklist::check_batch` answers on the pushed file: one round trip
+    /// `phishbloom_core::Blocklist::check_batch` answers on the pushed file: one round trip
     /// for the blocks (plus one for hits the verification table does not confirm). On error,
     /// `out` is left as it was.
     pub fn check_batch(&mut self, items: &[&[u8]], out: &mut Vec<Verdict>) -> Result<()> {
@@ -500,7 +513,7 @@ impl Answerer for RedisBlocklist {
     }
 }
 
-/// One item as the local blocklist prepares it ([`phishbloom_blocklist::prepare`]), with its
+/// One item as the local blocklist prepares it ([`phishbloom_core::prepare`]), with its
 /// probes computed.
 fn prepare(preparer: &mut Preparer, scheme: KeyScheme, item: &[u8]) -> Item {
     match preparer.query(scheme, item) {

@@ -326,3 +326,11 @@ pub enum Error {
 
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The core's errors arrive as the blocklist crate's (which wraps them), so that each has one
+/// place in this error: [`Error::Blocklist`].
+impl From<phishbloom_core::Error> for Error {
+    fn from(error: phishbloom_core::Error) -> Self {
+        Error::Blocklist(error.into())
+    }
+}

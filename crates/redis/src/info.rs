@@ -2,8 +2,8 @@
 //! and exceptions, keys added since the push — after reading every chunk back and verifying its
 //! checksum; and [`pull`], the live bits as a local filter.
 
-use phishbloom_blocklist::resolve::Category;
-use phishbloom_blocklist::FilterInfo;
+use phishbloom_core::resolve::Category;
+use phishbloom_core::FilterInfo;
 use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 use redis::cmd;
 

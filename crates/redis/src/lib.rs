@@ -58,7 +58,7 @@ pub use error::{Error, Result};
 pub use store::{Store, Target};
 
 /// The longest list name, in bytes (as in a blocklist file's metadata).
-pub const MAX_NAME_BYTES: usize = phishbloom_blocklist::sections::MAX_NAME_BYTES;
+pub const MAX_NAME_BYTES: usize = phishbloom_core::sections::MAX_NAME_BYTES;
 
 /// Checks that `name` can prefix a list's keys: 1 to [`MAX_NAME_BYTES`] bytes, no whitespace or
 /// control characters, and no `{` or `}` (a hash tag would pin every chunk to one cluster slot).

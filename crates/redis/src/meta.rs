@@ -20,8 +20,8 @@
 
 use std::collections::HashMap;
 
-use phishbloom_blocklist::sections::{Meta, SetFingerprint};
-use phishbloom_blocklist::KeyScheme;
+use phishbloom_core::sections::{Meta, SetFingerprint};
+use phishbloom_core::KeyScheme;
 
 use crate::error::{Error, Result};
 use crate::layout::{Chunking, Section, BLOCK_BYTES, MAX_CHUNK_BYTES};

@@ -15,9 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::resolve::Resolver;
-use phishbloom_blocklist::sections::{self, Meta};
-use phishbloom_blocklist::{Blocklist, KeyScheme, Kind};
+use phishbloom_core::resolve::Resolver;
+use phishbloom_core::sections::{self, Meta};
+use phishbloom_core::{Blocklist, KeyScheme, Kind};
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 use redis::{cmd, Cmd, Value};
 

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use phishbloom_blocklist::engine::Fingerprints;
-use phishbloom_blocklist::resolve::{Exceptions, Resolver, Verification};
-use phishbloom_blocklist::sections;
-use phishbloom_blocklist::KeyScheme;
+use phishbloom_core::engine::Fingerprints;
+use phishbloom_core::resolve::{Exceptions, Resolver, Verification};
+use phishbloom_core::sections;
+use phishbloom_core::KeyScheme;
 use redis::cmd;
 
 use crate::error::{Error, Result};
@@ -118,9 +118,9 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
         problem,
     };
     // The blocklist crate's decoders name the "file" they read: here, the section's keys.
-    let decoded = |section: Section, what: &'static str, error: phishbloom_blocklist::Error| {
+    let decoded = |section: Section, what: &'static str, error: phishbloom_core::Error| {
         let problem = match error {
-            phishbloom_blocklist::Error::InvalidField { field, value, .. } => {
+            phishbloom_core::Error::InvalidField { field, value, .. } => {
                 format!("an invalid {field} ({value})")
             }
             other => other.to_string(),

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use phishbloom_blocklist::check::{text_lines, CheckStats};
-use phishbloom_blocklist::engine::Scratch;
-use phishbloom_blocklist::prepare::{Preparer, Query};
-use phishbloom_blocklist::printer::{self, Output};
-use phishbloom_blocklist::{KeyScheme, Status, Verdict};
+use phishbloom_core::engine::Scratch;
+use phishbloom_core::prepare::{Preparer, Query};
+use phishbloom_core::printer::{self, Output};
+use phishbloom_core::{KeyScheme, Status, Verdict};
 
 use crate::buffers::Buffers;
 use crate::error::{Error, Result};
@@ -68,7 +68,7 @@ impl Checker {
     }
 
     /// Answers `items` in order, appending one answer each to `out`. Each item is prepared
-    /// once ([`phishbloom_blocklist::prepare`], as `check` prepares it): lists of keys answer
+    /// once ([`phishbloom_core::prepare`], as `check` prepares it): lists of keys answer
     /// the whole batch at once (one prefetched pass), lists of URL entries item by item from
     /// the one canonical form. An item a list of URL entries cannot read is answered
     /// `invalid`, with the reason, and the others as usual.
@@ -138,7 +138,7 @@ impl Checker {
 
     /// Answers a text batch — one item per line, cut as `phishbloom check` cuts its input
     /// ([`text_lines`]) — with the TSV lines `check` prints for them, through `check`'s own line
-    /// path ([`Blocklist::write_checks`](phishbloom_blocklist::Blocklist::write_checks)), `slice`
+    /// path ([`Blocklist::write_checks`](phishbloom_core::Blocklist::write_checks)), `slice`
     /// lines at a time: `piece` gets each slice's answers (never empty), written into a buffer
     /// from `buffers` that goes back there once the piece is dropped, so that no buffer grows
     /// with the batch and none is new once a few were sent; it says whether to go on (`false`:
@@ -211,7 +211,7 @@ impl Checker {
     /// [`Checker::write_line`] write, as NDJSON lines or (`ndjson` false) as JSON array members
     /// without newlines, a comma before each unless it is the batch's first (`after_first`:
     /// earlier slices were written) — through `check`'s own line path
-    /// ([`phishbloom_blocklist::Blocklist::write_checks`]), with `lines` as scratch space; the
+    /// ([`phishbloom_core::Blocklist::write_checks`]), with `lines` as scratch space; the
     /// number of listed items. `None`, with nothing written, where that path does not apply:
     /// several lists asked, or an item with a trailing `\r` (which `check` drops from the line
     /// it prints, and a JSON batch keeps).
@@ -383,8 +383,9 @@ impl<P> Drop for Slicer<'_, P> {
 mod tests {
     use super::*;
     use crate::lists::ListSpec;
-    use phishbloom_blocklist::entries::EntrySet;
-    use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions};
+    use phishbloom_blocklist::BlocklistFile;
+    use phishbloom_core::EntrySet;
+    use phishbloom_core::{Blocklist, BuildOptions};
     use phishbloom_url::Entry;
 
     fn url_file(

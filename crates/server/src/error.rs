@@ -83,7 +83,7 @@ pub enum Error {
     #[error("{}", full_reason(*kind))]
     Full {
         /// The list's kind.
-        kind: phishbloom_blocklist::Kind,
+        kind: phishbloom_core::Kind,
         /// Entries it holds.
         items: u64,
     },
@@ -113,15 +113,15 @@ pub enum Error {
 /// The one message for a list that is full and does not grow, over every protocol: RedisBloom's
 /// words, `non scaling filter is full` for a Bloom filter, `Filter is full` for a cuckoo filter
 /// (clients of RedisBloom match them).
-pub fn full_reason(kind: phishbloom_blocklist::Kind) -> &'static str {
+pub fn full_reason(kind: phishbloom_core::Kind) -> &'static str {
     match kind {
-        phishbloom_blocklist::Kind::Cuckoo => "Filter is full",
+        phishbloom_core::Kind::Cuckoo => "Filter is full",
         _ => "non scaling filter is full",
     }
 }
 
 /// What a full list holds and how to go on, for protocols with room to say it (HTTP's `detail`).
-pub fn full_detail(kind: phishbloom_blocklist::Kind, items: u64) -> String {
+pub fn full_detail(kind: phishbloom_core::Kind, items: u64) -> String {
     format!(
         "the {kind} list holds {items} entries, has no room for the new ones and does not grow; \
          nothing was added (rebuild it with more room, or as a list that grows)"
@@ -131,12 +131,29 @@ pub fn full_detail(kind: phishbloom_blocklist::Kind, items: u64) -> String {
 /// The server's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The core's errors arrive as the blocklist crate's (which wraps them), so that each has one
+/// place in this error: [`Error::Blocklist`].
+impl From<phishbloom_core::Error> for Error {
+    fn from(error: phishbloom_core::Error) -> Self {
+        Error::Blocklist(error.into())
+    }
+}
+
 impl Error {
     /// The server's error for a library error, with a full list in the server's words.
-    pub fn from_list(error: phishbloom_blocklist::Error) -> Self {
-        match error {
-            phishbloom_blocklist::Error::Full { kind, items, .. } => Error::Full { kind, items },
-            other => Error::Blocklist(other),
+    pub fn from_list(error: impl Into<phishbloom_blocklist::Error>) -> Self {
+        let error = error.into();
+        match error.core() {
+            Some(&phishbloom_core::Error::Full { kind, items, .. }) => Error::Full { kind, items },
+            _ => Error::Blocklist(error),
+        }
+    }
+
+    /// The check core's error, when this is one.
+    pub fn core(&self) -> Option<&phishbloom_core::Error> {
+        match self {
+            Error::Blocklist(error) => error.core(),
+            _ => None,
         }
     }
 

@@ -33,7 +33,7 @@ use axum::Router;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http_body_util::BodyExt;
-use phishbloom_blocklist::engine::Scratch;
+use phishbloom_core::engine::Scratch;
 
 use crate::check::{listed, Answer, Checker};
 use crate::error::Error;
@@ -121,10 +121,14 @@ impl IntoResponse for ApiError {
 
 impl From<Error> for ApiError {
     fn from(error: Error) -> Self {
-        use phishbloom_blocklist::Error as B;
+        use phishbloom_core::Error as C;
+        if let Error::Full { kind, items } = error {
+            return ApiError::new(StatusCode::CONFLICT, crate::error::full_reason(kind))
+                .with_detail(crate::error::full_detail(kind, items));
+        }
         // A client's mistakes, worded for the HTTP client: JSON field names, no server paths.
-        match &error {
-            Error::Blocklist(B::CategoryNeeded { available, .. }) => {
+        match error.core() {
+            Some(C::CategoryNeeded { available, .. }) => {
                 return ApiError::new(
                     StatusCode::BAD_REQUEST,
                     format!(
@@ -133,17 +137,17 @@ impl From<Error> for ApiError {
                     ),
                 )
             }
-            Error::Blocklist(B::Full { kind, items, .. }) | Error::Full { kind, items } => {
+            Some(C::Full { kind, items, .. }) => {
                 return ApiError::new(StatusCode::CONFLICT, crate::error::full_reason(*kind))
                     .with_detail(crate::error::full_detail(*kind, *items));
             }
-            Error::Blocklist(B::InvalidItem { item, error }) => {
+            Some(C::InvalidItem { item, error }) => {
                 return ApiError::new(
                     StatusCode::BAD_REQUEST,
                     format!("entries: {item:?} is not a blocklist entry: {error}"),
                 )
             }
-            Error::Blocklist(B::UnknownCategory {
+            Some(C::UnknownCategory {
                 name, available, ..
             }) => {
                 return ApiError::new(
@@ -159,15 +163,17 @@ impl From<Error> for ApiError {
             Error::WritesOff => StatusCode::FORBIDDEN,
             Error::Exists => StatusCode::CONFLICT,
             Error::Full { .. } | Error::Unsupported(_) => StatusCode::CONFLICT,
-            Error::Blocklist(
-                B::CannotChange { .. }
-                | B::Full { .. }
-                | B::NotListed { .. }
-                | B::RemoveNeedsVerification { .. }
-                | B::AmbiguousRemoval { .. },
-            ) => StatusCode::CONFLICT,
-            Error::Blocklist(B::InvalidItem { .. }) => StatusCode::BAD_REQUEST,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => match error.core() {
+                Some(
+                    C::CannotChange { .. }
+                    | C::Full { .. }
+                    | C::NotListed { .. }
+                    | C::RemoveNeedsVerification { .. }
+                    | C::AmbiguousRemoval { .. },
+                ) => StatusCode::CONFLICT,
+                Some(C::InvalidItem { .. }) => StatusCode::BAD_REQUEST,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            },
         };
         ApiError::new(status, error.to_string())
     }
@@ -1039,10 +1045,12 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
             let state = served.read();
             let list = &state.list;
             let meta = list.meta();
-            let bytes = list
-                .directory()
-                .map(|d| d.file_len)
-                .or_else(|| slot.path.as_ref().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()));
+            let bytes = list.directory().map(|d| d.file_len).or_else(|| {
+                slot.path
+                    .as_ref()
+                    .and_then(|p| std::fs::metadata(p).ok())
+                    .map(|m| m.len())
+            });
             serde_json::json!({
                 "name": slot.name,
                 "kind": list.kind(),
@@ -1059,7 +1067,7 @@ async fn lists(State(shared): State<Arc<Shared>>) -> Response {
                 "created": meta.created,
                 "loaded_at": served.loaded_at,
                 "file": slot.path.as_ref().map(|p| p.display().to_string()),
-                "writable": shared.token.is_some() && list.kind() != phishbloom_blocklist::Kind::Cabf,
+                "writable": shared.token.is_some() && list.kind() != phishbloom_core::Kind::Cabf,
                 "supports_remove": list.supports_remove(),
                 "delta_from": slot.delta_versions(),
                 "ad_hoc": false,

@@ -17,12 +17,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
-use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
-use phishbloom_blocklist::sections::Meta;
-use phishbloom_blocklist::Blocklist;
-use phishbloom_blocklist::Change;
-use phishbloom_blocklist::Kind;
+use phishbloom_core::delta::{Delta, DiffOptions, ListView};
+use phishbloom_core::sections::Meta;
 use phishbloom_core::sync::{DeltaLink, Download, IndexBody};
+use phishbloom_core::Blocklist;
+use phishbloom_core::Change;
+use phishbloom_core::Kind;
 
 use crate::adhoc::AdHoc;
 use crate::error::{Error, Result};
@@ -672,8 +672,8 @@ pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use phishbloom_blocklist::engine::Scratch;
-    use phishbloom_blocklist::{BuildOptions, KeyList, KeyScheme};
+    use phishbloom_core::engine::Scratch;
+    use phishbloom_core::{BuildOptions, KeyList, KeyScheme};
 
     fn keys_file(dir: &Path, name: &str, keys: &[&str]) -> PathBuf {
         let mut list = KeyList::default();

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use phishbloom_blocklist::documents::{one_document, DocumentFormat};
-use phishbloom_blocklist::near::{NearMatch, SimHasher};
-use phishbloom_blocklist::scan::NearAnswer;
-use phishbloom_blocklist::Kind;
+use phishbloom_core::near::NearMatch;
+use phishbloom_core::scan::NearAnswer;
+use phishbloom_core::Kind;
+use phishbloom_text::simhash::SimHasher;
 
 use crate::error::{Error, Result};
 use crate::lists::{Lists, Slot};

@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, Write};
 
-use phishbloom_blocklist::engine::Scratch;
+use phishbloom_core::engine::Scratch;
 
 use crate::check::Checker;
 use crate::error::{Error, Result};
@@ -105,8 +105,9 @@ pub fn run(lists: &Lists, mut input: impl BufRead, mut output: impl Write) -> Re
 mod tests {
     use super::*;
     use crate::lists::ListSpec;
-    use phishbloom_blocklist::entries::EntrySet;
-    use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions};
+    use phishbloom_blocklist::BlocklistFile;
+    use phishbloom_core::EntrySet;
+    use phishbloom_core::{Blocklist, BuildOptions};
     use phishbloom_url::Entry;
     use std::sync::Arc;
 

@@ -8,9 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
-use phishbloom_blocklist::delta::Delta;
-use phishbloom_blocklist::{Blocklist, BlocklistFile};
+use phishbloom_blocklist::BlocklistFile;
+use phishbloom_core::delta::Delta;
 use phishbloom_core::sync::{Index, LocalState, Plan, PublicKey, MAX_INDEX_BYTES};
+use phishbloom_core::Blocklist;
 
 use crate::error::{Error, Result};
 use crate::fetch::{Fetch, Fetched};
@@ -96,10 +97,10 @@ impl Client {
     /// `serve` list does) reads the index again, once.
     pub fn sync_once(&mut self) -> Result<Outcome> {
         match self.sync_attempt() {
-            Err(Error::List(
-                phishbloom_blocklist::Error::Download { .. }
-                | phishbloom_blocklist::Error::NotPromised { .. },
-            ))
+            Err(Error::List(phishbloom_blocklist::Error::Core(
+                phishbloom_core::Error::Download { .. }
+                | phishbloom_core::Error::NotPromised { .. },
+            )))
             | Err(Error::Status { status: 404, .. }) => {
                 self.last = None;
                 self.sync_attempt()

@@ -104,6 +104,14 @@ pub enum Error {
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The core's errors arrive as the blocklist crate's (which wraps them), so that each has one
+/// place in this error: [`Error::List`].
+impl From<phishbloom_core::Error> for Error {
+    fn from(error: phishbloom_core::Error) -> Self {
+        Error::List(error.into())
+    }
+}
+
 impl Error {
     /// Builds an [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, action: &'static str, error: std::io::Error) -> Self {

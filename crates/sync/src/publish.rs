@@ -22,9 +22,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
-use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView};
-use phishbloom_blocklist::Blocklist;
+use phishbloom_core::delta::{Delta, DiffOptions, ListView};
 use phishbloom_core::sync::{DeltaLink, Download, Index, IndexBody, SecretKey};
+use phishbloom_core::Blocklist;
 
 use crate::error::{Error, Result};
 

@@ -1,8 +1,8 @@
 //! What phishbloom's tests and benches share, kept out of the product crates: a dev-dependency
 //! only, so nothing here ships in a binary.
 //!
-//! - [`redis`] — throw-away `redis-server`s and clusters on loopback.
+//! - [`redis_server`] — throw-away `redis-server`s and clusters on loopback.
 
 #![warn(missing_docs)]
 
-pub mod redis;
+pub mod redis_server;

@@ -7,9 +7,10 @@
 
 use std::path::PathBuf;
 
-use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
 use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions};
-use phishbloom_blocklist::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, KeyScheme, Kind};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::Entry;
 

@@ -4,12 +4,13 @@
 //! another base is refused and changes nothing; a compact delta leaves no added entry out; a
 //! full cuckoo filter never loses an entry; merging two shards answers like building from both.
 
-use phishbloom_blocklist::delta::{Delta, DiffOptions, ListView, PatchCoding};
-use phishbloom_blocklist::engine::expression_hash;
-use phishbloom_blocklist::engine::{fingerprint, Scratch};
-use phishbloom_blocklist::entries::EntrySet;
-use phishbloom_blocklist::sections::SetFingerprint;
-use phishbloom_blocklist::{Blocklist, BuildOptions, Error, Kind, Verdict};
+use phishbloom_core::delta::{Delta, DiffOptions, ListView, PatchCoding};
+use phishbloom_core::engine::expression_hash;
+use phishbloom_core::engine::{fingerprint, Scratch};
+use phishbloom_core::sections::SetFingerprint;
+use phishbloom_core::EntrySet;
+use phishbloom_core::Error;
+use phishbloom_core::{Blocklist, BuildOptions, Kind, Verdict};
 use phishbloom_url::Entry;
 use proptest::prelude::*;
 

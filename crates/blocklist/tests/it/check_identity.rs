@@ -11,10 +11,10 @@
 //! IP hosts, `\r`). Ignored in the debug test run (slow there); CI runs it in release
 //! (`.ci/run`): `cargo test --release -p phishbloom-blocklist --test check_identity -- --ignored`.
 
-use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::EntrySet;
-use phishbloom_blocklist::printer::{write_verdict, Output};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Engine, Kind, Verdict};
+use phishbloom_core::engine::{Matcher, Scratch};
+use phishbloom_core::printer::{write_verdict, Output};
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, Engine, Kind, Verdict};
 use phishbloom_url::{Canonicalizer, Entry};
 
 /// A small reproducible generator (SplitMix64).

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // Each test file uses the part it needs.
 
-use phishbloom_blocklist::entries::EntrySet;
+use phishbloom_core::EntrySet;
 use phishbloom_url::Entry;
 use proptest::prelude::*;
 

@@ -3,10 +3,10 @@
 //! wins, the exception on a tie" says — so an exception never turns a URL that a more specific
 //! block entry lists into `allowed`, and never makes a URL that no block entry matches `listed`.
 
-use phishbloom_blocklist::engine::expression_hash;
-use phishbloom_blocklist::engine::{fingerprint, Scratch};
-use phishbloom_blocklist::entries::EntrySet;
-use phishbloom_blocklist::{Blocklist, BuildOptions, Kind, Status};
+use phishbloom_core::engine::expression_hash;
+use phishbloom_core::engine::{fingerprint, Scratch};
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, Kind, Status};
 use phishbloom_url::{canonicalize, CanonicalUrl, Entry};
 use proptest::prelude::*;
 
@@ -179,7 +179,7 @@ fn added_entries_are_listed_with_their_category_and_survive_a_save() {
         } else {
             assert!(matches!(
                 removed,
-                Err(phishbloom_blocklist::Error::CannotChange { .. })
+                Err(phishbloom_core::Error::CannotChange { .. })
             ));
         }
     }

@@ -10,9 +10,11 @@ use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
-use phishbloom_blocklist::scan::{DocumentVerdict, ScanOptions, Scanner};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Engine, Error, Input, Kind};
+use phishbloom_blocklist::Input;
 use phishbloom_core::format::tag;
+use phishbloom_core::scan::{DocumentVerdict, ScanOptions, Scanner};
+use phishbloom_core::Error;
+use phishbloom_core::{Blocklist, BuildOptions, Engine, Kind};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_text::mail::{decode_message, decode_text};
 use proptest::prelude::*;
@@ -223,7 +225,7 @@ fn a_list_rewritten_in_place_gives_a_checksum_error_on_a_hit_never_a_wrong_verdi
         .unwrap()
         .sections
         .iter()
-        .find(|s| s.tag == phishbloom_blocklist::format::tag::KEYWORD_INDEX)
+        .find(|s| s.tag == phishbloom_core::format::tag::KEYWORD_INDEX)
         .copied()
         .unwrap();
     let block_bytes =
@@ -250,11 +252,11 @@ fn a_list_rewritten_in_place_gives_a_checksum_error_on_a_hit_never_a_wrong_verdi
 #[test]
 fn scan_refuses_lists_that_are_not_keyword_lists() {
     let entries = vec![phishbloom_url::Entry::parse(b"evil.com").unwrap()];
-    let set = phishbloom_blocklist::entries::EntrySet::uncategorized(entries, "phishing");
+    let set = phishbloom_core::EntrySet::uncategorized(entries, "phishing");
     let list = Blocklist::from_entries(&set, &BuildOptions::default()).unwrap();
     let error = Scanner::new(&list, ScanOptions::default()).err().unwrap();
     assert!(
-        matches!(error, phishbloom_blocklist::Error::WrongScheme { .. }),
+        matches!(error, phishbloom_core::Error::WrongScheme { .. }),
         "{error}"
     );
     assert!(error.to_string().contains("not keywords"), "{error}");

@@ -4,11 +4,12 @@
 
 use std::path::PathBuf;
 
-use phishbloom_blocklist::engine::exact::ExactMatcher;
-use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
 use phishbloom_blocklist::source::{Input, ListOptions};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Kind};
+use phishbloom_core::engine::exact::ExactMatcher;
+use phishbloom_core::engine::{Matcher, Scratch};
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::{canonicalize, CanonicalUrl, Entry, ExpressionKind};
 
@@ -135,7 +136,7 @@ fn foreign_urls(count: usize, seed: u64) -> Vec<CanonicalUrl> {
                 column: "isMalicious".into(),
                 value: "1".into(),
             },
-            scheme: phishbloom_blocklist::KeyScheme::Exact,
+            scheme: phishbloom_core::KeyScheme::Exact,
             ..ListOptions::default()
         };
         let (benign, _) =

@@ -9,23 +9,27 @@ use std::time::Instant;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use phishbloom_blocklist::atomic::check_output;
-use phishbloom_blocklist::engine::per_probe_fpp;
-use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
-use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource, EntrySummary, Role};
+use phishbloom_blocklist::entries::{read_entries, EntrySource, EntrySummary, Role};
 use phishbloom_blocklist::file::check_room;
-use phishbloom_blocklist::fmt;
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
+use phishbloom_blocklist::now;
 use phishbloom_blocklist::plan_check::{BuildPlan, PlanError, PlanField, PlanRule};
 use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::stream::read_hashed;
-use phishbloom_blocklist::{now, Engine};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Input, KeyScheme, Kind, ListSummary};
+use phishbloom_blocklist::{Input, ListSummary};
+use phishbloom_core::engine::per_probe_fpp;
+use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_core::fmt;
+use phishbloom_core::Engine;
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, KeyScheme, Kind};
 use phishbloom_filter::Filter;
 
 use clap::ValueEnum;
 use phishbloom_blocklist::documents::DocumentFormat;
-use phishbloom_blocklist::near::{expand_inputs, read_near_docs, SimHashParams, Weighting};
-use phishbloom_blocklist::NearOptions;
+use phishbloom_blocklist::near::{expand_inputs, read_near_docs};
+use phishbloom_core::NearOptions;
+use phishbloom_text::simhash::{SimHashParams, Weighting};
 
 use crate::args::{BuildArgs, FormatArg, WeightingArg};
 use crate::commands::default_threads;
@@ -107,7 +111,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
             category: Some("exceptions".into()),
             role: Role::Allow,
         }));
-        let (set, summary) = read_entries(&sources).map_err(hint)?;
+        let (set, summary) = read_entries(&sources)?;
         print_entry_summary(&summary, &set);
         let files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
         (Blocklist::from_entries(&set, &options)?, files)
@@ -273,7 +277,7 @@ fn in_memory(
     scheme: KeyScheme,
     options: &BuildOptions,
 ) -> anyhow::Result<Blocklist> {
-    let mut groups: Vec<(String, phishbloom_blocklist::KeyList)> = Vec::new();
+    let mut groups: Vec<(String, phishbloom_core::KeyList)> = Vec::new();
     for input in inputs {
         let bar = progress_bar(input);
         let category = category_of(args, input);
@@ -391,25 +395,6 @@ fn category_of(args: &BuildArgs, input: &Input) -> String {
             .map_or_else(|| "list".into(), |s| s.to_string_lossy().into_owned()),
         Input::Stdin => "stdin".into(),
     })
-}
-
-/// Adds the command line's way out to the library's refusals of a list.
-fn hint(error: phishbloom_blocklist::Error) -> anyhow::Error {
-    use phishbloom_blocklist::Error as E;
-    let fix = match &error {
-        E::LooksLikeCsv { .. } => Some("pass --format csv (it works on standard input too), or --format lines if it really is a list"),
-        E::LooksLikeAddresses { .. } => Some("build it with --exact (and --fold-case to ignore case)"),
-        E::MostLinesRejected { .. } => Some("check the file, or pass --exact if its lines are whole keys"),
-        E::MissingColumn { role: "key", .. } => Some("name the column with --column, or pass --format lines for a plain list"),
-        E::MissingColumn { role: "label", .. } => Some("name the label column with --label-column"),
-        E::MissingColumn { role: "category", .. } => Some("name the category column with --category-column"),
-        E::NoMatchingRows { .. } => Some("choose one of the values seen with --label-value, or --all-rows to take every row"),
-        _ => None,
-    };
-    match fix {
-        Some(fix) => anyhow::anyhow!("{error}; {fix}"),
-        None => error.into(),
-    }
 }
 
 /// The list's name: `--name`, else the output file's stem.

@@ -4,9 +4,9 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-use phishbloom_blocklist::prepare::{Preparer, Query};
 use phishbloom_blocklist::source::{read_bounded_line, MAX_KEY_BYTES};
-use phishbloom_blocklist::KeyScheme;
+use phishbloom_core::prepare::{Preparer, Query};
+use phishbloom_core::KeyScheme;
 use phishbloom_url::ExpressionKind;
 
 use crate::args::CanonArgs;

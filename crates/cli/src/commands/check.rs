@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use phishbloom_blocklist::check::{answer_lines, check_stream, CheckStats, StreamOptions};
-use phishbloom_blocklist::printer::Output;
-use phishbloom_blocklist::{Blocklist, Error};
+use phishbloom_core::printer::Output;
+use phishbloom_core::Blocklist;
 
 use crate::args::CheckArgs;
 use crate::commands::{default_threads, stdin_is_file};
@@ -25,11 +25,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let mut blocklist = Blocklist::open(filter)?;
     blocklist.require_checkable()?;
-    if args.verify && blocklist.verification().is_none() {
-        return Err(Error::NoVerification {
-            path: filter.clone(),
-        }
-        .into());
+    if args.verify {
+        blocklist.require_verification()?;
     }
     if !args.category.is_empty() {
         blocklist.keep_categories(&args.category, filter)?;

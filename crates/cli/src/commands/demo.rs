@@ -5,11 +5,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use phishbloom_blocklist::check::answer_lines;
 use phishbloom_blocklist::entries::{read_entries, EntrySource};
-use phishbloom_blocklist::fmt;
-use phishbloom_blocklist::plan::plan;
-use phishbloom_blocklist::printer::Output;
 use phishbloom_blocklist::source::{read_list, ListOptions};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Input};
+use phishbloom_blocklist::Input;
+use phishbloom_core::fmt;
+use phishbloom_core::plan::plan;
+use phishbloom_core::printer::Output;
+use phishbloom_core::{Blocklist, BuildOptions};
 use phishbloom_filter::LayoutKind;
 
 use crate::args::{DemoArgs, EvalArgs, FilterArgs, HashArg, LayoutArg};

@@ -10,14 +10,16 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use phishbloom_blocklist::atomic::{write_atomic, EditLock};
-use phishbloom_blocklist::delta::{Additions, Delta, DiffOptions, ListView};
 use phishbloom_blocklist::documents::DocumentFormat;
-use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::entries::{read_entries, EntrySource, Role};
 use phishbloom_blocklist::near::read_near_docs;
+use phishbloom_blocklist::now;
 use phishbloom_blocklist::source::{read_list, read_list_groups, Format, ListOptions};
-use phishbloom_blocklist::{fmt, Blocklist, Input, KeyScheme, Kind};
-use phishbloom_blocklist::{now, Change};
+use phishbloom_blocklist::Input;
+use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView};
+use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_core::Change;
+use phishbloom_core::{fmt, Blocklist, KeyScheme, Kind};
 
 use crate::args::{ApplyArgs, ChangeArgs, DiffArgs, MergeArgs};
 
@@ -37,16 +39,16 @@ pub fn add(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
                 &params,
                 args.category.as_deref(),
             )?;
-            return list.add_near(docs);
+            return Ok(list.add_near(docs)?);
         }
-        list.add(items, args.category.as_deref())
+        Ok(list.add(items, args.category.as_deref())?)
     })
 }
 
 /// `remove`: the items (and the `--from` list) leave the list (or `--category`).
 pub fn remove(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
     change(args, "removed", |list, items| {
-        list.remove(items, args.category.as_deref())
+        Ok(list.remove(items, args.category.as_deref())?)
     })
 }
 
@@ -243,7 +245,7 @@ impl Version {
         let is_blocklist = std::fs::File::open(path)
             .and_then(|mut f| f.read_exact(&mut magic))
             .is_ok()
-            && magic == phishbloom_blocklist::format::MAGIC;
+            && magic == phishbloom_core::format::MAGIC;
         if !is_blocklist {
             return Ok(Version::List(input));
         }

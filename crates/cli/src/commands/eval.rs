@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_blocklist::eval::{self, EvalConfig, EvalReport, Measurement, UrlEvalReport};
-use phishbloom_blocklist::fmt;
+use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_core::fmt;
 
 use crate::args::EvalArgs;
 

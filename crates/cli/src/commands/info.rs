@@ -5,10 +5,10 @@
 use phishbloom_blocklist::BlocklistFile;
 use std::process::ExitCode;
 
-use phishbloom_blocklist::keywords::KeywordsInfo;
-use phishbloom_blocklist::structure::LayerInfo;
-use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
-use phishbloom_blocklist::{Description, FilterInfo};
+use phishbloom_core::keywords::KeywordsInfo;
+use phishbloom_core::structure::LayerInfo;
+use phishbloom_core::{fmt, Blocklist, KeyScheme};
+use phishbloom_core::{Description, FilterInfo};
 
 use crate::args::InfoArgs;
 

@@ -2,10 +2,10 @@
 
 use std::process::ExitCode;
 
-use phishbloom_blocklist::plan::{plan, PlanRow};
+use phishbloom_core::plan::{plan, PlanRow};
 
 use crate::args::PlanArgs;
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// Prints m, k, memory and expected rate for every (n, p) asked, both layouts.
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {

@@ -6,7 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use phishbloom_blocklist::{fmt, now};
+use phishbloom_blocklist::now;
+use phishbloom_core::fmt;
 use phishbloom_sync::client::{Client, Outcome, SyncOptions, Via};
 use phishbloom_sync::publish::PublishOptions;
 use phishbloom_sync::schedule::{run_every, Event};

@@ -9,12 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use phishbloom_blocklist::check::{answer_with, check_stream_with, StreamOptions};
-use phishbloom_blocklist::printer::Output;
-use phishbloom_blocklist::resolve::Category;
-use phishbloom_blocklist::{fmt, Blocklist, KeyScheme};
+use phishbloom_core::printer::Output;
+use phishbloom_core::resolve::Category;
+use phishbloom_core::{fmt, Blocklist, KeyScheme};
 use phishbloom_redis::info::Info;
 use phishbloom_redis::push::{PushOptions, PushSource};
-use phishbloom_redis::{Error, RedisBlocklist, Target};
+use phishbloom_redis::{RedisBlocklist, Target};
 
 use crate::args::{AddArgs, CheckArgs, PushArgs, RedisCommand, RedisInfoArgs};
 use crate::commands::{default_threads, stdin_is_file};
@@ -207,13 +207,8 @@ fn plural(count: u64, word: &str) -> String {
 pub fn check(args: &CheckArgs, url: &str, name: &str, output: Output) -> anyhow::Result<ExitCode> {
     let target = Target::parse(url)?;
     let mut remote = RedisBlocklist::open(&target, name)?;
-    if args.verify && remote.verification().is_none() {
-        return Err(Error::NoVerification {
-            url: target.shown().to_string(),
-            name: name.to_string(),
-            version: remote.version(),
-        }
-        .into());
+    if args.verify {
+        remote.require_verification()?;
     }
     if !args.category.is_empty() {
         remote.keep_categories(&args.category)?;

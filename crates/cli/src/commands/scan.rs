@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use phishbloom_blocklist::documents::{open_documents, Opened};
-use phishbloom_blocklist::near::{expand_inputs, NearMatch, SimHasher};
-use phishbloom_blocklist::printer::Output;
-use phishbloom_blocklist::scan::{write_document, write_near_document, ScanOptions, Scanner};
-use phishbloom_blocklist::{Blocklist, Kind};
+use phishbloom_blocklist::near::expand_inputs;
+use phishbloom_core::near::NearMatch;
+use phishbloom_core::printer::Output;
+use phishbloom_core::scan::{write_document, write_near_document, ScanOptions, Scanner};
+use phishbloom_core::{Blocklist, Kind};
+use phishbloom_text::simhash::SimHasher;
 
 use crate::args::ScanArgs;
 

@@ -182,9 +182,9 @@ pub fn installed(program: &str) -> bool {
 
 /// A throw-away redis-server on a free loopback port, or `None` after saying loudly on stderr
 /// that `test` is skipped because redis-server is not installed (CI installs it).
-pub fn redis_server_or_skip(test: &str) -> Option<phishbloom_testing::redis::RedisServer> {
+pub fn redis_server_or_skip(test: &str) -> Option<phishbloom_testing::redis_server::RedisServer> {
     if installed("redis-server") && installed("redis-cli") {
-        return Some(phishbloom_testing::redis::RedisServer::start());
+        return Some(phishbloom_testing::redis_server::RedisServer::start());
     }
     eprintln!(
         "\n=== SKIPPED {test}: redis-server/redis-cli are not installed \

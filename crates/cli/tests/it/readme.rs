@@ -768,7 +768,7 @@ impl Section {
         }
         let mut command = command.to_string();
         if command.starts_with("redis-server ") {
-            let port = phishbloom_testing::redis::free_port(false);
+            let port = phishbloom_testing::redis_server::free_port(false);
             let pidfile = self.dir.path().join("redis.pid");
             command += &format!(
                 " --port {port} --bind 127.0.0.1 --dir {dir} --pidfile {pidfile} \

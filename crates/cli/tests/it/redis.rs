@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use phishbloom_testing::redis::RedisServer;
+use phishbloom_testing::redis_server::RedisServer;
 
 use crate::common;
 use common::{assert_error, build_list, phishbloom};

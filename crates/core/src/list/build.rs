@@ -30,8 +30,14 @@ pub trait KeyHashes {
     }
     /// The set fingerprint of the distinct keys.
     fn fingerprint(&self) -> SetFingerprint;
+    /// What a visit can fail with: the core's errors, and whatever reading the hashes can
+    /// fail with (a spill file's I/O, for a streamed read).
+    type Error: From<Error>;
     /// Calls `visit` with every distinct hash, ascending by `(h1, h2)`; stops at its first error.
-    fn try_for_each(&self, visit: &mut dyn FnMut(KeyHash) -> Result<()>) -> Result<()>;
+    fn try_for_each(
+        &self,
+        visit: &mut dyn FnMut(KeyHash) -> Result<(), Self::Error>,
+    ) -> Result<(), Self::Error>;
 }
 
 /// The threads a build inserts with: as asked, but one on WebAssembly, which has none to spawn
@@ -125,6 +131,22 @@ fn fill(
     fpp: f64,
     insert: impl Fn(&mut Layers) -> Result<()>,
 ) -> Result<Layers> {
+    let mut headroom = 1.0;
+    loop {
+        let mut layers = sized_layers(options, entries, fpp, headroom)?;
+        match insert(&mut layers) {
+            Err(Error::Full { .. }) if options.kind == Kind::Cuckoo && headroom < 1.3 => {
+                headroom *= 1.05;
+            }
+            other => return other.map(|()| layers),
+        }
+    }
+}
+
+/// Empty layers for `entries` at `fpp`, with `headroom` times the room `options` asks for;
+/// refused when that room is more than [`MAX_CAPACITY_RATIO`] times the entries (unless
+/// forced).
+fn sized_layers(options: &BuildOptions, entries: usize, fpp: f64, headroom: f64) -> Result<Layers> {
     let capacity = options.sized_for(entries);
     let most = MAX_CAPACITY_RATIO.saturating_mul((entries as u64).max(1));
     if capacity > most && !options.force {
@@ -134,17 +156,8 @@ fn fill(
             ratio: MAX_CAPACITY_RATIO,
         });
     }
-    let mut headroom = 1.0;
-    loop {
-        let sized = (capacity as f64 * headroom).ceil() as u64;
-        let mut layers = Layers::new(options.kind, sized, fpp, options.strategy, options.grow)?;
-        match insert(&mut layers) {
-            Err(Error::Full { .. }) if options.kind == Kind::Cuckoo && headroom < 1.3 => {
-                headroom *= 1.05;
-            }
-            other => return other.map(|()| layers),
-        }
-    }
+    let sized = (capacity as f64 * headroom).ceil() as u64;
+    Layers::new(options.kind, sized, fpp, options.strategy, options.grow)
 }
 
 impl Blocklist {
@@ -281,12 +294,12 @@ impl Blocklist {
     /// streamed read spilled to temporary files), one category named `category`: bit for bit the file [`Blocklist::from_keys`]
     /// builds from the same keys in one group (same count, same bits, same fingerprint).
     /// Refused unless [`Blocklist::builds_from_hashes`] accepts `options`.
-    pub fn from_hashed_keys(
-        keys: &impl KeyHashes,
+    pub fn from_hashed_keys<K: KeyHashes>(
+        keys: &K,
         category: &str,
         scheme: KeyScheme,
         options: &BuildOptions,
-    ) -> Result<Self> {
+    ) -> Result<Self, K::Error> {
         refuse_near(options)?;
         if !Self::builds_from_hashes(options) {
             return Err(Error::Unsupported {
@@ -294,35 +307,37 @@ impl Blocklist {
                 why: "a cuckoo filter and a list that grows fill in list order, and the sha256 \
                       strategy hashes the keys themselves: build these from a KeyList \
                       (Blocklist::from_keys)",
-            });
+            }
+            .into());
         }
         let entries = keys.len() as usize;
-        let layers = fill(options, entries, options.fpp, |layers| {
-            match layers.single_bloom_mut() {
-                // Ascending hashes fill a blocked filter block range by block range.
-                Some(AnyFilter::Blocked(filter)) => keys.try_for_each(&mut |hash| {
-                    filter.insert_hash(hash);
-                    Ok(())
-                }),
-                Some(AnyFilter::Classic(filter)) => keys.try_for_each(&mut |hash| {
-                    filter.insert_hash(hash);
-                    Ok(())
-                }),
-                // Counting (and any other kind `builds_from_hashes` admits) through the
-                // layers' own insert.
-                Some(_) | None => keys.try_for_each(&mut |hash| layers.insert_hash(hash)),
-            }
-        })?;
-        let verification = options.verify.then(|| {
+        // No cuckoo filter here (refused above), so no retry with more headroom.
+        let mut layers = sized_layers(options, entries, options.fpp, 1.0)?;
+        match layers.single_bloom_mut() {
+            // Ascending hashes fill a blocked filter block range by block range.
+            Some(AnyFilter::Blocked(filter)) => keys.try_for_each(&mut |hash| {
+                filter.insert_hash(hash);
+                Ok(())
+            })?,
+            Some(AnyFilter::Classic(filter)) => keys.try_for_each(&mut |hash| {
+                filter.insert_hash(hash);
+                Ok(())
+            })?,
+            // Counting (and any other kind `builds_from_hashes` admits) through the
+            // layers' own insert.
+            Some(_) | None => keys.try_for_each(&mut |hash| Ok(layers.insert_hash(hash)?))?,
+        }
+        let verification = if options.verify {
             let mut pairs = Vec::with_capacity(entries);
             keys.try_for_each(&mut |hash| {
                 // One category: the table keeps no category sets, so no ids are needed.
                 pairs.push((fingerprint(hash), Vec::new()));
                 Ok(())
-            })
-            .map(|()| Verification::new(pairs, false))
-        });
-        let verification = verification.transpose()?;
+            })?;
+            Some(Verification::new(pairs, false))
+        } else {
+            None
+        };
         let categories = vec![Category {
             name: category.to_string(),
             entries: keys.len(),

@@ -189,6 +189,17 @@ impl Blocklist {
         }
     }
 
+    /// Refuses a list without a verification section, for a caller that wants every hit
+    /// confirmed exactly.
+    pub fn require_verification(&self) -> Result<()> {
+        match self.verification() {
+            Some(_) => Ok(()),
+            None => Err(Error::NoVerification {
+                path: self.origin(),
+            }),
+        }
+    }
+
     /// Answers one item (a line without its terminator).
     pub fn check(&self, item: &[u8], scratch: &mut Scratch) -> Verdict {
         let mut out = Vec::with_capacity(1);

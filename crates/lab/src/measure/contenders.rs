@@ -23,7 +23,7 @@
 //! };
 //!
 //! /// Counts the members each structure finds after inserting them.
-//! struct Found<'a>(&'a phishbloom_blocklist::KeyList, Vec<(Structure, usize)>);
+//! struct Found<'a>(&'a phishbloom_core::KeyList, Vec<(Structure, usize)>);
 //!
 //! impl Visitor for Found<'_> {
 //!     fn visit<C: Contender>(
@@ -52,7 +52,7 @@
 
 use std::collections::hash_map::DefaultHasher;
 
-use phishbloom_blocklist::KeyList;
+use phishbloom_core::KeyList;
 use phishbloom_filter::counting::CountingFilter;
 use phishbloom_filter::cuckoo::{CuckooFilter, TARGET_LOAD};
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, KeyHash, Layout};

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
-use phishbloom_blocklist::{KeyList, KeyScheme};
+use phishbloom_core::{KeyList, KeyScheme};
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 
 use crate::error::Result;

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use phishbloom_blocklist::KeyScheme;
+use phishbloom_core::KeyScheme;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, HashStrategy, Layout, LayoutKind};
 
@@ -177,7 +177,7 @@ pub fn run(settings: &Settings, all_keys: &DatasetKeys) -> Result<HashStrategies
 #[cfg(test)]
 mod tests {
     use super::*;
-    use phishbloom_blocklist::KeyList;
+    use phishbloom_core::KeyList;
 
     #[test]
     fn both_strategies_build_the_same_size_with_no_false_negatives() {

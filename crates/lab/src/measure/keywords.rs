@@ -29,8 +29,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
-use phishbloom_blocklist::scan::{ScanOptions, Scanner};
-use phishbloom_blocklist::{Blocklist, BuildOptions, Input, Kind};
+use phishbloom_blocklist::Input;
+use phishbloom_core::scan::{ScanOptions, Scanner};
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_text::tokens::Tokens;
 

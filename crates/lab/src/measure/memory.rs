@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use phishbloom_blocklist::plan::hashset_bytes;
+use phishbloom_core::plan::hashset_bytes;
 use phishbloom_filter::data_len;
 use phishbloom_filter::math::{self, BLOCK_BITS};
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, Layout, LayoutKind};

@@ -6,8 +6,8 @@ use crate::common;
 use phishbloom_redis::add::add;
 use phishbloom_redis::info::info;
 use phishbloom_redis::push::{push, PushOptions, PushSource};
-use phishbloom_testing::redis::RedisCluster;
 use phishbloom_redis::{RedisBlocklist, Target};
+use phishbloom_testing::redis_server::RedisCluster;
 use phishbloom_url::Entry;
 
 use common::{build, lists, local_verdicts, remote_verdicts};

@@ -6,11 +6,12 @@
 use phishbloom_blocklist::BlocklistFile;
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::engine::exact::ExactMatcher;
-use phishbloom_blocklist::engine::{Matcher, Scratch};
-use phishbloom_blocklist::entries::{read_entries, EntrySet, EntrySource};
-use phishbloom_blocklist::BuildOptions;
-use phishbloom_blocklist::{Blocklist, Verdict};
+use phishbloom_blocklist::entries::{read_entries, EntrySource};
+use phishbloom_core::engine::exact::ExactMatcher;
+use phishbloom_core::engine::{Matcher, Scratch};
+use phishbloom_core::BuildOptions;
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, Verdict};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_redis::RedisBlocklist;
 use phishbloom_url::Entry;

@@ -5,19 +5,19 @@
 
 use crate::common;
 
-use phishbloom_blocklist::engine::exact::ExactMatcher;
-use phishbloom_blocklist::engine::{expression_hash, probes::UrlProbes};
-use phishbloom_blocklist::entries::EntrySet;
 use phishbloom_blocklist::BlocklistFile;
-use phishbloom_blocklist::BuildOptions;
-use phishbloom_blocklist::{Blocklist, KeyList, KeyScheme, Status};
+use phishbloom_core::engine::exact::ExactMatcher;
+use phishbloom_core::engine::{expression_hash, probes::UrlProbes};
+use phishbloom_core::BuildOptions;
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, KeyList, KeyScheme, Status};
 use phishbloom_filter::{Blocked, KeyHash};
 use phishbloom_redis::add::add;
 use phishbloom_redis::info::{info, pull};
 use phishbloom_redis::layout::{Keys, Section};
 use phishbloom_redis::push::{push, PushOptions, PushSource};
-use phishbloom_testing::redis::RedisServer;
 use phishbloom_redis::{Error, RedisBlocklist, Target};
+use phishbloom_testing::redis_server::RedisServer;
 use phishbloom_url::Entry;
 
 use common::{build, lists, local_verdicts, remote_verdicts, truly_listed};
@@ -248,7 +248,9 @@ fn whole_keys_exact_and_added_through_redis() {
     assert!(
         matches!(
             error,
-            phishbloom_redis::Error::Blocklist(phishbloom_blocklist::Error::Full { .. })
+            phishbloom_redis::Error::Blocklist(phishbloom_blocklist::Error::Core(
+                phishbloom_core::Error::Full { .. }
+            ))
         ),
         "{error}"
     );
@@ -433,7 +435,7 @@ fn only_blocked_xxh3_files_can_be_pushed() {
     let dir = tempfile::tempdir().unwrap();
     let entries = vec![Entry::parse(b"evil.com").unwrap()];
     let options = BuildOptions {
-        kind: phishbloom_blocklist::Kind::Classic,
+        kind: phishbloom_core::Kind::Classic,
         // A list in Redis has no host gate (keys added through Redis could not be vouched
         // for): the file is compared with its filter alone, as Redis probes it.
         host_gate: false,

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use phishbloom_redis::push::{push, PushOptions, PushSource};
-use phishbloom_testing::redis::{free_port, require, RedisServer};
 use phishbloom_redis::{RedisBlocklist, Target};
+use phishbloom_testing::redis_server::{free_port, require, RedisServer};
 use phishbloom_url::Entry;
 
 use common::{build, local_verdicts, remote_verdicts};

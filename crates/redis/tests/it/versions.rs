@@ -6,10 +6,10 @@ use crate::common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use phishbloom_blocklist::Verdict;
+use phishbloom_core::Verdict;
 use phishbloom_redis::push::{push, PushOptions, PushSource};
-use phishbloom_testing::redis::RedisServer;
 use phishbloom_redis::{RedisBlocklist, Target};
+use phishbloom_testing::redis_server::RedisServer;
 use phishbloom_url::Entry;
 
 use common::{build, local_verdicts};

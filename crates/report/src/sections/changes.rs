@@ -6,7 +6,7 @@
 //! Rendered here from [`phishbloom_lab::measure::changes`]'s results, which this module only
 //! formats (CSV, Markdown, SVG).
 
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 use phishbloom_lab::measure::changes::{
     ApplyTimes, BitsPoint, BoundRow, ChangeKind, Changes, DeltaRow, Deltas, Encoding, Eviction,
     SpeedRow, ANCHOR_PATCH_FPP, DELTA_RATE, RATES, TARGET_ADDITIONS, TARGET_ADDITION_BYTES,
@@ -527,7 +527,7 @@ fn target_of(row: &DeltaRow) -> Option<(String, bool)> {
 
 /// The per-probe rate of a list at 1 % per checked item with `probes` probes.
 fn per_probe(probes: u32) -> f64 {
-    phishbloom_blocklist::engine::per_probe_fpp(DELTA_RATE, probes)
+    phishbloom_core::engine::per_probe_fpp(DELTA_RATE, probes)
 }
 
 /// Writes part (c): the CSV and the tables of delta sizes.

@@ -13,7 +13,7 @@ use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
 use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// Writes the section from [`phishbloom_lab::measure::dataset::run`]'s results.
 pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {

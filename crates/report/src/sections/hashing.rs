@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::output::{measurement_cells, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
 use crate::sections::dataset::agreement;
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// Writes the section from [`phishbloom_lab::measure::hashing::run`]'s results.
 pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {

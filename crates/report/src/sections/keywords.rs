@@ -6,7 +6,7 @@
 //! Rendered here from [`phishbloom_lab::measure::keywords`]'s results, which this module only
 //! formats (CSV, Markdown).
 
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 use phishbloom_lab::measure::keywords::{KeywordReport, KeywordRow};
 
 use crate::context::{markdown_table, Context};

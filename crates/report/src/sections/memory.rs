@@ -3,14 +3,14 @@
 //! `HashSet<String>` and seed 001's sorted table of 32-bit fingerprints.
 //!
 //! Two hash-set sizes appear, and each is labelled as what it is: the layout formula
-//! (`phishbloom_blocklist::plan::hashset_bytes`, for every n) and, for the sets that were built,
+//! (`phishbloom_core::plan::hashset_bytes`, for every n) and, for the sets that were built,
 //! the heap bytes computed from the built set's real capacities
 //! ([`phishbloom_lab::measure::memory::hashset_heap_bytes`]), with the resident-memory growth.
 //!
 //! Rendered here from [`phishbloom_lab::measure::memory`]'s results, which this module only
 //! formats (CSV, Markdown, SVG).
 
-use phishbloom_blocklist::plan::hashset_bytes;
+use phishbloom_core::plan::hashset_bytes;
 use phishbloom_filter::{data_len, LayoutKind};
 use phishbloom_lab::measure::memory::{
     Memory, FINGERPRINT_BITS, MEMBER_CHECKS, PHONE_BYTES, RATES,
@@ -21,7 +21,7 @@ use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
 use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, Series, Style, PALETTE};
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// Seed 004's printed table: row label, hash set, p = 10⁻⁴, p = 10⁻⁷ (as printed, MB/G).
 const SEED_004: [(&str, &str, &str, &str); 3] = [

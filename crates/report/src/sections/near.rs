@@ -6,7 +6,7 @@
 //!
 //! Rendered from [`phishbloom_lab::measure::near`]'s results, which this module only formats.
 
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 use phishbloom_lab::measure::near::checked::{within, CheckedRow, CHECK_DISTANCES};
 use phishbloom_lab::measure::near::edits::EDITS;
 use phishbloom_lab::measure::near::{

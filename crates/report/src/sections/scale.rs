@@ -11,7 +11,7 @@ use phishbloom_lab::theory;
 use crate::context::{markdown_table, Context};
 use crate::error::Result;
 use crate::output::{measurement_cells, Table};
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// The rate seed 002 prints for its filter (from rounding m to 9.58·10⁸ inside the exponent).
 const SEED_002_RATE: &str = "0.0103";

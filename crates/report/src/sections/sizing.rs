@@ -11,7 +11,7 @@ use phishbloom_lab::theory;
 use crate::context::{markdown_table, Context};
 use crate::error::Result;
 use crate::output::{num, Table};
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// Seed 000's printed m for its n = 88,647 phishing URLs ("≈ 106 KB").
 const SEED_000_M: u64 = 849_587;

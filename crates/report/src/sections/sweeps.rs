@@ -14,7 +14,7 @@ use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
 use crate::output::{measurement_cells, num, Table};
 use crate::plot::{Axis, LegendAt, Panel, Point, RGBColor, Series, Style, PALETTE};
-use phishbloom_blocklist::fmt;
+use phishbloom_core::fmt;
 
 /// k drawn for the theory curves: far enough to show the minimum at m/n = 30 (k* ≈ 20.8).
 const THEORY_K: std::ops::RangeInclusive<u32> = 1..=26;

@@ -2,7 +2,7 @@
 //! (RedisBloom's `rebloom.c`): a key is a served list's name; `BF.*` on a list of URL entries
 //! has URL semantics (`BF.EXISTS phish http://a.evil.com/x` is 1 when `evil.com` is listed and
 //! no exception allows the URL), on a list of keys exact-key semantics. Lists whose kind can
-//! delete (cuckoo and counting, [`phishbloom_blocklist::Kind::deletes`]) are RedisBloom's cuckoo
+//! delete (cuckoo and counting, [`phishbloom_core::Kind::deletes`]) are RedisBloom's cuckoo
 //! type (`CF.*`); the others its Bloom type (`BF.*`); the wrong family gets
 //! `WRONGTYPE`, a missing key answers 0 to the `EXISTS` commands.
 //!
@@ -19,8 +19,8 @@
 
 use std::sync::Arc;
 
-use phishbloom_blocklist::engine::Scratch;
-use phishbloom_blocklist::structure::EXPANSION as SERVED_EXPANSION;
+use phishbloom_core::engine::Scratch;
+use phishbloom_core::structure::EXPANSION as SERVED_EXPANSION;
 
 use super::reply::{self, Proto};
 use crate::adhoc::{
@@ -1109,7 +1109,7 @@ impl Session {
                             // answers 1 and stores nothing; CF.ADDNX answers 0.
                             Ok(change) => Ok(!nx || change.changed > 0),
                             // RedisBloom's words for a cuckoo filter without room.
-                            Err(phishbloom_blocklist::Error::Full { kind, .. }) => {
+                            Err(phishbloom_core::Error::Full { kind, .. }) => {
                                 Err(crate::error::full_reason(kind).to_owned())
                             }
                             Err(error) => Err(error_message(&Error::from_list(error))),
@@ -1259,7 +1259,9 @@ impl Session {
         {
             Ok(change) => reply::int(out, i64::from(change.changed > 0)),
             // Not in the list: RedisBloom answers 0.
-            Err(Error::Blocklist(phishbloom_blocklist::Error::NotListed { .. })) => {
+            Err(error)
+                if matches!(error.core(), Some(phishbloom_core::Error::NotListed { .. })) =>
+            {
                 reply::int(out, 0)
             }
             Err(error) => reply::error(out, &error_message(&error)),
@@ -1327,7 +1329,7 @@ fn family_of_filter(filter: &Filter) -> Family {
 
 /// A library error as a RESP error line (`ERR …` unless it carries its own code).
 fn error_message(error: &Error) -> String {
-    if let Error::Blocklist(phishbloom_blocklist::Error::CategoryNeeded { available, .. }) = error {
+    if let Some(phishbloom_core::Error::CategoryNeeded { available, .. }) = error.core() {
         // The Redis protocol has no category argument: say where one can be given.
         return format!(
             "ERR the list has several categories ({available}): add entries to it over HTTP \
@@ -1676,7 +1678,7 @@ mod tests {
     #[test]
     fn errors_keep_their_code() {
         let full = error_message(&Error::Full {
-            kind: phishbloom_blocklist::Kind::Blocked,
+            kind: phishbloom_core::Kind::Blocked,
             items: 3,
         });
         assert_eq!(full, "ERR non scaling filter is full");

@@ -4,9 +4,9 @@
 use phishbloom_blocklist::{BlocklistFile, DeltaFile};
 use std::path::Path;
 
-use phishbloom_blocklist::delta::{Additions, Delta, DiffOptions, ListView};
-use phishbloom_blocklist::entries::EntrySet;
-use phishbloom_blocklist::{Blocklist, BuildOptions, Kind};
+use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView};
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_url::Entry;
 
 use super::deltas::ChangeKind;

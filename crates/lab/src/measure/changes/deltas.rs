@@ -2,10 +2,10 @@
 //! or both to a list of every UT1 category, exact and compact, beside the Golomb–Rice formula
 //! and the targets.
 
-use phishbloom_blocklist::delta::{Additions, Delta, DiffOptions, ListView, PatchCoding};
-use phishbloom_blocklist::engine::per_probe_fpp;
-use phishbloom_blocklist::engine::DEFAULT_EXPRESSION_BOUND;
-use phishbloom_blocklist::entries::EntrySet;
+use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView, PatchCoding};
+use phishbloom_core::engine::per_probe_fpp;
+use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_core::EntrySet;
 
 use super::edits::{additions, changed_view, random_positions};
 use super::list::ListSource;

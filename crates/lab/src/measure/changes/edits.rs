@@ -1,8 +1,8 @@
 //! Synthetic changes to a list, shared by the delta and apply measurements: new entries, removals
 //! chosen at random with a fixed seed, and the list view after them.
 
-use phishbloom_blocklist::delta::ListView;
-use phishbloom_blocklist::entries::EntrySet;
+use phishbloom_core::delta::ListView;
+use phishbloom_core::EntrySet;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::Entry;
 

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use phishbloom_blocklist::entries::{read_entries, ut1_categories, EntrySet, EntrySource};
+use phishbloom_blocklist::entries::{read_entries, ut1_categories, EntrySource};
+use phishbloom_core::EntrySet;
 
 use super::edits::synthetic_entries;
 use crate::error::Result;

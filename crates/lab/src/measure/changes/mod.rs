@@ -81,7 +81,7 @@ pub fn run(settings: &Settings) -> Result<Changes> {
 pub(crate) mod tests {
     use super::list::STAND_IN_ENTRIES;
     use super::*;
-    use phishbloom_blocklist::entries::EntrySet;
+    use phishbloom_core::EntrySet;
 
     /// Settings small enough for a unit test of every part.
     pub(crate) fn tiny() -> Settings {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use phishbloom_blocklist::KeyList;
+use phishbloom_core::KeyList;
 use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams};
 
 use super::DELTA_RATE;
