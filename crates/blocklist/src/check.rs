@@ -99,7 +99,7 @@ pub trait Answerer: Send {
     ) -> Result<CheckStats, Self::Error> {
         let lines: Vec<&[u8]> = items
             .iter()
-            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .map(|l| phishbloom_text::line::content(l))
             .collect();
         let mut verdicts: Vec<Verdict> = Vec::with_capacity(lines.len());
         self.answer(&lines, &mut verdicts)?;

@@ -157,7 +157,7 @@ pub fn build_keywords(
             );
             continue;
         }
-        let raw = line.strip_suffix(b"\r").unwrap_or(&line);
+        let raw = phishbloom_text::line::content(&line);
         let Ok(text) = std::str::from_utf8(raw) else {
             summary_malformed(&mut summary, number, "not UTF-8".into());
             continue;

@@ -576,7 +576,7 @@ fn read_parts(
 /// with a letter — and none of them a host or URL. Such a list read as lines would make its
 /// header and its rows (`evil.com,-1`) into keys.
 pub(crate) fn looks_like_csv_header(line: &[u8]) -> bool {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = phishbloom_text::line::content(line);
     let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(<[u8]>::trim_ascii).collect();
     fields.len() >= 2
         && fields.iter().all(|field| {

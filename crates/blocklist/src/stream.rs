@@ -264,7 +264,7 @@ fn hash_chunk(
         }
         let key = match scheme {
             // The exact scheme only drops a `\r`: hash the line where it lies.
-            KeyScheme::Exact => raw.strip_suffix(b"\r").unwrap_or(raw),
+            KeyScheme::Exact => phishbloom_text::line::content(raw),
             _ => {
                 scheme.normalize_into(raw, scratch);
                 scratch.as_slice()

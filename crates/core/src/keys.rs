@@ -88,7 +88,7 @@ impl KeyScheme {
     /// returns its length, 0 when the line holds no key.
     pub fn append_key(self, raw: &[u8], out: &mut Vec<u8>) -> usize {
         let start = out.len();
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let raw = phishbloom_text::line::content(raw);
         match self {
             // A near-duplicate list's documents are named exactly (`remove` goes by name).
             KeyScheme::Exact | KeyScheme::Near => out.extend_from_slice(raw),

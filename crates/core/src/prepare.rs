@@ -41,7 +41,7 @@ impl Preparer {
     /// Prepares `item` (a line, without its `\n`; a trailing `\r` is dropped) for a list whose
     /// keys follow `scheme`.
     pub fn query<'s>(&'s mut self, scheme: KeyScheme, item: &'s [u8]) -> Query<'s> {
-        let item = item.strip_suffix(b"\r").unwrap_or(item);
+        let item = phishbloom_text::line::content(item);
         match scheme {
             KeyScheme::Expressions if item.trim_ascii().is_empty() => Query::Blank,
             KeyScheme::Expressions => match self.canonicalizer.canonicalize(item) {
@@ -92,7 +92,7 @@ pub struct EntryItem {
 /// scheme otherwise. `None` for a blank item; [`Error::InvalidItem`] for an item that is not an
 /// entry.
 pub fn entry(scheme: KeyScheme, item: &[u8]) -> Result<Option<EntryItem>> {
-    let item = item.strip_suffix(b"\r").unwrap_or(item);
+    let item = phishbloom_text::line::content(item);
     if item.trim_ascii().is_empty() {
         return Ok(None);
     }

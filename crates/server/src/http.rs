@@ -978,7 +978,7 @@ pub fn parse_ndjson<'a>(
 ) -> Vec<(usize, Result<Cow<'a, str>, String>)> {
     let mut parsed = Vec::new();
     for raw in block.split(|&b| b == b'\n') {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let raw = phishbloom_text::line::content(raw);
         if raw.trim_ascii().is_empty() {
             continue;
         }
@@ -1446,7 +1446,7 @@ mod tests {
             let lines: Vec<&[u8]> = phishbloom_blocklist::check::text_lines(&body).collect();
             let first_long = lines
                 .iter()
-                .position(|l| l.strip_suffix(b"\r").unwrap_or(l).len() > max_line);
+                .position(|l| phishbloom_text::line::content(l).len() > max_line);
             let mut caps = TextCaps::default();
             // Beside it, every line measured: the same state after each frame, and the same
             // refusal (the shortcut of short lines decides nothing the measuring would not).

@@ -68,7 +68,7 @@ pub fn run(lists: &Lists, mut input: impl BufRead, mut output: impl Write) -> Re
             return Ok(());
         }
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let text = phishbloom_text::line::content(text);
         let Some(request) = split(text) else { continue };
         out.clear();
         if let Some(channel) = request.channel {

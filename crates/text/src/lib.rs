@@ -12,6 +12,7 @@
 //!   across, for scanning a document of any size in bounded memory.
 //! - [`simhash`] — SimHash fingerprints of documents (shingles of tokens), with an exact
 //!   hash for short texts: near-duplicate lists.
+//! - [`line`] — a line without the `\r` of a CRLF ending: the one rule every reader uses.
 //! - [`mail`] — documents: plain text, RFC 5322 messages (MIME-decoded with `mail-parser`),
 //!   mbox files.
 //! - [`Error`] — what can go wrong, naming the input.
@@ -42,6 +43,7 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod line;
 pub mod mail;
 pub mod normalize;
 pub mod phrase;

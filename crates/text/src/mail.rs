@@ -55,7 +55,7 @@ pub fn looks_like_message(bytes: &[u8]) -> bool {
     let mut fields = 0;
     let mut known = false;
     for line in head.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = crate::line::content(line);
         if line.is_empty() {
             return fields > 0 && known;
         }

@@ -145,7 +145,7 @@ pub unsafe extern "C" fn pb_check(handle: u32, item: *const u8, item_len: usize,
             return -1;
         };
         // As `phishbloom check ITEM` answers: a trailing `\r` is dropped.
-        let item = item.strip_suffix(b"\r").unwrap_or(item);
+        let item = phishbloom_text::line::content(item);
         let verdict = loaded.list.check(item, &mut loaded.scratch);
         let mut out = Vec::new();
         write_verdict(item, &verdict, output_of(json), &mut out);

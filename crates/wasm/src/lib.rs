@@ -78,7 +78,7 @@ pub fn stream_lines(text: &[u8]) -> Vec<&[u8]> {
 pub fn answer(loaded: &mut Loaded, items: &[&[u8]], output: Output, out: &mut Vec<u8>) -> usize {
     let items: Vec<&[u8]> = items
         .iter()
-        .map(|item| item.strip_suffix(b"\r").unwrap_or(item))
+        .map(|item| phishbloom_text::line::content(item))
         .collect();
     let mut verdicts: Vec<Verdict> = Vec::with_capacity(items.len());
     loaded

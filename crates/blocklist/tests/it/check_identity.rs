@@ -140,7 +140,7 @@ fn reference(list: &Blocklist, lines: &[&[u8]], output: Output, out: &mut Vec<u8
     let mut scratch = Scratch::default();
     let mut key = Vec::new();
     for line in lines {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = phishbloom_text::line::content(line);
         let verdict = if line.trim_ascii().is_empty() {
             Verdict::default()
         } else {

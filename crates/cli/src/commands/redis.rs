@@ -77,7 +77,7 @@ fn add(args: &AddArgs) -> anyhow::Result<ExitCode> {
     if lines.is_empty() {
         for line in std::io::stdin().lock().split(b'\n') {
             let line = line.context("<stdin>: cannot read")?;
-            let line = line.strip_suffix(b"\r").unwrap_or(&line);
+            let line = phishbloom_text::line::content(&line);
             if !line.is_empty() {
                 lines.push(line.to_vec());
             }

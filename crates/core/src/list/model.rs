@@ -273,7 +273,7 @@ impl Blocklist {
                 // Lines as printed and asked: without a trailing `\r`.
                 let items: Vec<&[u8]> = items
                     .into_iter()
-                    .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+                    .map(|l| phishbloom_text::line::content(l))
                     .collect();
                 let mut verdicts = Vec::with_capacity(items.len());
                 self.check_batch(&items, scratch, &mut verdicts);
@@ -292,7 +292,7 @@ impl Blocklist {
         let gated = urls.gate().is_some().then_some(urls);
         for item in items {
             // The line as printed: without a trailing `\r`, as `check_batch`'s callers print it.
-            let shown = item.strip_suffix(b"\r").unwrap_or(item);
+            let shown = phishbloom_text::line::content(item);
             lines += 1;
             let Some(query) = query_unless_ruled_out(gated, &mut preparer, scheme, item, scratch)
             else {
@@ -394,7 +394,7 @@ fn query_unless_ruled_out<'p>(
     item: &'p [u8],
     scratch: &mut Scratch,
 ) -> Option<Query<'p>> {
-    let shown = item.strip_suffix(b"\r").unwrap_or(item);
+    let shown = phishbloom_text::line::content(item);
     let written = gated.and_then(|_| phishbloom_url::read_written_host(shown));
     if let (Some(urls), Some(written)) = (gated, &written) {
         if urls.rules_out_host(written.host(), scratch) {

@@ -140,7 +140,7 @@ fn parse_inline(
         return Ok(None);
     };
     let line = &buf[..newline];
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = phishbloom_text::line::content(line);
     let mut at = 0;
     while at < line.len() {
         while at < line.len() && line[at].is_ascii_whitespace() {
