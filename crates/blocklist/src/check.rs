@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use crate::{Error, Result};
 use phishbloom_core::engine::Scratch;
-use phishbloom_core::printer::{write_verdict, Output};
+use phishbloom_core::printer::Output;
 use phishbloom_core::resolve::Verdict;
-use phishbloom_core::Blocklist;
+use phishbloom_core::{write_answered, Blocklist, CheckStats};
 
 /// Bytes per chunk handed to a worker: large enough to amortize channel traffic, small enough to
 /// keep a few in flight within L2.
@@ -63,22 +63,6 @@ const WAKE_EVERY: Duration = Duration::from_millis(50);
 /// that names the line.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// Counts of a check run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CheckStats {
-    /// Lines answered.
-    pub lines: u64,
-    /// Lines answered `listed`.
-    pub listed: u64,
-}
-
-impl std::ops::AddAssign for CheckStats {
-    fn add_assign(&mut self, other: Self) {
-        self.lines += other.lines;
-        self.listed += other.listed;
-    }
-}
-
 /// What answers the items of a stream, one per worker thread: a blocklist in memory with its
 /// scratch ([`LocalAnswerer`]), or a connection to a list in Redis.
 pub trait Answerer: Send {
@@ -97,19 +81,12 @@ pub trait Answerer: Send {
         output: Output,
         out: &mut Vec<u8>,
     ) -> Result<CheckStats, Self::Error> {
-        let lines: Vec<&[u8]> = items
-            .iter()
-            .map(|l| phishbloom_text::line::content(l))
-            .collect();
-        let mut verdicts: Vec<Verdict> = Vec::with_capacity(lines.len());
-        self.answer(&lines, &mut verdicts)?;
-        let mut stats = CheckStats::default();
-        for (line, verdict) in lines.iter().zip(&verdicts) {
-            write_verdict(line, verdict, output, out);
-            stats.lines += 1;
-            stats.listed += u64::from(verdict.listed());
-        }
-        Ok(stats)
+        write_answered(
+            items.iter().copied(),
+            |items, verdicts| self.answer(items, verdicts),
+            output,
+            out,
+        )
     }
 
     /// [`Answerer::write_answers`] of the lines of `text` ([`text_lines`]). By default the
@@ -156,10 +133,9 @@ impl Answerer for LocalAnswerer<'_> {
         output: Output,
         out: &mut Vec<u8>,
     ) -> Result<CheckStats> {
-        let (lines, listed) =
-            self.list
-                .write_checks(items.iter().copied(), output, &mut self.scratch, out);
-        Ok(CheckStats { lines, listed })
+        Ok(self
+            .list
+            .write_checks(items.iter().copied(), output, &mut self.scratch, out))
     }
 
     fn write_text_answers(
@@ -168,10 +144,9 @@ impl Answerer for LocalAnswerer<'_> {
         output: Output,
         out: &mut Vec<u8>,
     ) -> Result<CheckStats> {
-        let (lines, listed) =
-            self.list
-                .write_checks(text_lines(text), output, &mut self.scratch, out);
-        Ok(CheckStats { lines, listed })
+        Ok(self
+            .list
+            .write_checks(text_lines(text), output, &mut self.scratch, out))
     }
 }
 

@@ -86,8 +86,8 @@ pub use error::{Error, Result};
 pub use keys::KeyScheme;
 pub use kind::Kind;
 pub use list::{
-    Applied, Blocklist, BuildOptions, Change, Description, Engine, FilterInfo, GateInfo, KeyHashes,
-    NamedDoc, NearOptions, SectionInfo,
+    write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats, Description, Engine,
+    FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, SectionInfo,
 };
 pub use resolve::{Status, Verdict};
 

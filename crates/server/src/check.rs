@@ -10,10 +10,11 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use phishbloom_blocklist::check::{text_lines, CheckStats};
+use phishbloom_blocklist::check::text_lines;
 use phishbloom_core::engine::Scratch;
 use phishbloom_core::prepare::{Preparer, Query};
 use phishbloom_core::printer::{self, Output};
+use phishbloom_core::CheckStats;
 use phishbloom_core::{KeyScheme, Status, Verdict};
 
 use crate::buffers::Buffers;
@@ -231,11 +232,11 @@ impl Checker {
             return None;
         }
         lines.clear();
-        let (_, listed) =
-            served
-                .read()
-                .list
-                .write_checks(items.iter().copied(), Output::Json, scratch, lines);
+        let listed = served
+            .read()
+            .list
+            .write_checks(items.iter().copied(), Output::Json, scratch, lines)
+            .listed;
         // Each line is one JSON object and a newline; a JSON string escapes every control
         // character, so each `\n` ends a line. Reopen each object to add the list (its field
         // written once per slice).
@@ -337,22 +338,19 @@ impl<P: FnMut(Bytes) -> bool> Slicer<'_, P> {
                 }
             }
             // The list is read-locked for this slice only.
-            let (answered, listed) = self.served.read().list.write_checks(
+            let answered = self.served.read().list.write_checks(
                 lines.by_ref().take(self.slice - self.lines),
                 Output::Tsv,
                 &mut self.scratch,
                 &mut self.out,
             );
-            if answered == 0 {
+            if answered.lines == 0 {
                 // The lines of `text` are all answered.
                 return true;
             }
-            self.stats += CheckStats {
-                lines: answered,
-                listed,
-            };
+            self.stats += answered;
             // At most a slice of lines: far below `usize::MAX`.
-            self.lines += answered as usize;
+            self.lines += answered.lines as usize;
             if self.lines == self.slice && !self.flush() {
                 return false;
             }

@@ -17,7 +17,7 @@ pub mod sync;
 use std::collections::HashSet;
 
 use phishbloom_core::printer::{write_verdict, Output};
-use phishbloom_core::{Blocklist, Scratch, Status, Verdict};
+use phishbloom_core::{Blocklist, Scratch, Status};
 
 /// A list loaded in memory, with the scratch its checks reuse.
 pub struct Loaded {
@@ -76,20 +76,11 @@ pub fn stream_lines(text: &[u8]) -> Vec<&[u8]> {
 /// `phishbloom check` prints them (a trailing `\r` of an item is dropped, as there). Returns
 /// how many were listed.
 pub fn answer(loaded: &mut Loaded, items: &[&[u8]], output: Output, out: &mut Vec<u8>) -> usize {
-    let items: Vec<&[u8]> = items
-        .iter()
-        .map(|item| phishbloom_text::line::content(item))
-        .collect();
-    let mut verdicts: Vec<Verdict> = Vec::with_capacity(items.len());
-    loaded
+    let stats = loaded
         .list
-        .check_batch(&items, &mut loaded.scratch, &mut verdicts);
-    let mut listed = 0;
-    for (item, verdict) in items.iter().zip(&verdicts) {
-        write_verdict(item, verdict, output, out);
-        listed += usize::from(verdict.listed());
-    }
-    listed
+        .write_checks(items.iter().copied(), output, &mut loaded.scratch, out);
+    // At most one per item given: no more than a slice's length.
+    stats.listed as usize
 }
 
 /// The lists a client holds, by handle (a small positive number; 0 is never a handle), and

@@ -6,9 +6,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-use phishbloom_blocklist::check::{answer_lines, check_stream, CheckStats, StreamOptions};
+use phishbloom_blocklist::check::{answer_lines, check_stream, StreamOptions};
 use phishbloom_core::printer::Output;
 use phishbloom_core::Blocklist;
+use phishbloom_core::CheckStats;
 
 use crate::args::CheckArgs;
 use crate::commands::{default_threads, stdin_is_file};

@@ -5,6 +5,7 @@
 
 mod apply;
 mod build;
+mod check;
 mod describe;
 mod diff;
 mod edit;
@@ -15,6 +16,7 @@ mod read;
 mod write;
 
 pub use build::{BuildOptions, KeyHashes};
+pub use check::{write_answered, CheckStats};
 pub use describe::{Description, FilterInfo, GateInfo, SectionInfo};
 pub use edit::{Applied, Change};
 pub use model::{Blocklist, Engine};
