@@ -182,7 +182,7 @@ pub enum Error {
     /// Another writer holds a file's edit lock for longer than a writer waits.
     #[error(
         "{path}: another writer{} holds its edit lock; waited {waited} s (is that process \
-         stopped? `kill -CONT` it, or wait longer with --lock-timeout)",
+         stopped? continue it with `kill -CONT`, or wait longer)",
         holder.map_or(String::new(), |pid| format!(" (process {pid})"))
     )]
     Locked {

@@ -14,14 +14,37 @@ pub fn for_error(error: &anyhow::Error) -> Option<&'static str> {
         if let Some(error) = cause.downcast_ref::<CoreError>() {
             return for_core_error(error);
         }
-        match cause.downcast_ref::<phishbloom_redis::Error>() {
-            Some(phishbloom_redis::Error::Blocklist(error)) => for_list_error(error),
-            Some(phishbloom_redis::Error::WrongKind { .. }) => {
-                Some("`phishbloom build --kind blocked`, without `--grow`")
-            }
-            Some(phishbloom_redis::Error::CategoryNeeded { .. }) => Some("`--category NAME`"),
-            _ => None,
+        if let Some(error) = cause.downcast_ref::<phishbloom_sync::Error>() {
+            return for_sync_error(error);
         }
+        cause
+            .downcast_ref::<phishbloom_redis::Error>()
+            .and_then(for_redis_error)
+    })
+}
+
+/// The flags for the errors of lists in Redis.
+fn for_redis_error(error: &phishbloom_redis::Error) -> Option<&'static str> {
+    use phishbloom_redis::Error as E;
+    Some(match error {
+        E::Blocklist(error) => return for_list_error(error),
+        E::WrongKind { .. } => "`phishbloom build --kind blocked`, without `--grow`",
+        E::CategoryNeeded { .. } => "`--category NAME`",
+        E::WouldLoseAdds { .. } => "`--force`",
+        _ => return None,
+    })
+}
+
+/// The flags for the errors of publishing and syncing.
+fn for_sync_error(error: &phishbloom_sync::Error) -> Option<&'static str> {
+    use phishbloom_sync::Error as E;
+    Some(match error {
+        E::List(error) => return for_list_error(error),
+        E::Rollback { .. } => "`--allow-rollback`",
+        E::Status {
+            status: 401 | 403, ..
+        } => "`--header 'Authorization: Bearer TOKEN'`",
+        _ => return None,
     })
 }
 
@@ -44,6 +67,7 @@ fn for_list_error(error: &ListError) -> Option<&'static str> {
         } => "`--category-column NAME`",
         ListError::NoMatchingRows { .. } => "`--label-value VALUE`, or `--all-rows`",
         ListError::NotText { .. } => "`--exact`",
+        ListError::Locked { .. } => "`--lock-timeout SECONDS`",
         _ => return None,
     })
 }
@@ -66,6 +90,12 @@ fn for_core_error(error: &CoreError) -> Option<&'static str> {
         CoreError::CapacityTooLarge { .. } => "`--force`",
         CoreError::WrongScheme { .. } => "`phishbloom build --keywords LIST`",
         CoreError::NearTooManyCategories { .. } => "`--category`",
+        CoreError::Untrusted { .. } => "`phishbloom publish --sign KEY`; `--trust KEY.pub`",
+        CoreError::BadKey { .. } => "`phishbloom keygen NAME`",
+        CoreError::Rollback { .. } => "`--allow-rollback`",
+        CoreError::Filter(phishbloom_filter::Error::NearDistance { .. }) => {
+            "`phishbloom build --near --max-distance N`"
+        }
         _ => return None,
     })
 }

@@ -423,7 +423,7 @@ pub enum Error {
 
     /// A near-duplicate list with more categories than ids can number.
     #[error(
-        "{path}: {count} categories, more than {max}; give fewer distinct `--category` names",
+        "{path}: {count} categories, more than {max}; give fewer distinct category names",
         max = crate::resolve::MAX_CATEGORIES
     )]
     NearTooManyCategories {
@@ -445,7 +445,7 @@ pub enum Error {
     /// An index that is not signed by the trusted key.
     #[error(
         "{origin}: refused: {problem}; the list was left as it was (check that the publisher \
-         signs with `publish --sign` and that you trust its .pub key)"
+         signs its index and that you trust the publisher's public key)"
     )]
     Untrusted {
         /// Where the index came from.
@@ -455,7 +455,7 @@ pub enum Error {
     },
 
     /// A signing key that cannot be read.
-    #[error("{origin}: not a phishbloom signing key: {problem} (make one with `phishbloom keygen NAME`)")]
+    #[error("{origin}: not a phishbloom signing key: {problem}")]
     BadKey {
         /// The key file.
         origin: String,
@@ -475,7 +475,7 @@ pub enum Error {
     /// A published version older than the one held.
     #[error(
         "{name}: the published version {published} is older than the local version {local}; \
-         refusing to go back (pass --allow-rollback to accept it)"
+         refusing to go back unless a rollback is allowed"
     )]
     Rollback {
         /// The list.

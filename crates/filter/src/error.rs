@@ -44,7 +44,7 @@ pub enum Error {
     },
 
     /// Stored permuted tables are not consistent (a corrupt near-duplicate section).
-    #[error("near-duplicate tables are inconsistent: {problem}; rebuild the list with `phishbloom build --near`")]
+    #[error("near-duplicate tables are inconsistent: {problem}; rebuild the list")]
     NearTables {
         /// What is inconsistent.
         problem: String,
@@ -53,7 +53,7 @@ pub enum Error {
     /// A lookup asked for a larger distance than the tables were built for.
     #[error(
         "a maximum distance of {asked} is more than the {built} this near-duplicate list was \
-         built for; ask for at most {built}, or rebuild with `--max-distance {asked}`"
+         built for; ask for at most {built}, or rebuild the list for a distance of {asked}"
     )]
     NearDistance {
         /// The distance asked for.

@@ -277,7 +277,7 @@ pub enum Error {
     #[error(
         "{path}: pushing it as {name:?} would drop {lost} key(s) added to the live version {live} \
          with `redis add` {}; they would answer clean. Add them to the file and rebuild it first, \
-         or push anyway with --force",
+         or force the push",
         if *checked { "that the file does not hold" } else { "(the file has no verification section, so none can be found in it)" }
     )]
     WouldLoseAdds {

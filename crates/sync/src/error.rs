@@ -89,7 +89,7 @@ pub enum Error {
     /// Publishing a version older than the one published.
     #[error(
         "{file}: version {version} is older than the published version {published}; refusing to \
-         publish a rollback (clients would refuse it too) unless --allow-rollback"
+         publish a rollback (clients would refuse it too) unless a rollback is allowed"
     )]
     Rollback {
         /// The list file.

@@ -149,7 +149,7 @@ impl Fetch for Http {
         }
         if !status.is_success() {
             let hint = match status.as_u16() {
-                401 | 403 => " (does the server need a token? pass --header 'Authorization: …')",
+                401 | 403 => " (does the server need a token?)",
                 404 => " (is the URL a published list? it should hold index.json)",
                 _ => "",
             };
