@@ -5,7 +5,7 @@
 //! A fresh buffer of that size costs more than the answers in it suggest: the allocator maps
 //! it, the system faults in and zeroes each page as the answers are written, and gives the
 //! pages back when the sent piece is dropped — about a tenth of the server's time on a stream
-//! of text batches (issue 23, `perf record` of `serve` under `wrk`). A [`Buffers`] keeps a few
+//! of text batches (`perf record` of `serve` under `wrk`). A [`Buffers`] keeps a few
 //! sent buffers and hands them out again: a piece is a [`Bytes`] that owns its buffer and
 //! gives it back when the connection has sent it and drops it.
 

@@ -20,7 +20,8 @@
 //! # Example
 //! ```
 //! use std::sync::Arc;
-//! use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions, KeyList, KeyScheme};
+//! use phishbloom_blocklist::BlocklistFile;
+//! use phishbloom_core::{Blocklist, BuildOptions, KeyList, KeyScheme};
 //! use phishbloom_server::{Limits, ListSpec, Lists, Server, Shared};
 //! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //!

@@ -9,7 +9,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use prometheus_client::registry::Registry;
+use prometheus_client::registry::{Metric, Registry};
 
 /// Labels of an HTTP request: the route template (`/v1/check`, `/v1/lists/{name}/file`, …) and
 /// the status code.
@@ -78,6 +78,13 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.000_05, 2.0, 18))
 }
 
+/// A new series of type `M`, registered as `name` with `help`; the handle kept to update it.
+fn registered<M: Metric + Clone + Default>(registry: &mut Registry, name: &str, help: &str) -> M {
+    let metric = M::default();
+    registry.register(name, help, metric.clone());
+    metric
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -88,70 +95,36 @@ impl Metrics {
     /// A registry with every series registered (counters gain Prometheus' `_total` suffix).
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("phishbloom");
-        let requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "http_requests",
-            "HTTP requests by route and status",
-            requests.clone(),
-        );
+        let r = &mut registry;
+        let requests = registered(r, "http_requests", "HTTP requests by route and status");
         let latency: HistogramFamily = Family::new_with_constructor(latency_histogram);
-        registry.register(
+        r.register(
             "http_request_duration_seconds",
             "HTTP request latency by route (to the response head)",
             latency.clone(),
         );
-        let commands = Family::<CommandLabels, Counter>::default();
-        registry.register(
-            "resp_commands",
-            "Redis-protocol commands by name",
-            commands.clone(),
-        );
-        let checked = Counter::default();
-        registry.register(
+        let commands = registered(r, "resp_commands", "Redis-protocol commands by name");
+        let checked = registered(
+            r,
             "urls_checked",
             "URLs and keys checked (HTTP, Redis protocol)",
-            checked.clone(),
         );
-        let listed = Counter::default();
-        registry.register(
-            "urls_listed",
-            "Checked URLs and keys found listed",
-            listed.clone(),
-        );
-        let reloads = Family::<ListLabels, Counter>::default();
-        registry.register(
-            "reloads",
-            "Reloads that swapped a new file in",
-            reloads.clone(),
-        );
-        let reload_failures = Family::<ListLabels, Counter>::default();
-        registry.register(
+        let listed = registered(r, "urls_listed", "Checked URLs and keys found listed");
+        let reloads = registered(r, "reloads", "Reloads that swapped a new file in");
+        let reload_failures = registered(
+            r,
             "reload_failures",
             "Reloads refused because the new file could not be read or was corrupt",
-            reload_failures.clone(),
         );
-        let reload_rollbacks = Family::<ListLabels, Counter>::default();
-        registry.register(
+        let reload_rollbacks = registered(
+            r,
             "reload_rollbacks",
             "Reloads refused because the new file holds an older list version, by list",
-            reload_rollbacks.clone(),
         );
-        let list_version = Family::<ListLabels, Gauge>::default();
-        registry.register("list_version", "Served list version", list_version.clone());
-        let list_entries = Family::<ListLabels, Gauge>::default();
-        registry.register(
-            "list_entries",
-            "Entries in the served list",
-            list_entries.clone(),
-        );
-        let list_bytes = Family::<ListLabels, Gauge>::default();
-        registry.register(
-            "list_bytes",
-            "Bytes of the served list's file image",
-            list_bytes.clone(),
-        );
-        let connections = Gauge::default();
-        registry.register("connections", "Open connections", connections.clone());
+        let list_version = registered(r, "list_version", "Served list version");
+        let list_entries = registered(r, "list_entries", "Entries in the served list");
+        let list_bytes = registered(r, "list_bytes", "Bytes of the served list's file image");
+        let connections = registered(r, "connections", "Open connections");
         Metrics {
             registry,
             requests,

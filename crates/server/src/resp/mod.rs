@@ -15,6 +15,7 @@ pub mod commands;
 pub mod parse;
 pub mod reply;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -48,49 +49,27 @@ pub async fn serve_connection(
     let mut output: Vec<u8> = Vec::with_capacity(16 << 10);
     let mut args = Vec::new();
     loop {
-        // Answer what has arrived, up to the pipeline cap.
-        let mut used = 0;
-        let mut answered = 0;
-        let mut close = false;
-        while answered < max_pipeline {
-            match parse(&input[used..], &limits, &mut args) {
-                Ok(Some(n)) => {
-                    let base = used;
-                    used += n;
-                    if args.is_empty() {
-                        continue;
-                    }
-                    let argv: Vec<&[u8]> = args
-                        .iter()
-                        .map(|r| &input[base + r.start..base + r.end])
-                        .collect();
-                    answered += 1;
-                    if session.execute(&argv, &mut output) == Outcome::Close {
-                        close = true;
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(error) => {
-                    reply::error(&mut output, &format!("ERR {}", error.0));
-                    close = true;
-                    break;
-                }
-            }
-        }
+        let pass = answer_arrived(
+            &mut session,
+            &input,
+            &limits,
+            max_pipeline,
+            &mut args,
+            &mut output,
+        );
         session.flush_counts();
-        input.drain(..used);
+        input.drain(..pass.used);
         if !output.is_empty() {
             match tokio::time::timeout(idle, stream.write_all(&output)).await {
                 Ok(Ok(())) => output.clear(),
                 _ => return,
             }
         }
-        if close {
+        if pass.close {
             let _ = stream.shutdown().await;
             return;
         }
-        if answered == max_pipeline {
+        if pass.answered == max_pipeline {
             // More may be complete already: answer it before reading.
             continue;
         }
@@ -114,4 +93,58 @@ pub async fn serve_connection(
             Ok(Ok(_)) => {}
         }
     }
+}
+
+/// What one pass over the read buffer did.
+struct Pass {
+    /// Bytes of the buffer the commands answered took.
+    used: usize,
+    /// Commands answered.
+    answered: usize,
+    /// Whether the connection closes once the replies are written (`QUIT`, a protocol error).
+    close: bool,
+}
+
+/// Answers the complete commands at the start of `input`, at most `max_pipeline`, into
+/// `output`; a protocol error is answered, and closes the connection.
+fn answer_arrived(
+    session: &mut Session,
+    input: &[u8],
+    limits: &ParseLimits,
+    max_pipeline: usize,
+    args: &mut Vec<Range<usize>>,
+    output: &mut Vec<u8>,
+) -> Pass {
+    let mut pass = Pass {
+        used: 0,
+        answered: 0,
+        close: false,
+    };
+    while pass.answered < max_pipeline {
+        match parse(&input[pass.used..], limits, args) {
+            Ok(Some(n)) => {
+                let base = pass.used;
+                pass.used += n;
+                if args.is_empty() {
+                    continue;
+                }
+                let argv: Vec<&[u8]> = args
+                    .iter()
+                    .map(|r| &input[base + r.start..base + r.end])
+                    .collect();
+                pass.answered += 1;
+                if session.execute(&argv, output) == Outcome::Close {
+                    pass.close = true;
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(error) => {
+                reply::error(output, &format!("ERR {}", error.0));
+                pass.close = true;
+                break;
+            }
+        }
+    }
+    pass
 }

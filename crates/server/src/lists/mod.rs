@@ -7,9 +7,15 @@
 //! serving. Writes (add, remove) are serialized per slot and change the current
 //! list in place under its lock, then save it over its file (atomically, by rename) so a later
 //! reload reads them back.
+//!
+//! This file holds the lists by name ([`Lists`], [`Registry`]), reloads and writes, and what
+//! one version of a list is ([`Served`], [`State`], [`FileImage`]); `slot` holds one name's
+//! versions and the sync protocol over them ([`Slot`]: deltas, the index).
+
+mod slot;
 
 use phishbloom_blocklist::BlocklistFile;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -17,9 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
-use phishbloom_core::delta::{Delta, DiffOptions, ListView};
 use phishbloom_core::sections::Meta;
-use phishbloom_core::sync::{DeltaLink, Download, IndexBody};
 use phishbloom_core::Blocklist;
 use phishbloom_core::Change;
 use phishbloom_core::Kind;
@@ -27,6 +31,8 @@ use phishbloom_core::Kind;
 use crate::adhoc::AdHoc;
 use crate::error::{Error, Result};
 use crate::metrics::{ListLabels, Metrics};
+pub use slot::Slot;
+use slot::Stamp;
 
 /// One list argument: `FILE` (named by its stem) or `NAME=FILE`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,217 +189,6 @@ impl Served {
     }
 }
 
-/// What identifies one version of a file on disk: replacing it by rename changes the inode,
-/// rewriting it changes the length or the modification time, and any change of content changes
-/// the file's head (its header and checksummed section table), which is hashed too — inode
-/// numbers are reused and modification times are coarse, so a file replaced twice within one
-/// clock tick is still told apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime_ns: i128,
-    head: u64,
-}
-
-/// Bytes of a file's head hashed into its [`Stamp`]: the header and the section table of any
-/// list with a few dozen sections.
-const HEAD_BYTES: u64 = 4096;
-
-impl Stamp {
-    fn of(path: &Path) -> Option<Stamp> {
-        use std::hash::{Hash, Hasher};
-        use std::io::Read;
-        use std::os::unix::fs::MetadataExt;
-        let m = std::fs::metadata(path).ok()?;
-        let mut head = Vec::new();
-        // Only a regular file is read: opening a FIFO would wait for a writer.
-        if m.is_file() {
-            let file = std::fs::File::open(path).ok()?;
-            file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
-        }
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        head.hash(&mut hasher);
-        Some(Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            len: m.len(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-            head: hasher.finish(),
-        })
-    }
-}
-
-/// Delta files by (from, to) version.
-type DeltaCache = HashMap<(u64, u64), Arc<Vec<u8>>>;
-
-/// One served name: its file (if any) and its current version.
-pub struct Slot {
-    /// The name.
-    pub name: String,
-    /// The file it is read from and saved to (filters created over the Redis protocol are
-    /// not slots: see [`crate::adhoc`]).
-    pub path: Option<PathBuf>,
-    current: ArcSwap<Served>,
-    /// Serializes writers and reloads of this slot.
-    writer: Mutex<()>,
-    /// The file version last read or written (or refused).
-    stamp: Mutex<Option<Stamp>>,
-    /// Views of the last versions served (the current one last), for deltas.
-    history: Mutex<VecDeque<Arc<ListView>>>,
-    /// The last reload refused and when (seconds since the Unix epoch), until a reload succeeds:
-    /// the list then serves an older file than the one on disk.
-    problem: Mutex<Option<(String, u64)>>,
-    /// Deltas made, by (from, to) version: a delta's bytes carry its creation time, so the one
-    /// an index describes (length, SHA-256) must be the one `delta` sends.
-    deltas: Mutex<DeltaCache>,
-}
-
-impl Slot {
-    /// The current version; hold it for the whole request.
-    pub fn load(&self) -> Arc<Served> {
-        self.current.load_full()
-    }
-
-    fn lock_writer(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn set_stamp(&self, stamp: Option<Stamp>) {
-        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner) = stamp;
-    }
-
-    fn stamp(&self) -> Option<Stamp> {
-        *self.stamp.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Records the version now served, for deltas from it later. Only lists with a verification
-    /// section (the record of their entries) and not CaBF have views; the others keep none.
-    fn remember(&self, served: &Served) {
-        let state = served.read();
-        let origin = self
-            .path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(&self.name));
-        let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-        match ListView::of_blocklist(&state.list, &origin) {
-            Ok(view) => {
-                if history
-                    .back()
-                    .is_some_and(|last| last.version == view.version)
-                {
-                    history.pop_back();
-                }
-                history.push_back(Arc::new(view));
-                while history.len() > DELTA_HISTORY {
-                    history.pop_front();
-                }
-            }
-            Err(_) => history.clear(),
-        }
-    }
-
-    /// The last reload refused and when, if no reload succeeded since.
-    pub fn problem(&self) -> Option<(String, u64)> {
-        self.problem
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn set_problem(&self, problem: Option<String>) {
-        *self.problem.lock().unwrap_or_else(PoisonError::into_inner) =
-            problem.map(|p| (p, unix_now()));
-    }
-
-    /// The versions deltas can start from (the current one included).
-    pub fn delta_versions(&self) -> Vec<u64> {
-        let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-        history.iter().filter_map(|v| v.version).collect()
-    }
-
-    /// The delta from version `from` to the version served now, as a delta file; with `to`,
-    /// only if that is the version served now (a client following an index asks for the
-    /// version it promised). Made once per pair of versions and kept while both are.
-    pub fn delta(&self, from: u64, to: Option<u64>) -> Result<Arc<Vec<u8>>> {
-        let (old, new) = {
-            let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-            let old = history.iter().find(|v| v.version == Some(from)).cloned();
-            (old, history.back().cloned())
-        };
-        let (Some(old), Some(new)) = (old, new) else {
-            return Err(Error::NoDelta {
-                name: self.name.clone(),
-                from,
-                kept: self.delta_versions(),
-            });
-        };
-        let current = new.version.unwrap_or(0);
-        if to.is_some_and(|to| to != current) {
-            return Err(Error::NoDelta {
-                name: self.name.clone(),
-                from,
-                kept: self.delta_versions(),
-            });
-        }
-        let mut cache = self.deltas.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(bytes) = cache.get(&(from, current)) {
-            return Ok(bytes.clone());
-        }
-        let options = DiffOptions {
-            compact: false,
-            patch_fpp: None,
-            fpp: None,
-            created: phishbloom_blocklist::now(),
-        };
-        let bytes = Arc::new(Delta::between(&old, &new, &options)?.to_bytes());
-        // Only deltas to the version served now are asked for again.
-        cache.retain(|&(_, to), _| to == current);
-        cache.insert((from, current), bytes.clone());
-        Ok(bytes)
-    }
-
-    /// The sync protocol's index of this list (docs/SYNC.md): the file at `file`, a delta at
-    /// `delta?from=V&to=W` from every version kept, clients asked to wait `min_interval`
-    /// seconds between polls. Its `ETag` is the second value.
-    pub fn index(&self, min_interval: u64) -> Result<(Vec<u8>, String)> {
-        let served = self.load();
-        // Everything the index says is the image's (a write may change the list meanwhile; the
-        // file route then serves a newer image, the client's check fails, and it reads the
-        // index again).
-        let image = served.image()?;
-        let (kind, meta) = &image.described;
-        let to = meta.version;
-        let deltas = self
-            .delta_versions()
-            .into_iter()
-            .filter(|&from| from < to)
-            .filter_map(|from| {
-                // A version whose delta cannot be made is left out: clients there fetch the file.
-                let bytes = self.delta(from, Some(to)).ok()?;
-                Some(DeltaLink {
-                    from,
-                    to,
-                    published: served.loaded_at,
-                    file: Download::of(format!("delta?from={from}&to={to}"), &bytes),
-                })
-            })
-            .collect();
-        let mut body =
-            IndexBody::describe_meta(*kind, meta, Download::of("file", &image.bytes), deltas);
-        body.published = served.loaded_at;
-        body.min_interval = min_interval;
-        let etag = format!("\"index-{}-{}\"", body.version, image.checksum);
-        Ok((body.to_json(None), etag))
-    }
-}
-
-/// Versions of a list whose views are kept for deltas. A view holds every entry's fingerprint
-/// and categories (about 32 bytes an entry), so this bounds the memory deltas cost to four
-/// copies of that; a client further behind fetches the whole file.
-const DELTA_HISTORY: usize = 4;
-
 /// The served lists, in the order given, by name.
 #[derive(Default)]
 pub struct Registry {
@@ -479,18 +274,9 @@ impl Lists {
             }
             let stamp = Stamp::of(&spec.path);
             let (state, image) = open(&spec.path)?;
-            let slot = Arc::new(Slot {
-                name: spec.name.clone(),
-                path: Some(spec.path.clone()),
-                current: ArcSwap::from_pointee(Served::new(state, Some(image))),
-                writer: Mutex::new(()),
-                stamp: Mutex::new(stamp),
-                history: Mutex::new(VecDeque::new()),
-                problem: Mutex::default(),
-                deltas: Mutex::default(),
-            });
-            slot.remember(&slot.load());
-            registry = registry.with(slot);
+            let served = Served::new(state, Some(image));
+            let slot = Slot::new(spec.name.clone(), spec.path.clone(), served, stamp);
+            registry = registry.with(Arc::new(slot));
         }
         let lists = Lists {
             registry: ArcSwap::from_pointee(registry),
