@@ -15,7 +15,7 @@ mod served;
 use std::borrow::Cow;
 
 use libfuzzer_sys::fuzz_target;
-use phishbloom_blocklist::engine::Scratch;
+use phishbloom_core::engine::Scratch;
 use phishbloom_server::check::Checker;
 use phishbloom_server::http::{parse_batch, parse_ndjson};
 

@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use phishbloom_blocklist::engine::Scratch;
-use phishbloom_blocklist::format::FORMAT_VERSION;
-use phishbloom_blocklist::Blocklist;
+use phishbloom_core::engine::Scratch;
+use phishbloom_core::format::FORMAT_VERSION;
+use phishbloom_core::Blocklist;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(list) = Blocklist::from_bytes("fuzz-input", data) {
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
         let optional = list.directory().is_some_and(|d| {
             d.sections
                 .iter()
-                .any(|s| s.tag >= phishbloom_blocklist::format::OPTIONAL_TAGS)
+                .any(|s| s.tag >= phishbloom_core::format::OPTIONAL_TAGS)
         });
         if current && !optional {
             assert_eq!(

@@ -11,9 +11,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use phishbloom_blocklist::delta::{reseal, Delta};
-use phishbloom_blocklist::entries::EntrySet;
-use phishbloom_blocklist::{Blocklist, BuildOptions, Kind};
+use phishbloom_core::delta::{reseal, Delta};
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_url::Entry;
 
 /// A small list of each receiving kind, built once: (kind, verify).

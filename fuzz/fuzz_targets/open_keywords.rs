@@ -11,9 +11,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use phishbloom_blocklist::format::reseal;
-use phishbloom_blocklist::scan::{ScanOptions, Scanner};
-use phishbloom_blocklist::{Blocklist, KeyScheme};
+use phishbloom_core::format::reseal;
+use phishbloom_core::scan::{ScanOptions, Scanner};
+use phishbloom_core::{Blocklist, KeyScheme};
 
 /// Documents holding the seeds' keywords (`free money`, `act now`, `wire transfer`, `lottery
 /// winner`, `viagra`), and one holding none of them.

@@ -14,9 +14,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use phishbloom_blocklist::format::reseal;
-use phishbloom_blocklist::near::{DocFingerprint, SimHasher};
-use phishbloom_blocklist::{Blocklist, Kind};
+use phishbloom_core::format::reseal;
+use phishbloom_core::{Blocklist, Kind};
+use phishbloom_text::simhash::{Fingerprint as DocFingerprint, SimHasher};
 
 /// A document like the seeds' (the first) and one unlike them.
 const DOCUMENTS: [&str; 2] = [
@@ -110,7 +110,7 @@ fuzz_target!(|data: &[u8]| {
             .iter()
             .filter_map(|&id| list_category(&again, id))
             .collect();
-        list.add_near(vec![phishbloom_blocklist::NamedDoc {
+        list.add_near(vec![phishbloom_core::NamedDoc {
             fingerprint: first.fingerprint,
             name: first.name.clone(),
             categories,

@@ -6,9 +6,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use phishbloom_blocklist::engine::Scratch;
-use phishbloom_blocklist::format::reseal;
-use phishbloom_blocklist::Blocklist;
+use phishbloom_core::engine::Scratch;
+use phishbloom_core::format::reseal;
+use phishbloom_core::Blocklist;
 
 fuzz_target!(|data: &[u8]| {
     let mut bytes = data.to_vec();

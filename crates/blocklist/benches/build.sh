@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the speed issue's two `build` rows in one command: wall time and peak RSS of
+# Measures the two `build` speed figures in one command: wall time and peak RSS of
 # `phishbloom build --exact LIST -o FILE` on generated lists of 10^7 and 10^8 lines (≈ 20 bytes
 # a line, 1 in 16 a duplicate), each beside the floor peer measured in the same run — read the
 # file, xxh3-64 each line, set one bit per line in an array the size of the filter, one thread

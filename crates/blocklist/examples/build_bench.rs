@@ -1,4 +1,4 @@
-//! Helper of `benches/build.sh` (the `build` rows of the speed issue): generates a list of keys
+//! Helper of `benches/build.sh` (the two `build` speed figures): generates a list of keys
 //! and runs the floor peer that a streamed build is compared with.
 //!
 //! ```text
@@ -24,7 +24,7 @@ use phishbloom_filter::{BlockedBloomFilter, Filter};
 const DUPLICATE_EVERY: u64 = 16;
 
 /// Shortest and longest generated key, in bytes: uniform lengths with a mean of 19.5, so a line
-/// with its `\n` averages ≈ 20.5 bytes (the issue's 10⁷-line file is 208 MB).
+/// with its `\n` averages ≈ 20.5 bytes (a 10⁷-line file is 208 MB).
 const KEY_LENGTHS: (u64, u64) = (12, 27);
 
 /// Bytes read at a time by the floor (the same order as the build's own buffer).

@@ -171,7 +171,7 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                     None => {
                         if set.categories.len() >= MAX_CATEGORIES {
                             return Err(Error::TooManyCategories {
-                                path: path.into(),
+                                path,
                                 max: MAX_CATEGORIES,
                             });
                         }

@@ -1,11 +1,11 @@
 //! Near-duplicate lookups: Manku's permuted tables ([`phishbloom_filter::near`]) against brute
-//! force (a popcount over every fingerprint), the peer the issue's target is stated against
+//! force (a popcount over every fingerprint), the peer the target is stated against
 //! (≥ 100× brute force, ≤ 20 µs per lookup at 10⁷ fingerprints), in the same run.
 //!
 //! # Running
 //! ```text
 //! cargo bench -p phishbloom-filter --bench near                      # 10⁶ fingerprints
-//! PHISHBLOOM_NEAR_N=10000000 cargo bench -p phishbloom-filter --bench near   # the issue's 10⁷
+//! PHISHBLOOM_NEAR_N=10000000 cargo bench -p phishbloom-filter --bench near   # 10⁷, the scale a mail system plans for
 //! ```
 //! Fingerprints are random 64-bit values (a SimHash of unrelated documents is uniform); half the
 //! queries are a stored fingerprint with 1–3 bits flipped (a match to find), half random.

@@ -35,7 +35,7 @@ pub struct Cli {
 pub enum Command {
     /// Regenerate the measured report (Markdown, SVG plots, CSV) from real runs.
     Report(ReportArgs),
-    /// Measure the near-duplicate section (issue 22) alone: its CSV files and near.md.
+    /// Measure the near-duplicate section alone: its CSV files and near.md.
     Near(ReportArgs),
     /// Run an experiment and write its results (CSV, plots, summary) under docs/.
     #[command(subcommand)]

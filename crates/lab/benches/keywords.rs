@@ -1,4 +1,4 @@
-//! Issue 14's bench: keyword blocklists against aho-corasick at any keyword count, each build
+//! The keyword bench: keyword blocklists against aho-corasick at any keyword count, each build
 //! and scan in its own process (this executable serves the jobs), printed as a table and
 //! optionally saved as JSON. The report's section 9 runs the same code at 10⁵–10⁷; the 10⁸ run
 //! is this bench, by hand:

@@ -33,10 +33,10 @@ use phishbloom_lab::measure::contenders::{
     cuckoo_load, key_list, visit_contenders, Contender, Structure, Visitor,
 };
 
-/// The rate every structure is sized for: the p = 1 %.
+/// The rate every structure is sized for: p = 1 %.
 const FPP: f64 = 0.01;
 
-/// Default key counts: the 10⁶ and 10⁷.
+/// Default key counts: 10⁶ and 10⁷.
 const DEFAULT_KEYS: [u64; 2] = [1_000_000, 10_000_000];
 
 /// Keys under `cargo test --benches`, where each benchmark runs once.

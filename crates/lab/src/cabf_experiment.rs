@@ -178,6 +178,30 @@ fn plan(corpus_len: usize, quick: bool) -> Plan {
     }
 }
 
+/// `(figure, n, bits, forced k)` of every point of `figures` under `plan`.
+fn grid(plan: &Plan, figures: &[&'static str]) -> Vec<(&'static str, usize, u64, Option<u32>)> {
+    // (figure, n, bits, forced k) for every point of this corpus.
+    let mut grid = Vec::new();
+    if figures.contains(&"fig3-memory") {
+        for &b in &plan.bits_per_entry {
+            grid.push(("fig3-memory", plan.n, (b * plan.n as f64) as u64, None));
+        }
+    }
+    let fixed_bits = (plan.fixed_bits_per_entry * plan.n as f64) as u64;
+    if figures.contains(&"fig4-set-size") {
+        for &n in &plan.set_sizes {
+            grid.push(("fig4-set-size", n, fixed_bits, None));
+        }
+    }
+    if figures.contains(&"fig5-hashes") {
+        let optimum = phishbloom_filter::math::optimal_num_hashes(plan.n as u64, fixed_bits);
+        for k in 1..=optimum {
+            grid.push(("fig5-hashes", plan.n, fixed_bits, Some(k)));
+        }
+    }
+    grid
+}
+
 /// Runs all three figures on one corpus and split; appends the points.
 fn run_corpus(
     corpus: &Corpus,
@@ -198,26 +222,7 @@ fn run_corpus(
         .collect();
     let plan = plan(all.len(), config.quick);
     let mut rng = SplitMix64::new(config.seed);
-    // (figure, n, bits, forced k) for every point of this corpus.
-    let mut grid: Vec<(&'static str, usize, u64, Option<u32>)> = Vec::new();
-    if figures.contains(&"fig3-memory") {
-        for &b in &plan.bits_per_entry {
-            grid.push(("fig3-memory", plan.n, (b * plan.n as f64) as u64, None));
-        }
-    }
-    let fixed_bits = (plan.fixed_bits_per_entry * plan.n as f64) as u64;
-    if figures.contains(&"fig4-set-size") {
-        for &n in &plan.set_sizes {
-            grid.push(("fig4-set-size", n, fixed_bits, None));
-        }
-    }
-    if figures.contains(&"fig5-hashes") {
-        let optimum = phishbloom_filter::math::optimal_num_hashes(plan.n as u64, fixed_bits);
-        for k in 1..=optimum {
-            grid.push(("fig5-hashes", plan.n, fixed_bits, Some(k)));
-        }
-    }
-    for (figure, n, bits, k) in grid {
+    for (figure, n, bits, k) in grid(&plan, figures) {
         let kinds: Vec<Structure> = if figure == "fig5-hashes" {
             vec![Structure::BbfPlus, Structure::Cabf]
         } else {

@@ -190,8 +190,38 @@ fn compare(server: &RedisServer, options: &Options) {
     for i in 0..n {
         keys.push(format!("key-{i}").as_bytes());
     }
+    let list = push_phishbloom(server, &keys, options.fpp);
+    let mut admin = server.connection();
+    let redisson = Redisson::load(&mut admin, &keys, n, options.fpp);
+    let blocked = list.filter().unwrap();
+    println!(
+        "n = {n}, p = {}: phishbloom blocked m = {} bits, k = {} ({} chunk keys); Redisson classic m = {} bits, k = {} (one key)",
+        options.fpp,
+        blocked.num_bits(),
+        blocked.num_hashes(),
+        blocked.bit_bytes().len().div_ceil(1 << 20),
+        redisson.m,
+        redisson.k,
+    );
+    let mut rng = SplitMix64::new(2026);
+    let queries: Vec<Vec<u8>> = (0..QUERIES)
+        .map(|i| {
+            if i % 2 == 0 {
+                format!("key-{}", rng.below(n)).into_bytes()
+            } else {
+                format!("other-{}", rng.next_u64()).into_bytes()
+            }
+        })
+        .collect();
+    let items: Vec<&[u8]> = queries.iter().map(Vec::as_slice).collect();
+    let results = measure_depths(server, &mut admin, &redisson, &items, options.seconds);
+    print_ratios(&results);
+}
+
+/// Builds the blocked list of `keys` at `fpp` and pushes it to `server` as `bench`.
+fn push_phishbloom(server: &RedisServer, keys: &KeyList, fpp: f64) -> Blocklist {
     let build = BuildOptions {
-        fpp: options.fpp,
+        fpp,
         threads: 2,
         name: "bench".into(),
         ..BuildOptions::default()
@@ -217,72 +247,74 @@ fn compare(server: &RedisServer, options: &Options) {
         &PushOptions::default(),
     )
     .unwrap();
+    list
+}
 
-    // Redisson's filter: the classic layout at the same n and p, in one string.
-    let m = math::optimal_num_bits(n, options.fpp).unwrap();
-    let k = math::optimal_num_hashes(n, m);
-    let mut bits = vec![0u8; m.div_ceil(8) as usize];
-    for key in keys.iter() {
-        double_hashing(KeyHash::of(key), m, k, |p| {
-            bits[(p / 8) as usize] |= 0x80 >> (p % 8);
-        });
+/// Redisson's filter: the classic layout at the same n and p, in one string key, and the
+/// SHA of its check script.
+struct Redisson {
+    m: u64,
+    k: u32,
+    sha: String,
+}
+
+impl Redisson {
+    /// Sets the `redisson` key to the classic filter of `keys` and loads the check script.
+    fn load(admin: &mut redis::Connection, keys: &KeyList, n: u64, fpp: f64) -> Self {
+        let m = math::optimal_num_bits(n, fpp).unwrap();
+        let k = math::optimal_num_hashes(n, m);
+        let mut bits = vec![0u8; m.div_ceil(8) as usize];
+        for key in keys.iter() {
+            double_hashing(KeyHash::of(key), m, k, |p| {
+                bits[(p / 8) as usize] |= 0x80 >> (p % 8);
+            });
+        }
+        let _: () = redis::cmd("SET")
+            .arg("redisson")
+            .arg(&bits)
+            .query(admin)
+            .unwrap();
+        let sha: String = redis::cmd("SCRIPT")
+            .arg("LOAD")
+            .arg(REDISSON_SCRIPT)
+            .query(admin)
+            .unwrap();
+        Redisson { m, k, sha }
     }
-    let mut admin = server.connection();
-    let _: () = redis::cmd("SET")
-        .arg("redisson")
-        .arg(&bits)
-        .query(&mut admin)
-        .unwrap();
-    let sha: String = redis::cmd("SCRIPT")
-        .arg("LOAD")
-        .arg(REDISSON_SCRIPT)
-        .query(&mut admin)
-        .unwrap();
-    let blocked = list.filter().unwrap();
-    println!(
-        "n = {n}, p = {}: phishbloom blocked m = {} bits, k = {} ({} chunk keys); Redisson classic m = {m} bits, k = {k} (one key)",
-        options.fpp,
-        blocked.num_bits(),
-        blocked.num_hashes(),
-        blocked.bit_bytes().len().div_ceil(1 << 20),
-    );
+}
 
-    let mut rng = SplitMix64::new(2026);
-    let queries: Vec<Vec<u8>> = (0..QUERIES)
-        .map(|i| {
-            if i % 2 == 0 {
-                format!("key-{}", rng.below(n)).into_bytes()
-            } else {
-                format!("other-{}", rng.next_u64()).into_bytes()
-            }
-        })
-        .collect();
-    let items: Vec<&[u8]> = queries.iter().map(Vec::as_slice).collect();
-
+/// Both schemes at pipeline depths 1 and 64, printed as they are measured.
+fn measure_depths(
+    server: &RedisServer,
+    admin: &mut redis::Connection,
+    redisson: &Redisson,
+    items: &[&[u8]],
+    seconds: f64,
+) -> HashMap<(&'static str, usize), Measured> {
+    let target = Target::parse(&server.url()).unwrap();
     let mut remote = RedisBlocklist::open(&target, "bench").unwrap();
     let mut client = server.connection();
     println!(
         "\n{:<11} {:>5} {:>12} {:>22} {:>18} {:>8}",
         "scheme", "depth", "checks/s", "commandstats µs/check", "server CPU µs/check", "listed"
     );
-    let mut results: HashMap<(&str, usize), Measured> = HashMap::new();
+    let mut results = HashMap::new();
     for depth in [1usize, 64] {
         let mut out: Vec<Verdict> = Vec::with_capacity(depth);
-        let phish = measure(
-            &mut admin,
-            depth,
-            options.seconds,
-            &["getrange", "get"],
-            |at, d| {
-                out.clear();
-                remote.check_batch(&items[at..at + d], &mut out).unwrap();
-                out.iter().filter(|v| v.listed()).count() as u64
-            },
-        );
-        let redisson = measure(&mut admin, depth, options.seconds, &["evalsha"], |at, d| {
+        let phish = measure(admin, depth, seconds, &["getrange", "get"], |at, d| {
+            out.clear();
+            remote.check_batch(&items[at..at + d], &mut out).unwrap();
+            out.iter().filter(|v| v.listed()).count() as u64
+        });
+        let (m, k) = (redisson.m, redisson.k);
+        let classic = measure(admin, depth, seconds, &["evalsha"], |at, d| {
             let mut pipe = redis::pipe();
             for item in &items[at..at + d] {
-                let call = pipe.cmd("EVALSHA").arg(&sha).arg(1).arg("redisson");
+                let call = pipe
+                    .cmd("EVALSHA")
+                    .arg(&redisson.sha)
+                    .arg(1)
+                    .arg("redisson");
                 double_hashing(KeyHash::of(item), m, k, |p| {
                     call.arg(p);
                 });
@@ -290,7 +322,7 @@ fn compare(server: &RedisServer, options: &Options) {
             let answers: Vec<u8> = pipe.query(&mut client).unwrap();
             answers.iter().map(|&a| u64::from(a)).sum()
         });
-        for (name, result) in [("phishbloom", phish), ("redisson", redisson)] {
+        for (name, result) in [("phishbloom", phish), ("redisson", classic)] {
             println!(
                 "{name:<11} {depth:>5} {:>12.0} {:>22.3} {:>18.3} {:>7.2}%",
                 result.checks as f64 / result.seconds,
@@ -301,6 +333,11 @@ fn compare(server: &RedisServer, options: &Options) {
             results.insert((name, depth), result);
         }
     }
+    results
+}
+
+/// phishbloom's figures as ratios to Redisson's at each depth, beside the targets.
+fn print_ratios(results: &HashMap<(&'static str, usize), Measured>) {
     let rate = |name, depth| {
         let r: &Measured = &results[&(name, depth)];
         r.checks as f64 / r.seconds
@@ -326,48 +363,7 @@ fn compare(server: &RedisServer, options: &Options) {
 }
 
 fn large(server: &RedisServer, n: u64, fpp: f64) {
-    let start = Instant::now();
-    let mut filter = BlockedBloomFilter::new(n, fpp).unwrap();
-    let fingerprint = Mutex::new(SetFingerprint::default());
-    let threads = 2;
-    let share = n.div_ceil(threads as u64);
-    filter.insert_sharded(threads, |shard, part| {
-        let mut local = SetFingerprint::default();
-        let mut key = String::new();
-        for i in shard as u64 * share..((shard as u64 + 1) * share).min(n) {
-            use std::fmt::Write;
-            key.clear();
-            // Writing into a String cannot fail.
-            let _ = write!(key, "key-{i}");
-            let hash = KeyHash::of(key.as_bytes());
-            part.insert_hash(hash);
-            local.add(phishbloom_core::engine::fingerprint(hash));
-        }
-        // A poisoned lock means another shard panicked; the bench stops there anyway.
-        let mut total = fingerprint.lock().unwrap();
-        total.0 = total.0.wrapping_add(local.0);
-    });
-    let filter = AnyFilter::Blocked(filter);
-    let bytes = filter.bit_bytes().len() as u64;
-    println!(
-        "built n = {n} at p = {fpp}: m = {} bits, k = {}, {:.1} MB in {:.1} s",
-        filter.num_bits(),
-        filter.num_hashes(),
-        bytes as f64 / 1e6,
-        start.elapsed().as_secs_f64()
-    );
-    let meta = Meta {
-        name: "large".into(),
-        version: 1,
-        created: phishbloom_blocklist::now(),
-        scheme: KeyScheme::Exact,
-        probes_per_item: 1,
-        entries: n,
-        // The lock is free: every shard has finished.
-        fingerprint: *fingerprint.lock().unwrap(),
-        target_fpp: Some(fpp),
-        exact_count: true,
-    };
+    let (filter, meta) = build_large(n, fpp);
     let mut admin = server.connection();
     // A Redisson filter of this size is one string of m bits: Redis refuses bit offsets past
     // 2^32 - 1 (512 MB).
@@ -413,7 +409,59 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
         start.elapsed().as_secs_f64(),
         field(&info, "used_memory_human").unwrap_or_default()
     );
-    let mut remote = RedisBlocklist::open(&target, "large").unwrap();
+    check_large(&mut RedisBlocklist::open(&target, "large").unwrap(), n, fpp);
+}
+
+/// The blocked filter of `n` keys at `fpp`, built on two threads, with its metadata.
+fn build_large(n: u64, fpp: f64) -> (AnyFilter, Meta) {
+    let start = Instant::now();
+    let mut filter = BlockedBloomFilter::new(n, fpp).unwrap();
+    let fingerprint = Mutex::new(SetFingerprint::default());
+    let threads = 2;
+    let share = n.div_ceil(threads as u64);
+    filter.insert_sharded(threads, |shard, part| {
+        let mut local = SetFingerprint::default();
+        let mut key = String::new();
+        for i in shard as u64 * share..((shard as u64 + 1) * share).min(n) {
+            use std::fmt::Write;
+            key.clear();
+            // Writing into a String cannot fail.
+            let _ = write!(key, "key-{i}");
+            let hash = KeyHash::of(key.as_bytes());
+            part.insert_hash(hash);
+            local.add(phishbloom_core::engine::fingerprint(hash));
+        }
+        // A poisoned lock means another shard panicked; the bench stops there anyway.
+        let mut total = fingerprint.lock().unwrap();
+        total.0 = total.0.wrapping_add(local.0);
+    });
+    let filter = AnyFilter::Blocked(filter);
+    let bytes = filter.bit_bytes().len() as u64;
+    println!(
+        "built n = {n} at p = {fpp}: m = {} bits, k = {}, {:.1} MB in {:.1} s",
+        filter.num_bits(),
+        filter.num_hashes(),
+        bytes as f64 / 1e6,
+        start.elapsed().as_secs_f64()
+    );
+    let meta = Meta {
+        name: "large".into(),
+        version: 1,
+        created: phishbloom_blocklist::now(),
+        scheme: KeyScheme::Exact,
+        probes_per_item: 1,
+        entries: n,
+        // The lock is free: every shard has finished.
+        fingerprint: *fingerprint.lock().unwrap(),
+        target_fpp: Some(fpp),
+        exact_count: true,
+    };
+    (filter, meta)
+}
+
+/// Checks members and non-members of the pushed large list through Redis, at depth 64, and
+/// asserts that every member is listed and the false-positive rate is near `fpp`.
+fn check_large(remote: &mut RedisBlocklist, n: u64, fpp: f64) {
     let mut rng = SplitMix64::new(5);
     let members: Vec<Vec<u8>> = (0..100_000)
         .map(|_| format!("key-{}", rng.below(n)).into_bytes())

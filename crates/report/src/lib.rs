@@ -1,4 +1,4 @@
-//! The phishbloom report: runs every measurement of issue 6 (in `phishbloom_lab::measure`) and
+//! The phishbloom report: runs every measurement of the report (in `phishbloom_lab::measure`) and
 //! renders what they return as a Markdown report with SVG plots and the CSV behind each figure
 //! and table — theory printed beside every measurement. Nothing here measures: this crate turns
 //! the lab's typed results into text, tables and figures and writes them.
@@ -20,10 +20,10 @@
 //! 5. Hash strategies — SHA-256 per index vs xxh3 double hashing.
 //! 6. Seed 004's memory table with a hash set and a fingerprint table.
 //! 7. Seed 002 at full scale: 10⁸ keys.
-//! 8. Lists that change (issue 11): bits per key against p of the kinds that delete, their
+//! 8. Lists that change: bits per key against p of the kinds that delete, their
 //!    speed beside peers, delta sizes on UT1 against the targets, the time to apply a delta.
-//! 9. Scanning e-mail for keywords (issue 14): keyword lists beside aho-corasick.
-//! 10. Near-duplicate mails and pages (issue 22): SimHash's shingle width, weighting and
+//! 9. Scanning e-mail for keywords: keyword lists beside aho-corasick.
+//! 10. Near-duplicate mails and pages: SimHash's shingle width, weighting and
 //!     short-text threshold chosen on real prose, MinHash-LSH and brute force beside it, and
 //!     Manku's tables at 10⁷ fingerprints ([`run_near`] runs this section alone).
 //! 11. Threats to validity.
@@ -129,72 +129,8 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
     let load_at_start = machine::load_average();
     let mut ctx = start(options)?;
     let mut timings = Vec::new();
-    let mut body = Vec::new();
-    let dataset_error = |source| Error::Dataset {
-        path: options.data.clone(),
-        source: Box::new(source),
-    };
-    let lab = |section| {
-        move |source| Error::Measurement {
-            section,
-            source: Box::new(source),
-        }
-    };
-
-    // Each section: the lab measures, the section renders; the time covers both.
-    let (keys, md) = section(&mut timings, "1. Sizing", || {
-        let keys = measure::dataset::read_keys(&options.data, usize::MAX).map_err(dataset_error)?;
-        let sized = measure::sizing::run(keys.phishing.len() as u64).map_err(lab("sizing"))?;
-        Ok((keys, sizing::render(&mut ctx, &sized)?))
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "2. The dataset experiment", || {
-        let data = measure::dataset::run(&ctx.settings, &keys.phishing).map_err(dataset_error)?;
-        dataset::render(&mut ctx, &data)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "3. Rate vs k", || {
-        let points = measure::sweeps::rate_vs_k(&ctx.settings).map_err(lab("rate vs k"))?;
-        sweeps::rate_vs_k(&mut ctx, &points)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "4. Rate vs bits per key", || {
-        let points =
-            measure::sweeps::rate_vs_bits(&ctx.settings).map_err(lab("rate vs bits per key"))?;
-        sweeps::rate_vs_bits(&mut ctx, &points)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "5. Hash strategies", || {
-        let result = measure::hashing::run(&ctx.settings, &keys).map_err(lab("hash strategies"))?;
-        hashing::render(&mut ctx, &result)
-    })?;
-    body.push(md);
-    drop(keys);
-    let md = section(&mut timings, "6. Memory", || {
-        let result = measure::memory::run(&ctx.settings).map_err(lab("memory"))?;
-        memory::render(&mut ctx, &result)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "7. Seed 002 at full scale", || {
-        let result = measure::scale::run(&ctx.settings).map_err(lab("seed 002 at scale"))?;
-        scale::render(&mut ctx, &result)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "8. Lists that change", || {
-        let result = measure::changes::run(&ctx.settings).map_err(lab("lists that change"))?;
-        changes::render(&mut ctx, &result)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "9. Scanning e-mail for keywords", || {
-        let result = measure::keywords::run(&ctx.settings).map_err(lab("keywords"))?;
-        keywords::render(&mut ctx, &result)
-    })?;
-    body.push(md);
-    let md = section(&mut timings, "10. Near-duplicate mails and pages", || {
-        let result = measure::near::run(&ctx.settings).map_err(lab("near-duplicates"))?;
-        near::render(&mut ctx, &result)
-    })?;
-    body.push(md);
+    let mut body = dataset_sections(&mut ctx, &mut timings, options)?;
+    body.extend(generated_sections(&mut ctx, &mut timings)?);
     let md = section(&mut timings, "11. Threats to validity", || {
         let load_now = machine::load_average();
         Ok(validity::render(
@@ -214,6 +150,85 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
         sections: timings,
         headlines: ctx.headlines,
     })
+}
+
+/// The error of a failed measurement in `section`.
+fn lab(section: &'static str) -> impl Fn(phishbloom_lab::Error) -> Error {
+    move |source| Error::Measurement {
+        section,
+        source: Box::new(source),
+    }
+}
+
+/// Sections 1–5, which measure on the keys of the dataset: their Markdown, in order.
+fn dataset_sections(
+    ctx: &mut Context,
+    timings: &mut Vec<(String, Duration)>,
+    options: &ReportOptions,
+) -> Result<Vec<String>> {
+    let dataset_error = |source| Error::Dataset {
+        path: options.data.clone(),
+        source: Box::new(source),
+    };
+    let mut body = Vec::new();
+    // Each section: the lab measures, the section renders; the time covers both.
+    let (keys, md) = section(timings, "1. Sizing", || {
+        let keys = measure::dataset::read_keys(&options.data, usize::MAX).map_err(dataset_error)?;
+        let sized = measure::sizing::run(keys.phishing.len() as u64).map_err(lab("sizing"))?;
+        Ok((keys, sizing::render(ctx, &sized)?))
+    })?;
+    body.push(md);
+    body.push(section(timings, "2. The dataset experiment", || {
+        let data = measure::dataset::run(&ctx.settings, &keys.phishing).map_err(dataset_error)?;
+        dataset::render(ctx, &data)
+    })?);
+    body.push(section(timings, "3. Rate vs k", || {
+        let points = measure::sweeps::rate_vs_k(&ctx.settings).map_err(lab("rate vs k"))?;
+        sweeps::rate_vs_k(ctx, &points)
+    })?);
+    body.push(section(timings, "4. Rate vs bits per key", || {
+        let points =
+            measure::sweeps::rate_vs_bits(&ctx.settings).map_err(lab("rate vs bits per key"))?;
+        sweeps::rate_vs_bits(ctx, &points)
+    })?);
+    body.push(section(timings, "5. Hash strategies", || {
+        let result = measure::hashing::run(&ctx.settings, &keys).map_err(lab("hash strategies"))?;
+        hashing::render(ctx, &result)
+    })?);
+    Ok(body)
+}
+
+/// Sections 6–10, which measure on generated keys and texts: their Markdown, in order.
+fn generated_sections(
+    ctx: &mut Context,
+    timings: &mut Vec<(String, Duration)>,
+) -> Result<Vec<String>> {
+    let mut body = Vec::new();
+    body.push(section(timings, "6. Memory", || {
+        let result = measure::memory::run(&ctx.settings).map_err(lab("memory"))?;
+        memory::render(ctx, &result)
+    })?);
+    body.push(section(timings, "7. Seed 002 at full scale", || {
+        let result = measure::scale::run(&ctx.settings).map_err(lab("seed 002 at scale"))?;
+        scale::render(ctx, &result)
+    })?);
+    body.push(section(timings, "8. Lists that change", || {
+        let result = measure::changes::run(&ctx.settings).map_err(lab("lists that change"))?;
+        changes::render(ctx, &result)
+    })?);
+    body.push(section(timings, "9. Scanning e-mail for keywords", || {
+        let result = measure::keywords::run(&ctx.settings).map_err(lab("keywords"))?;
+        keywords::render(ctx, &result)
+    })?);
+    body.push(section(
+        timings,
+        "10. Near-duplicate mails and pages",
+        || {
+            let result = measure::near::run(&ctx.settings).map_err(lab("near-duplicates"))?;
+            near::render(ctx, &result)
+        },
+    )?);
+    Ok(body)
 }
 
 /// The output folder, created, and the context every section writes through.
@@ -242,10 +257,7 @@ pub fn run_near(options: &ReportOptions) -> Result<ReportSummary> {
     let mut ctx = start(options)?;
     let mut timings = Vec::new();
     let md = section(&mut timings, "10. Near-duplicate mails and pages", || {
-        let result = measure::near::run(&ctx.settings).map_err(|source| Error::Measurement {
-            section: "near-duplicates",
-            source: Box::new(source),
-        })?;
+        let result = measure::near::run(&ctx.settings).map_err(lab("near-duplicates"))?;
         near::render(&mut ctx, &result)
     })?;
     let header =
@@ -289,7 +301,7 @@ fn readme(
         "Every number below was measured by the run that wrote this file, with the theory \
          beside it; every figure and table links the CSV it was drawn from. Regenerate it with \
          `{}` from the repository root ({}; this run took {:.0} s on {} thread{}). Seeds 000–004 \
-         are the project's source documents; issue 6 specifies this report.\n\n",
+         are the project's source documents.\n\n",
         command_line(ctx.settings.quick),
         if ctx.settings.quick {
             "**this is a `--quick` run: small sizes, wide intervals — not the committed report**"

@@ -11,6 +11,9 @@ use plotters::element::ErrorBar;
 use plotters::prelude::*;
 use plotters::series::DashedLineSeries;
 
+use phishbloom_filter::LayoutKind;
+use phishbloom_lab::stats::Measurement;
+
 use crate::error::{Error, Result};
 
 /// Colours of the report's series, colour-blind-safe (Okabe & Ito, "Color Universal Design",
@@ -209,6 +212,27 @@ impl Point {
             high: Some(high),
         }
     }
+
+    /// A measured rate at `x` with its 95 % interval as the error bar.
+    pub fn measured(x: f64, m: &Measurement) -> Self {
+        Point::with_interval(x, m.rate, m.ci_low, m.ci_high)
+    }
+}
+
+/// A curve of `(x, y)` pairs as points without intervals.
+pub fn curve(pairs: impl IntoIterator<Item = (f64, f64)>) -> Vec<Point> {
+    pairs.into_iter().map(|(x, y)| Point::at(x, y)).collect()
+}
+
+/// How far from its true x a layout's point is drawn, so that classic and blocked points
+/// measured at the same x keep their error bars apart: classic `step` left, blocked `step`
+/// right. Only the drawing moves; the CSV files hold the true values.
+pub fn beside(layout: LayoutKind, step: f64) -> f64 {
+    if layout == LayoutKind::Classic {
+        -step
+    } else {
+        step
+    }
 }
 
 /// A named series.
@@ -321,89 +345,8 @@ fn draw_panel<DB: DrawingBackend>(
         .bold_line_style(RGBColor(215, 215, 215))
         .draw()?;
 
-    let (x_lo, x_hi) = (panel.x.range().start, panel.x.range().end);
-    let (y_lo, y_hi) = (panel.y.range().start, panel.y.range().end);
-    let inside = |x: f64, y: f64| (x_lo..=x_hi).contains(&x) && (y_lo..=y_hi).contains(&y);
     for series in &panel.series {
-        let color = series.color;
-        // Points in plotting coordinates, dropping those a log axis cannot show (zero rates).
-        let points: Vec<(f64, f64)> = series
-            .points
-            .iter()
-            .filter_map(|p| Some((panel.x.map(p.x)?, panel.y.map(p.y)?)))
-            .filter(|&(x, y)| inside(x, y))
-            .collect();
-        for p in &series.points {
-            if let (Some(low), Some(high), Some(x)) = (p.low, p.high, panel.x.map(p.x)) {
-                let clamp = |v: f64| panel.y.map(v).unwrap_or(y_lo).clamp(y_lo, y_hi);
-                let y = panel.y.map(p.y).unwrap_or(y_lo).clamp(y_lo, y_hi);
-                chart.draw_series(std::iter::once(ErrorBar::new_vertical(
-                    x,
-                    clamp(low),
-                    y,
-                    clamp(high),
-                    color.stroke_width(1),
-                    CAP_PX,
-                )))?;
-            }
-        }
-        let stroke = color.stroke_width(2);
-        let drawn = match series.style {
-            Style::Line => chart.draw_series(LineSeries::new(points, stroke))?,
-            Style::Dashed => chart.draw_series(DashedLineSeries::new(points, 9, 6, stroke))?,
-            Style::Circles => chart.draw_series(
-                points
-                    .into_iter()
-                    .map(|c| Circle::new(c, MARKER_PX, color.filled())),
-            )?,
-            Style::Triangles => chart.draw_series(
-                points
-                    .into_iter()
-                    .map(|c| TriangleMarker::new(c, MARKER_PX + 2, color.stroke_width(2))),
-            )?,
-            Style::Squares => chart.draw_series(points.into_iter().map(|c| {
-                EmptyElement::at(c)
-                    + Rectangle::new(
-                        [(-MARKER_PX, -MARKER_PX), (MARKER_PX, MARKER_PX)],
-                        color.filled(),
-                    )
-            }))?,
-            Style::Crosses => chart.draw_series(
-                points
-                    .into_iter()
-                    .map(|c| Cross::new(c, MARKER_PX + 1, color.stroke_width(2))),
-            )?,
-        };
-        drawn.label(series.name.as_str());
-        // The legend's sample: a short line or one marker, 20 pixels wide.
-        match series.style {
-            Style::Line => drawn.legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            }),
-            Style::Dashed => drawn.legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(0, 0), (7, 0)], color.stroke_width(2))
-                    + PathElement::new(vec![(13, 0), (20, 0)], color.stroke_width(2))
-            }),
-            Style::Circles => {
-                drawn.legend(move |(x, y)| Circle::new((x + 10, y), MARKER_PX, color.filled()))
-            }
-            Style::Triangles => drawn.legend(move |(x, y)| {
-                TriangleMarker::new((x + 10, y), MARKER_PX + 2, color.stroke_width(2))
-            }),
-            Style::Squares => drawn.legend(move |(x, y)| {
-                Rectangle::new(
-                    [
-                        (x + 10 - MARKER_PX, y - MARKER_PX),
-                        (x + 10 + MARKER_PX, y + MARKER_PX),
-                    ],
-                    color.filled(),
-                )
-            }),
-            Style::Crosses => drawn.legend(move |(x, y)| {
-                Cross::new((x + 10, y), MARKER_PX + 1, color.stroke_width(2))
-            }),
-        };
+        draw_series(&mut chart, panel, series)?;
     }
     chart
         .configure_series_labels()
@@ -413,6 +356,111 @@ fn draw_panel<DB: DrawingBackend>(
         .border_style(RGBColor(160, 160, 160))
         .draw()?;
     Ok(())
+}
+
+/// A panel's chart: plotters' Cartesian chart on linear plotting coordinates.
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Draws one series (its error bars, then its line or markers) and its legend entry.
+fn draw_series<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    panel: &Panel,
+    series: &Series,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (x_lo, x_hi) = (panel.x.range().start, panel.x.range().end);
+    let (y_lo, y_hi) = (panel.y.range().start, panel.y.range().end);
+    let inside = |x: f64, y: f64| (x_lo..=x_hi).contains(&x) && (y_lo..=y_hi).contains(&y);
+    let color = series.color;
+    // Points in plotting coordinates, dropping those a log axis cannot show (zero rates).
+    let points: Vec<(f64, f64)> = series
+        .points
+        .iter()
+        .filter_map(|p| Some((panel.x.map(p.x)?, panel.y.map(p.y)?)))
+        .filter(|&(x, y)| inside(x, y))
+        .collect();
+    for p in &series.points {
+        if let (Some(low), Some(high), Some(x)) = (p.low, p.high, panel.x.map(p.x)) {
+            let clamp = |v: f64| panel.y.map(v).unwrap_or(y_lo).clamp(y_lo, y_hi);
+            let y = panel.y.map(p.y).unwrap_or(y_lo).clamp(y_lo, y_hi);
+            chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                x,
+                clamp(low),
+                y,
+                clamp(high),
+                color.stroke_width(1),
+                CAP_PX,
+            )))?;
+        }
+    }
+    let stroke = color.stroke_width(2);
+    let drawn = match series.style {
+        Style::Line => chart.draw_series(LineSeries::new(points, stroke))?,
+        Style::Dashed => chart.draw_series(DashedLineSeries::new(points, 9, 6, stroke))?,
+        Style::Circles => chart.draw_series(
+            points
+                .into_iter()
+                .map(|c| Circle::new(c, MARKER_PX, color.filled())),
+        )?,
+        Style::Triangles => chart.draw_series(
+            points
+                .into_iter()
+                .map(|c| TriangleMarker::new(c, MARKER_PX + 2, color.stroke_width(2))),
+        )?,
+        Style::Squares => chart.draw_series(points.into_iter().map(|c| {
+            EmptyElement::at(c)
+                + Rectangle::new(
+                    [(-MARKER_PX, -MARKER_PX), (MARKER_PX, MARKER_PX)],
+                    color.filled(),
+                )
+        }))?,
+        Style::Crosses => chart.draw_series(
+            points
+                .into_iter()
+                .map(|c| Cross::new(c, MARKER_PX + 1, color.stroke_width(2))),
+        )?,
+    };
+    drawn.label(series.name.as_str());
+    legend_sample(drawn, series.style, color);
+    Ok(())
+}
+
+/// The legend's sample of a series: a short line or one marker, 20 pixels wide.
+fn legend_sample<'a, DB: DrawingBackend + 'a>(
+    drawn: &mut plotters::chart::SeriesAnno<'a, DB>,
+    style: Style,
+    color: RGBColor,
+) {
+    match style {
+        Style::Line => drawn.legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+        }),
+        Style::Dashed => drawn.legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (7, 0)], color.stroke_width(2))
+                + PathElement::new(vec![(13, 0), (20, 0)], color.stroke_width(2))
+        }),
+        Style::Circles => {
+            drawn.legend(move |(x, y)| Circle::new((x + 10, y), MARKER_PX, color.filled()))
+        }
+        Style::Triangles => drawn.legend(move |(x, y)| {
+            TriangleMarker::new((x + 10, y), MARKER_PX + 2, color.stroke_width(2))
+        }),
+        Style::Squares => drawn.legend(move |(x, y)| {
+            Rectangle::new(
+                [
+                    (x + 10 - MARKER_PX, y - MARKER_PX),
+                    (x + 10 + MARKER_PX, y + MARKER_PX),
+                ],
+                color.filled(),
+            )
+        }),
+        Style::Crosses => drawn
+            .legend(move |(x, y)| Cross::new((x + 10, y), MARKER_PX + 1, color.stroke_width(2))),
+    };
 }
 
 #[cfg(test)]

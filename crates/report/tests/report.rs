@@ -325,7 +325,7 @@ fn lists_that_change_lose_no_key_and_deltas_follow_the_golomb_formula() {
         let ratio = b.unwrap() / f.unwrap();
         assert!((0.9..1.1).contains(&ratio), "{b:?} bytes vs formula {f:?}");
     }
-    // Removals meet the 4 bytes each.
+    // Removals meet the target of at most 4 bytes each.
     let change = header.iter().position(|h| h == "change").unwrap();
     let met = header.iter().position(|h| h == "target_met").unwrap();
     let removals: Vec<_> = rows.iter().filter(|r| r[change] == "removals").collect();

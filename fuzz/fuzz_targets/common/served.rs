@@ -7,8 +7,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use phishbloom_blocklist::entries::EntrySet;
-use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions, KeyList, KeyScheme, Kind};
+use phishbloom_blocklist::BlocklistFile;
+use phishbloom_core::EntrySet;
+use phishbloom_core::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
 use phishbloom_server::{Limits, ListSpec, Lists, Shared, Token};
 use phishbloom_url::Entry;
 

@@ -235,6 +235,51 @@ fn build_fingerprints(settings: &Settings, n: u64, offset: u64) -> FingerprintRu
     }
 }
 
+/// One filter of the table: its size and theory, and — when `n` is small enough to build —
+/// the filter built and measured on a fresh block of query indices (`offset` advances).
+fn filter_row(
+    settings: &Settings,
+    (n, p): (u64, f64),
+    (layout, m, k): (LayoutKind, u64, u32),
+    offset: &mut u64,
+) -> Result<FilterRow> {
+    let (sizes, progress) = (&settings.sizes, &settings.progress);
+    let built = if n <= sizes.memory_build_max {
+        progress.say(&format!("memory table: {layout} filter, n = {n}, p = {p}"));
+        *offset += 1 << STRUCTURE_STRIDE_BITS;
+        let started = Instant::now();
+        let built = match layout {
+            LayoutKind::Classic => build::<Classic>(settings, n, p, *offset)?,
+            _ => build::<Blocked>(settings, n, p, *offset)?,
+        };
+        progress.say(&format!(
+            "  built and measured in {:.1} s",
+            started.elapsed().as_secs_f64()
+        ));
+        Some(built)
+    } else {
+        None
+    };
+    let theory_rate = match layout {
+        LayoutKind::Classic => math::classic_fpp(m, n as f64, k),
+        _ => math::blocked_fpp(m, n as f64, k, BLOCK_BITS),
+    };
+    let bytes = data_len(m);
+    if let Some(b) = &built {
+        debug_assert_eq!(b.bytes, bytes, "the built filter has the computed size");
+    }
+    Ok(FilterRow {
+        n,
+        p,
+        layout,
+        m,
+        k,
+        bytes,
+        theory_rate,
+        built,
+    })
+}
+
 /// Runs the section's measurements.
 pub fn run(settings: &Settings) -> Result<Memory> {
     let sizes = &settings.sizes;
@@ -253,40 +298,7 @@ pub fn run(settings: &Settings) -> Result<Memory> {
                 (LayoutKind::Classic, classic_m, classic_k),
                 (LayoutKind::Blocked, blocked_m, blocked_k),
             ] {
-                let built = if n <= sizes.memory_build_max {
-                    progress.say(&format!("memory table: {layout} filter, n = {n}, p = {p}"));
-                    offset += 1 << STRUCTURE_STRIDE_BITS;
-                    let started = Instant::now();
-                    let built = match layout {
-                        LayoutKind::Classic => build::<Classic>(settings, n, p, offset)?,
-                        _ => build::<Blocked>(settings, n, p, offset)?,
-                    };
-                    progress.say(&format!(
-                        "  built and measured in {:.1} s",
-                        started.elapsed().as_secs_f64()
-                    ));
-                    Some(built)
-                } else {
-                    None
-                };
-                let theory_rate = match layout {
-                    LayoutKind::Classic => math::classic_fpp(m, n as f64, k),
-                    _ => math::blocked_fpp(m, n as f64, k, BLOCK_BITS),
-                };
-                let bytes = data_len(m);
-                if let Some(b) = &built {
-                    debug_assert_eq!(b.bytes, bytes, "the built filter has the computed size");
-                }
-                filters.push(FilterRow {
-                    n,
-                    p,
-                    layout,
-                    m,
-                    k,
-                    bytes,
-                    theory_rate,
-                    built,
-                });
+                filters.push(filter_row(settings, (n, p), (layout, m, k), &mut offset)?);
             }
         }
 

@@ -9,13 +9,13 @@
 //! - [`hashing`] — SHA-256 per index against xxh3 double hashing: rates and timed builds.
 //! - [`memory`] — seed 004's table: Bloom filters, a `HashSet<String>`, 32-bit fingerprints.
 //! - [`scale`] — seed 002 at 10⁸ keys: parallel and single-threaded builds, rate, memory.
-//! - [`changes`] — lists that change (issue 11): bits per key and speed of the kinds that
+//! - [`changes`] — lists that change: bits per key and speed of the kinds that
 //!   delete beside peers, delta sizes on UT1, and the time to apply a delta.
 //! - [`contenders`] — the structures and peers of [`changes`] behind one trait, shared with the
 //!   lab's criterion bench `kinds`.
-//! - [`keywords`] — issue 14: scanning e-mail for 10⁵…10⁸ keywords beside aho-corasick, each
+//! - [`keywords`] — scanning e-mail for 10⁵…10⁸ keywords beside aho-corasick, each
 //!   configuration in its own process.
-//! - [`near`] — issue 22: near-duplicate documents by SimHash on real prose — shingle width,
+//! - [`near`] — near-duplicate documents by SimHash on real prose — shingle width,
 //!   weighting and the short-text threshold chosen by measurement, MinHash-LSH and brute force
 //!   beside it, and Manku's tables at 10⁷ fingerprints.
 //! - [`machine`] — the process's resident memory and the machine's load.

@@ -41,7 +41,7 @@ pub struct Sizes {
     /// Members re-queried to check for false negatives at scale (a sample: all 10⁸ would double
     /// the section's time).
     pub scale_member_checks: u64,
-    /// n of the bits-per-key sweep of "Lists that change" (the issue: 10⁶).
+    /// n of the bits-per-key sweep of "Lists that change" (10⁶ at full size).
     pub changes_bits_keys: u64,
     /// Expected false positives each bits-per-key point aims for.
     pub changes_target_false_positives: f64,
@@ -49,17 +49,17 @@ pub struct Sizes {
     pub changes_min_queries: u64,
     /// Most non-member queries per bits-per-key point (caps the smallest rates).
     pub changes_max_queries: u64,
-    /// Key counts of the ns-per-operation table (the issue: 10⁶ and 10⁷).
+    /// Key counts of the ns-per-operation table (10⁶ and 10⁷ at full size).
     pub changes_speed_keys: Vec<u64>,
     /// Timed passes per structure in that table (interleaved; the median is kept).
     pub changes_speed_repetitions: usize,
-    /// Changes per delta (the issue: 1,000, 10,000 and 100,000).
+    /// Changes per delta (1,000, 10,000 and 100,000 at full size).
     pub changes_delta_counts: Vec<u64>,
     /// Most bytes of UT1 list files read for the delta list (`u64::MAX`: every category).
     pub changes_ut1_bytes: u64,
-    /// Entries of the verified cuckoo list a delta is applied to (the issue: 10⁶).
+    /// Entries of the verified cuckoo list a delta is applied to (10⁶ at full size).
     pub changes_apply_entries: u64,
-    /// Changes in the applied delta (the issue: 10,000).
+    /// Changes in the applied delta (10,000 at full size).
     pub changes_apply_changes: u64,
     /// Timed applies (the median is reported).
     pub changes_apply_runs: usize,

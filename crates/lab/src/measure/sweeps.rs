@@ -15,7 +15,7 @@ use crate::theory;
 
 /// The bits-per-key ratios of seed 001's table, measured in section 3.
 pub const RATIOS: [u64; 3] = [10, 20, 30];
-/// k measured in section 3 (the 1…12).
+/// k measured in section 3 (1…12).
 pub const MEASURED_K: RangeInclusive<u32> = 1..=12;
 /// Bits per key measured in section 4.
 pub const BITS_PER_KEY: RangeInclusive<u64> = 4..=24;

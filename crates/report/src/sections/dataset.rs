@@ -18,11 +18,56 @@ use phishbloom_core::fmt;
 /// Writes the section from [`phishbloom_lab::measure::dataset::run`]'s results.
 pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
     let reports: Vec<&EvalReport> = result.runs.iter().map(|r| &r.report).collect();
-    let given_bits: Vec<f64> = result
-        .runs
-        .iter()
-        .map(|r| r.filter_rate_given_bits)
-        .collect();
+    let (table, rows) = dataset_table(result);
+    let csv = ctx.write_csv("dataset.csv", &table)?;
+    let svg = ctx.write_svg(
+        "fig-dataset.svg",
+        "Dataset experiment: measured false-positive rate vs theory",
+        &[plot(&reports)],
+        (900, 520),
+    )?;
+    let classic = &reports[0];
+    ctx.headlines.push(format!(
+        "dataset: n = {}, m = {}, k = {}; {} false negatives; benign rate {} {}, random rate {} {} (theory {})",
+        fmt::count(classic.n),
+        fmt::count(classic.m),
+        classic.k,
+        classic.false_negatives,
+        fmt::rate(classic.benign.rate),
+        fmt::interval(classic.benign.ci_low, classic.benign.ci_high),
+        fmt::rate(classic.random.rate),
+        fmt::interval(classic.random.ci_low, classic.random.ci_high),
+        fmt::rate(classic.random.theoretical),
+    ));
+    let mut md = String::from("## 2. The dataset experiment\n\n");
+    md.push_str(&intro(result, classic));
+    md.push_str(&markdown_table(
+        &[
+            "layout",
+            "m / k",
+            "false negatives",
+            "non-members",
+            "FP / queries",
+            "rate",
+            "95 % interval",
+            "theory",
+            "this filter's rate given its bits",
+            "theory in interval?",
+        ],
+        &rows,
+    ));
+    md.push('\n');
+    md.push_str(&figure(
+        &svg,
+        "Measured false-positive rates with 95 % intervals against theory",
+        &csv,
+    ));
+    md.push_str(&findings(&reports));
+    Ok(md)
+}
+
+/// Every layout and query set as a CSV table (`dataset.csv`) and as Markdown rows.
+fn dataset_table(result: &DatasetResult) -> (Table, Vec<Vec<String>>) {
     let mut table = Table::new(&[
         "layout",
         "n",
@@ -41,7 +86,8 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
         "filter_rate_given_bits",
     ]);
     let mut rows = Vec::new();
-    for (r, &given) in reports.iter().zip(&given_bits) {
+    for run in &result.runs {
+        let (r, given) = (&run.report, run.filter_rate_given_bits);
         for (set, m) in [("benign", &r.benign), ("random", &r.random)] {
             table.push(
                 [
@@ -86,8 +132,11 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
             ]);
         }
     }
-    let csv = ctx.write_csv("dataset.csv", &table)?;
+    (table, rows)
+}
 
+/// The figure: each layout's measured rates on both query sets beside its theory.
+fn plot(reports: &[&EvalReport]) -> Panel {
     let mut series = Vec::new();
     for (i, r) in reports.iter().enumerate() {
         // Classic left of each category, blocked right, so the intervals do not overlap.
@@ -95,7 +144,7 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
         let points = [&r.benign, &r.random]
             .iter()
             .enumerate()
-            .map(|(slot, m)| Point::with_interval(slot as f64 + shift, m.rate, m.ci_low, m.ci_high))
+            .map(|(slot, m)| Point::measured(slot as f64 + shift, m))
             .collect();
         let style = if i == 0 {
             Style::Circles
@@ -133,7 +182,7 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
         .map(|m| m.ci_high.max(m.theoretical))
         .fold(0.0, f64::max);
     let pad = (high - low) * 0.15;
-    let panel = Panel {
+    Panel {
         title: format!(
             "n = {} phishing keys, target p = 1 %",
             fmt::count(reports[0].n)
@@ -152,29 +201,12 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
         ),
         series,
         legend: LegendAt::UpperRight,
-    };
-    let svg = ctx.write_svg(
-        "fig-dataset.svg",
-        "Dataset experiment: measured false-positive rate vs theory",
-        &[panel],
-        (900, 520),
-    )?;
+    }
+}
 
-    let classic = &reports[0];
-    ctx.headlines.push(format!(
-        "dataset: n = {}, m = {}, k = {}; {} false negatives; benign rate {} {}, random rate {} {} (theory {})",
-        fmt::count(classic.n),
-        fmt::count(classic.m),
-        classic.k,
-        classic.false_negatives,
-        fmt::rate(classic.benign.rate),
-        fmt::interval(classic.benign.ci_low, classic.benign.ci_high),
-        fmt::rate(classic.random.rate),
-        fmt::interval(classic.random.ci_low, classic.random.ci_high),
-        fmt::rate(classic.random.theoretical),
-    ));
-    let mut md = String::from("## 2. The dataset experiment\n\n");
-    md.push_str(&format!(
+/// What seed 000's experiment does, and what the columns mean.
+fn intro(result: &DatasetResult, classic: &EvalReport) -> String {
+    format!(
         "Seed 000's experiment on the real data: insert the {} phishing keys of `dataset.csv` \
          (p = 1 %), query every one of them, every benign URL (benign rows whose key equals a \
          phishing key — {} of them — are not non-members and are left out) and {} random \
@@ -188,30 +220,14 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
         fmt::count(classic.benign_overlapping_phishing),
         fmt::count(result.random_queries),
         classic.seed,
-    ));
-    md.push_str(&markdown_table(
-        &[
-            "layout",
-            "m / k",
-            "false negatives",
-            "non-members",
-            "FP / queries",
-            "rate",
-            "95 % interval",
-            "theory",
-            "this filter's rate given its bits",
-            "theory in interval?",
-        ],
-        &rows,
-    ));
-    md.push('\n');
-    md.push_str(&figure(
-        &svg,
-        "Measured false-positive rates with 95 % intervals against theory",
-        &csv,
-    ));
+    )
+}
+
+/// What the measured rates show.
+fn findings(reports: &[&EvalReport]) -> String {
+    let classic = &reports[0];
     let fnr: u64 = reports.iter().map(|r| r.false_negatives).sum();
-    md.push_str(&format!(
+    format!(
         "\n- **False negatives: {}** — every phishing key is found, as a Bloom filter guarantees.\n\
          - Seed 000 queried 10,000 random URLs and saw \"≈ 70 ~ 100\" false positives. At 10⁴ \
          queries a 1 % rate has a binomial standard deviation of ≈ 10 counts, so its 70–100 is \
@@ -221,8 +237,7 @@ pub fn render(ctx: &mut Context, result: &DatasetResult) -> Result<String> {
         fnr,
         fmt::count(classic.random.queries),
         (classic.random.queries as f64 / 10_000.0).sqrt(),
-    ));
-    Ok(md)
+    )
 }
 
 /// "yes" if theory lies inside the 95 % interval, else how many σ away it is.

@@ -17,18 +17,72 @@ use phishbloom_core::fmt;
 
 /// Writes the section from [`phishbloom_lab::measure::hashing::run`]'s results.
 pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
-    // Classic xxh3, classic SHA-256, blocked xxh3, blocked SHA-256.
-    let runs: Vec<&StrategyRun> = result
+    let (table, rows) = strategy_table(result);
+    let csv = ctx.write_csv("hash_strategies.csv", &table)?;
+    let ratios = time_ratios(result);
+    let svg = ctx.write_svg(
+        "fig-hash-strategies.svg",
+        "Hash strategies: SHA-256 per index (seed 000) vs xxh3 double hashing",
+        &[rate_panel(result), speed_panel(&ratios)],
+        (1500, 560),
+    )?;
+    let classic = ratios[0];
+    ctx.headlines.push(format!(
+        "hash strategies: SHA-256 / xxh3 time, classic: build {:.0}×, query {:.0}×",
+        classic.0, classic.1
+    ));
+    let mut md = String::from("## 5. Hash strategies\n\n");
+    md.push_str(&intro(result));
+    md.push_str(&markdown_table(
+        &[
+            "layout",
+            "hash",
+            "m / k",
+            "false negatives",
+            "FP / queries",
+            "rate",
+            "95 % interval",
+            "theory",
+            "theory in interval?",
+            "build time ÷ xxh3",
+            "query time ÷ xxh3",
+        ],
+        &rows,
+    ));
+    md.push('\n');
+    md.push_str(&figure(
+        &svg,
+        "Rates and speed ratios of the two hash strategies",
+        &csv,
+    ));
+    md.push_str(&findings(result, &ratios));
+    md.push_str(&format!(
+        "Command: `{}` (this report's own run).\n\n",
+        crate::command_line(ctx.settings.quick)
+    ));
+    Ok(md)
+}
+
+/// The runs in figure order: classic xxh3, classic SHA-256, blocked xxh3, blocked SHA-256.
+fn runs(result: &HashStrategies) -> Vec<&StrategyRun> {
+    result
         .comparisons
         .iter()
         .flat_map(|c| [&c.xxh3, &c.sha256])
-        .collect();
-    // (build, query) time ratios SHA-256 ÷ xxh3, classic then blocked.
-    let ratios: Vec<(f64, f64)> = result
+        .collect()
+}
+
+/// (build, query) time ratios SHA-256 ÷ xxh3, classic then blocked.
+fn time_ratios(result: &HashStrategies) -> Vec<(f64, f64)> {
+    result
         .comparisons
         .iter()
         .map(|c| (c.build_ratio(), c.query_ratio()))
-        .collect();
+        .collect()
+}
+
+/// Every run as a CSV table (`hash_strategies.csv`) and as Markdown rows.
+fn strategy_table(result: &HashStrategies) -> (Table, Vec<Vec<String>>) {
     let mut table = Table::new(&[
         "layout",
         "strategy",
@@ -46,7 +100,8 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
         "query_time_ratio_vs_xxh3",
     ]);
     let mut rows = Vec::new();
-    for (c, &(build_ratio, query_ratio)) in result.comparisons.iter().zip(&ratios) {
+    for c in &result.comparisons {
+        let (build_ratio, query_ratio) = (c.build_ratio(), c.query_ratio());
         for (r, b, q) in [(&c.xxh3, 1.0, 1.0), (&c.sha256, build_ratio, query_ratio)] {
             let m = &r.measured;
             table.push(
@@ -83,8 +138,12 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
             ]);
         }
     }
-    let csv = ctx.write_csv("hash_strategies.csv", &table)?;
+    (table, rows)
+}
 
+/// The rates of the four runs beside their theory.
+fn rate_panel(result: &HashStrategies) -> Panel {
+    let runs = runs(result);
     let names = [
         "classic xxh3",
         "classic SHA-256",
@@ -94,10 +153,7 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
     let rate_points: Vec<Point> = runs
         .iter()
         .enumerate()
-        .map(|(i, r)| {
-            let m = &r.measured;
-            Point::with_interval(i as f64, m.rate, m.ci_low, m.ci_high)
-        })
+        .map(|(i, r)| Point::measured(i as f64, &r.measured))
         .collect();
     let theory_points: Vec<Point> = runs
         .iter()
@@ -107,7 +163,7 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
     let low = runs.iter().map(|r| r.measured.ci_low).fold(1.0, f64::min);
     let high = runs.iter().map(|r| r.measured.ci_high).fold(0.0, f64::max);
     let pad = (high - low) * 0.2;
-    let rate_panel = Panel {
+    Panel {
         title: "false-positive rate, 95 % interval".to_string(),
         x: Axis::categories("layout and hash strategy", &names),
         y: Axis::linear(
@@ -125,9 +181,13 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
             ),
         ],
         legend: LegendAt::UpperRight,
-    };
+    }
+}
+
+/// The time ratios SHA-256 ÷ xxh3 of building and querying, per layout.
+fn speed_panel(ratios: &[(f64, f64)]) -> Panel {
     let max_ratio = ratios.iter().map(|&(b, q)| b.max(q)).fold(1.0, f64::max);
-    let speed_panel = Panel {
+    Panel {
         title: "SHA-256 time ÷ xxh3 time (same keys, same run)".to_string(),
         x: Axis::categories("layout", &["classic", "blocked"]),
         y: Axis::log("time ratio SHA-256 / xxh3 (×)", 1.0, max_ratio * 1.5),
@@ -154,21 +214,12 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
             ),
         ],
         legend: LegendAt::LowerRight,
-    };
-    let svg = ctx.write_svg(
-        "fig-hash-strategies.svg",
-        "Hash strategies: SHA-256 per index (seed 000) vs xxh3 double hashing",
-        &[rate_panel, speed_panel],
-        (1500, 560),
-    )?;
+    }
+}
 
-    let classic = ratios[0];
-    ctx.headlines.push(format!(
-        "hash strategies: SHA-256 / xxh3 time, classic: build {:.0}×, query {:.0}×",
-        classic.0, classic.1
-    ));
-    let mut md = String::from("## 5. Hash strategies\n\n");
-    md.push_str(&format!(
+/// What the two strategies are and how they were compared.
+fn intro(result: &HashStrategies) -> String {
+    format!(
         "Seed 000 computes bit i as SHA-256(url ‖ str(i)) mod m — k full SHA-256 digests per key, \
          each reduced as a 256-bit integer. phishbloom's `HashStrategy::Sha256` reproduces it \
          bit for bit (tested against the seed's Python); the default `Xxh3` hashes a key once \
@@ -184,33 +235,17 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
         fmt::count(result.benign),
         fmt::count(result.random),
         result.repetitions
-    ));
-    md.push_str(&markdown_table(
-        &[
-            "layout",
-            "hash",
-            "m / k",
-            "false negatives",
-            "FP / queries",
-            "rate",
-            "95 % interval",
-            "theory",
-            "theory in interval?",
-            "build time ÷ xxh3",
-            "query time ÷ xxh3",
-        ],
-        &rows,
-    ));
-    md.push('\n');
-    md.push_str(&figure(
-        &svg,
-        "Rates and speed ratios of the two hash strategies",
-        &csv,
-    ));
+    )
+}
+
+/// What the rates and the speed ratios show.
+fn findings(result: &HashStrategies, ratios: &[(f64, f64)]) -> String {
+    let runs = runs(result);
+    let classic = ratios[0];
     let overlap = |a: &Measurement, b: &Measurement| a.ci_low <= b.ci_high && b.ci_low <= a.ci_high;
     let same = overlap(&runs[0].measured, &runs[1].measured)
         && overlap(&runs[2].measured, &runs[3].measured);
-    md.push_str(&format!(
+    format!(
         "\n- **Rates:** {} — the strategies produce statistically indistinguishable filters: \
          double hashing from one 128-bit hash loses nothing measurable against k independent \
          cryptographic hashes.\n\
@@ -229,10 +264,5 @@ pub fn render(ctx: &mut Context, result: &HashStrategies) -> Result<String> {
         classic.1,
         ratios[1].0,
         ratios[1].1,
-    ));
-    md.push_str(&format!(
-        "Command: `{}` (this report's own run).\n\n",
-        crate::command_line(ctx.settings.quick)
-    ));
-    Ok(md)
+    )
 }

@@ -17,6 +17,9 @@ use phishbloom_lab::measure::memory::{
 };
 use phishbloom_lab::theory;
 
+use phishbloom_lab::measure::memory::{ExactRow, FilterRow};
+use phishbloom_lab::measure::Sizes;
+
 use crate::context::{figure, markdown_table, Context};
 use crate::error::Result;
 use crate::output::{measurement_cells, num, Table};
@@ -33,6 +36,47 @@ const SEED_004: [(&str, &str, &str, &str); 3] = [
 /// Writes the section from [`phishbloom_lab::measure::memory::run`]'s results.
 pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
     let sizes = ctx.settings.sizes.clone();
+    let (filters, filter_rows) = filter_table(memory);
+    let (exact, exact_rows) = exact_table(memory);
+    let csv = ctx.write_csv("memory.csv", &filters)?;
+    let exact_csv = ctx.write_csv("memory_exact.csv", &exact)?;
+    let (seed, seed_rows) = seed_table(memory);
+    let seed_csv = ctx.write_csv("seed004_table.csv", &seed)?;
+    let svg = ctx.write_svg(
+        "fig-memory.svg",
+        "Memory of a blocklist of n phone numbers: Bloom filters vs exact structures (seed 004)",
+        &plot(memory, &sizes),
+        (1500, 620),
+    )?;
+
+    let mut md = filters_text(&sizes, &filter_rows, &csv);
+    md.push_str(&exact_text(&sizes, &exact_rows, &exact_csv));
+    md.push_str(&figure(
+        &svg,
+        "Bytes against n for Bloom filters, a hash set and a fingerprint table; measured rates",
+        &csv,
+    ));
+    md.push_str(&seed_text(memory, &seed_rows, &seed_csv));
+    ctx.headlines.push(format!(
+        "memory: n = 10^8 at p = 1e-4: classic {}, hash set ≈ {} (layout formula)",
+        memory
+            .seed_004
+            .iter()
+            .find(|s| s.n == 100_000_000)
+            .map_or("—".to_string(), |s| fmt::bytes(data_len(s.m_p4))),
+        fmt::bytes(hashset_bytes(100_000_000, PHONE_BYTES))
+    ));
+    Ok(md)
+}
+
+/// The index of `p` in [`RATES`] (0 when it is not one of them).
+fn rate_index(p: f64) -> usize {
+    RATES.iter().position(|&r| r == p).unwrap_or(0)
+}
+
+/// The Bloom filters: the CSV table (`memory.csv`) and the Markdown rows, one per (n, p) with
+/// the classic and the blocked filter side by side.
+fn filter_table(memory: &Memory) -> (Table, Vec<Vec<String>>) {
     let mut table = Table::new(&[
         "n",
         "p",
@@ -50,6 +94,80 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
         "theory_rate",
     ]);
     let mut rows = Vec::new();
+    // The lab lists each (n, p) as a classic and then a blocked filter.
+    for pair in memory.filters.chunks(2) {
+        let (n, p) = (pair[0].n, pair[0].p);
+        let mut cells = Vec::new();
+        for f in pair {
+            let (row, cell) = filter_cells(f);
+            table.push(row);
+            cells.push(cell);
+        }
+        rows.push(vec![
+            fmt::power_of_ten(n),
+            format!("10^{}", p.log10().round()),
+            pair[0].k.to_string(),
+            cells[0].clone(),
+            pair.get(1).map_or(String::new(), |b| b.k.to_string()),
+            cells.get(1).cloned().unwrap_or_default(),
+        ]);
+    }
+    (table, rows)
+}
+
+/// One filter's CSV row and its Markdown cell (bytes · measured rate).
+fn filter_cells(f: &FilterRow) -> (Vec<String>, String) {
+    let mut row = vec![
+        f.n.to_string(),
+        num(f.p),
+        f.layout.to_string(),
+        f.m.to_string(),
+        f.k.to_string(),
+        f.bytes.to_string(),
+    ];
+    let cell = match &f.built {
+        Some(b) => {
+            let m = &b.measured;
+            row.extend(["yes".to_string(), b.false_negatives.to_string()]);
+            row.extend(measurement_cells(m));
+            format!(
+                "{} · {} ({})",
+                fmt::bytes(f.bytes),
+                fmt::rate(m.rate),
+                if m.false_positives < 10 {
+                    format!("{} FP", m.false_positives)
+                } else {
+                    fmt::interval(m.ci_low, m.ci_high)
+                }
+            )
+        }
+        None => {
+            row.push("no".to_string());
+            row.extend(std::iter::repeat_n(String::new(), 6));
+            row.push(num(f.theory_rate));
+            format!("{} · not built", fmt::bytes(f.bytes))
+        }
+    };
+    (row, cell)
+}
+
+/// A row of `memory_exact.csv` for a structure that was not built: its computed bytes, what
+/// they are, and its theoretical rate.
+fn unbuilt_row(n: u64, structure: &str, bytes: u64, what: &str, theory: String) -> Vec<String> {
+    let mut row = vec![
+        n.to_string(),
+        structure.to_string(),
+        bytes.to_string(),
+        String::new(),
+        what.to_string(),
+    ];
+    row.extend(std::iter::repeat_n(String::new(), 5));
+    row.push(theory);
+    row
+}
+
+/// The exact structures, once per n: the CSV table (`memory_exact.csv`) and the Markdown rows.
+fn exact_table(memory: &Memory) -> (Table, Vec<Vec<String>>) {
     let mut exact = Table::new(&[
         "n",
         "structure",
@@ -63,175 +181,14 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
         "ci95_high",
         "theory_rate",
     ]);
-    let mut exact_rows = Vec::new();
-    let mut curves: Vec<Vec<Point>> = vec![Vec::new(); 6];
-    let mut rate_curves: Vec<Vec<Point>> = vec![Vec::new(); 3];
-    let mut hashset_built = Vec::new();
-    // The lab lists each (n, p) as a classic and then a blocked filter.
-    for pair in memory.filters.chunks(2) {
-        let (n, p) = (pair[0].n, pair[0].p);
-        let pi = RATES.iter().position(|&r| r == p).unwrap_or(0);
-        let mut cells = Vec::new();
-        for f in pair {
-            let curve = pi * 2 + usize::from(f.layout == LayoutKind::Blocked);
-            curves[curve].push(Point::at(n as f64, f.bytes as f64));
-            let mut row = vec![
-                n.to_string(),
-                num(p),
-                f.layout.to_string(),
-                f.m.to_string(),
-                f.k.to_string(),
-                f.bytes.to_string(),
-            ];
-            match &f.built {
-                Some(b) => {
-                    let m = &b.measured;
-                    row.extend(["yes".to_string(), b.false_negatives.to_string()]);
-                    row.extend(measurement_cells(m));
-                    if pi == 0 && m.false_positives > 0 {
-                        let which = usize::from(f.layout == LayoutKind::Blocked);
-                        // Classic a little left of n, blocked a little right (log axis).
-                        let x = n as f64 * if which == 0 { 0.85 } else { 1.15 };
-                        rate_curves[which]
-                            .push(Point::with_interval(x, m.rate, m.ci_low, m.ci_high));
-                    }
-                    cells.push(format!(
-                        "{} · {} ({})",
-                        fmt::bytes(f.bytes),
-                        fmt::rate(m.rate),
-                        if m.false_positives < 10 {
-                            format!("{} FP", m.false_positives)
-                        } else {
-                            fmt::interval(m.ci_low, m.ci_high)
-                        }
-                    ));
-                }
-                None => {
-                    row.extend([
-                        "no".to_string(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        String::new(),
-                        num(f.theory_rate),
-                    ]);
-                    cells.push(format!("{} · not built", fmt::bytes(f.bytes)));
-                }
-            }
-            table.push(row);
-        }
-        rows.push(vec![
-            fmt::power_of_ten(n),
-            format!("10^{}", p.log10().round()),
-            pair[0].k.to_string(),
-            cells[0].clone(),
-            pair.get(1).map_or(String::new(), |b| b.k.to_string()),
-            cells.get(1).cloned().unwrap_or_default(),
-        ]);
-    }
-
-    // The exact structures, once per n.
+    let mut rows = Vec::new();
     for e in &memory.exact {
-        let n = e.n;
-        curves[4].push(Point::at(n as f64, e.hashset_formula_bytes as f64));
-        let (hs_built, hs_check) = match &e.hashset {
-            Some(run) => {
-                hashset_built.push(Point::at(n as f64, run.heap_bytes as f64));
-                exact.push(vec![
-                    n.to_string(),
-                    "HashSet<String>".to_string(),
-                    e.hashset_formula_bytes.to_string(),
-                    run.heap_bytes.to_string(),
-                    format!(
-                        "heap bytes computed from the built set's real capacities (table and \
-                         every String, glibc rounding); resident-memory growth {} bytes",
-                        run.rss_growth
-                            .map(|g| g.to_string())
-                            .unwrap_or_else(|| "unknown".into())
-                    ),
-                    run.queries.to_string(),
-                    run.false_positives.to_string(),
-                    num(run.false_positives as f64 / run.queries as f64),
-                    String::new(),
-                    String::new(),
-                    "0".to_string(),
-                ]);
-                (
-                    format!(
-                        "{} (RSS +{})",
-                        fmt::bytes(run.heap_bytes),
-                        run.rss_growth.map(fmt::bytes).unwrap_or_else(|| "?".into())
-                    ),
-                    format!("{} FP / {}", run.false_positives, fmt::count(run.queries)),
-                )
-            }
-            None => {
-                exact.push(vec![
-                    n.to_string(),
-                    "HashSet<String>".to_string(),
-                    e.hashset_formula_bytes.to_string(),
-                    String::new(),
-                    "layout formula only (plan::hashset_bytes), not built".to_string(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    "0".to_string(),
-                ]);
-                ("not built".to_string(), "exact".to_string())
-            }
-        };
-        curves[5].push(Point::at(n as f64, e.fingerprint_bytes as f64));
-        let fp_text = match &e.fingerprints {
-            Some(run) => {
-                let m = &run.measured;
-                if m.false_positives > 0 {
-                    rate_curves[2]
-                        .push(Point::with_interval(n as f64, m.rate, m.ci_low, m.ci_high));
-                }
-                exact.push(
-                    [
-                        vec![
-                            n.to_string(),
-                            "sorted u32 fingerprints".to_string(),
-                            e.fingerprint_bytes.to_string(),
-                            run.bytes.to_string(),
-                            "Vec<u32> length × 4".to_string(),
-                        ],
-                        measurement_cells(m),
-                    ]
-                    .concat(),
-                );
-                format!(
-                    "{} ({} FP / {}; theory {})",
-                    fmt::rate(m.rate),
-                    fmt::count(m.false_positives),
-                    fmt::count(m.queries),
-                    fmt::rate(e.fingerprint_theory)
-                )
-            }
-            None => {
-                exact.push(vec![
-                    n.to_string(),
-                    "sorted u32 fingerprints".to_string(),
-                    e.fingerprint_bytes.to_string(),
-                    String::new(),
-                    "computed only".to_string(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    num(e.fingerprint_theory),
-                ]);
-                format!("not built (theory {})", fmt::rate(e.fingerprint_theory))
-            }
-        };
-        exact_rows.push(vec![
-            fmt::power_of_ten(n),
+        let (hashset_row, hs_built, hs_check) = hashset_cells(e);
+        exact.push(hashset_row);
+        let (fingerprint_row, fp_text) = fingerprint_cells(e);
+        exact.push(fingerprint_row);
+        rows.push(vec![
+            fmt::power_of_ten(e.n),
             fmt::bytes(e.hashset_formula_bytes),
             hs_built,
             hs_check,
@@ -239,10 +196,82 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             fp_text,
         ]);
     }
-    let csv = ctx.write_csv("memory.csv", &table)?;
-    let exact_csv = ctx.write_csv("memory_exact.csv", &exact)?;
+    (exact, rows)
+}
 
-    // Seed 004's printed figures beside the computed ones.
+/// The hash set's CSV row and its two Markdown cells (bytes built, the check).
+fn hashset_cells(e: &ExactRow) -> (Vec<String>, String, String) {
+    let n = e.n;
+    let Some(run) = &e.hashset else {
+        let what = "layout formula only (plan::hashset_bytes), not built";
+        let row = unbuilt_row(
+            n,
+            "HashSet<String>",
+            e.hashset_formula_bytes,
+            what,
+            "0".into(),
+        );
+        return (row, "not built".to_string(), "exact".to_string());
+    };
+    let row = vec![
+        n.to_string(),
+        "HashSet<String>".to_string(),
+        e.hashset_formula_bytes.to_string(),
+        run.heap_bytes.to_string(),
+        format!(
+            "heap bytes computed from the built set's real capacities (table and \
+             every String, glibc rounding); resident-memory growth {} bytes",
+            run.rss_growth
+                .map(|g| g.to_string())
+                .unwrap_or_else(|| "unknown".into())
+        ),
+        run.queries.to_string(),
+        run.false_positives.to_string(),
+        num(run.false_positives as f64 / run.queries as f64),
+        String::new(),
+        String::new(),
+        "0".to_string(),
+    ];
+    let built = format!(
+        "{} (RSS +{})",
+        fmt::bytes(run.heap_bytes),
+        run.rss_growth.map(fmt::bytes).unwrap_or_else(|| "?".into())
+    );
+    let check = format!("{} FP / {}", run.false_positives, fmt::count(run.queries));
+    (row, built, check)
+}
+
+/// The fingerprint table's CSV row and its Markdown cell (the measured rate).
+fn fingerprint_cells(e: &ExactRow) -> (Vec<String>, String) {
+    let structure = "sorted u32 fingerprints";
+    let Some(run) = &e.fingerprints else {
+        let theory = num(e.fingerprint_theory);
+        let row = unbuilt_row(e.n, structure, e.fingerprint_bytes, "computed only", theory);
+        let text = format!("not built (theory {})", fmt::rate(e.fingerprint_theory));
+        return (row, text);
+    };
+    let m = &run.measured;
+    let mut row = vec![
+        e.n.to_string(),
+        structure.to_string(),
+        e.fingerprint_bytes.to_string(),
+        run.bytes.to_string(),
+        "Vec<u32> length × 4".to_string(),
+    ];
+    row.extend(measurement_cells(m));
+    let text = format!(
+        "{} ({} FP / {}; theory {})",
+        fmt::rate(m.rate),
+        fmt::count(m.false_positives),
+        fmt::count(m.queries),
+        fmt::rate(e.fingerprint_theory)
+    );
+    (row, text)
+}
+
+/// Seed 004's printed figures beside the computed ones: the CSV table (`seed004_table.csv`)
+/// and the Markdown rows.
+fn seed_table(memory: &Memory) -> (Table, Vec<Vec<String>>) {
     let mut seed = Table::new(&[
         "seed_row",
         "seed_hashset",
@@ -253,7 +282,7 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
         "computed_classic_mib_p1e-7",
         "computed_m_p1e-4_bits_as_mib",
     ]);
-    let mut seed_rows = Vec::new();
+    let mut rows = Vec::new();
     for ((label, hs, p4, p7), sized) in SEED_004.iter().zip(&memory.seed_004) {
         let (n, m4, m7) = (sized.n, sized.m_p4, sized.m_p7);
         let cells = [
@@ -271,7 +300,7 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             num(cells[1]),
             num(cells[2]),
         ]);
-        seed_rows.push(vec![
+        rows.push(vec![
             label.to_string(),
             format!("{hs} · {p4} · {p7}"),
             fmt::power_of_ten(n),
@@ -283,10 +312,35 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             },
         ]);
     }
-    let seed_csv = ctx.write_csv("seed004_table.csv", &seed)?;
+    (seed, rows)
+}
 
+/// The figure: bytes against n for every structure, and the measured rates against n.
+fn plot(memory: &Memory, sizes: &Sizes) -> [Panel; 2] {
     let n_min = *sizes.memory_items.first().unwrap_or(&10_000) as f64;
     let n_max = *sizes.memory_items.last().unwrap_or(&100_000_000) as f64;
+    [
+        bytes_panel(memory, n_min, n_max),
+        rate_panel(memory, n_min, n_max),
+    ]
+}
+
+/// Bytes against n: the four filters, the hash set (formula and built) and the fingerprints.
+fn bytes_panel(memory: &Memory, n_min: f64, n_max: f64) -> Panel {
+    let mut curves: Vec<Vec<Point>> = vec![Vec::new(); 6];
+    for f in &memory.filters {
+        let curve = rate_index(f.p) * 2 + usize::from(f.layout == LayoutKind::Blocked);
+        curves[curve].push(Point::at(f.n as f64, f.bytes as f64));
+    }
+    let mut hashset_built = Vec::new();
+    for e in &memory.exact {
+        let n = e.n as f64;
+        curves[4].push(Point::at(n, e.hashset_formula_bytes as f64));
+        if let Some(run) = &e.hashset {
+            hashset_built.push(Point::at(n, run.heap_bytes as f64));
+        }
+        curves[5].push(Point::at(n, e.fingerprint_bytes as f64));
+    }
     let names = [
         "classic, p = 10⁻⁴",
         "blocked, p = 10⁻⁴",
@@ -317,20 +371,45 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
         hashset_built,
     ));
     let max_bytes = hashset_bytes(n_max as u64, PHONE_BYTES) as f64;
-    let memory_panel = Panel {
+    Panel {
         title: "memory".to_string(),
         x: Axis::log("n (keys)", n_min, n_max),
         y: Axis::log("bytes", 1e4, max_bytes),
         series,
         legend: LegendAt::UpperLeft,
-    };
+    }
+}
+
+/// The measured rates against n: the filters at p = 10⁻⁴ and the fingerprints, with theory.
+fn rate_panel(memory: &Memory, n_min: f64, n_max: f64) -> Panel {
+    let mut rate_curves: Vec<Vec<Point>> = vec![Vec::new(); 3];
+    for f in &memory.filters {
+        let Some(b) = &f.built else { continue };
+        if rate_index(f.p) == 0 && b.measured.false_positives > 0 {
+            let which = usize::from(f.layout == LayoutKind::Blocked);
+            // Classic a little left of n, blocked a little right (log axis).
+            let x = f.n as f64 * if which == 0 { 0.85 } else { 1.15 };
+            rate_curves[which].push(Point::measured(x, &b.measured));
+        }
+    }
+    for e in &memory.exact {
+        if let Some(run) = e
+            .fingerprints
+            .as_ref()
+            .filter(|r| r.measured.false_positives > 0)
+        {
+            rate_curves[2].push(Point::measured(e.n as f64, &run.measured));
+        }
+    }
     let fp_theory: Vec<Point> = (0..=40)
         .map(|i| {
             let n = n_min * (n_max / n_min).powf(f64::from(i) / 40.0);
             Point::at(n, theory::fingerprint_fpp(n as u64, FINGERPRINT_BITS))
         })
         .collect();
-    let rate_panel = Panel {
+    let [classic, blocked, fingerprints] = <[Vec<Point>; 3]>::try_from(rate_curves)
+        .unwrap_or_else(|_| unreachable!("three curves were made"));
+    Panel {
         title: "measured false-positive rate".to_string(),
         // Room for the points drawn at ×0.85 and ×1.15 of the smallest and largest n.
         x: Axis::log_exact("n (keys)", n_min * 0.7, n_max * 1.4),
@@ -348,34 +427,21 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
                 Style::Line,
                 fp_theory,
             ),
-            Series::new(
-                "classic, p = 10⁻⁴",
-                PALETTE[0],
-                Style::Circles,
-                rate_curves[0].clone(),
-            ),
-            Series::new(
-                "blocked, p = 10⁻⁴",
-                PALETTE[1],
-                Style::Triangles,
-                rate_curves[1].clone(),
-            ),
+            Series::new("classic, p = 10⁻⁴", PALETTE[0], Style::Circles, classic),
+            Series::new("blocked, p = 10⁻⁴", PALETTE[1], Style::Triangles, blocked),
             Series::new(
                 "32-bit fingerprints, measured",
                 PALETTE[2],
                 Style::Squares,
-                rate_curves[2].clone(),
+                fingerprints,
             ),
         ],
         legend: LegendAt::UpperLeft,
-    };
-    let svg = ctx.write_svg(
-        "fig-memory.svg",
-        "Memory of a blocklist of n phone numbers: Bloom filters vs exact structures (seed 004)",
-        &[memory_panel, rate_panel],
-        (1500, 620),
-    )?;
+    }
+}
 
+/// The heading, how the filters were measured, and their table.
+fn filters_text(sizes: &Sizes, rows: &[Vec<String>], csv: &str) -> String {
     let mut md = String::from("## 6. Memory (seed 004's table)\n\n");
     md.push_str(&format!(
         "Seed 004 tabulates the memory of deduplicating phone numbers. Keys here are 11-digit \
@@ -396,10 +462,15 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             "blocked k",
             "blocked: bytes · measured rate",
         ],
-        &rows,
+        rows,
     ));
     md.push_str(&format!("\n*Data: [{csv}]({csv}).*\n\n"));
-    md.push_str(&format!(
+    md
+}
+
+/// What the exact structures are and how they were measured, and their table.
+fn exact_text(sizes: &Sizes, rows: &[Vec<String>], exact_csv: &str) -> String {
+    let mut md = format!(
         "Exact structures for the same keys: a Rust `HashSet<String>` — for every n its bytes by \
          the layout formula (hashbrown's table layout and glibc's allocation sizes, \
          `plan::hashset_bytes`: computed, not measured); built up to n = {}, where its heap \
@@ -410,7 +481,7 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
          (4 bytes per key; its false-positive rate 1 − (1 − 2⁻³²)ⁿ grows with n, while a Bloom \
          filter's is fixed by its sizing).\n\n",
         fmt::power_of_ten(sizes.hashset_build_max)
-    ));
+    );
     md.push_str(&markdown_table(
         &[
             "n",
@@ -420,15 +491,15 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             "fingerprints bytes",
             "fingerprint rate measured",
         ],
-        &exact_rows,
+        rows,
     ));
     md.push_str(&format!("\n*Data: [{exact_csv}]({exact_csv}).*\n\n"));
-    md.push_str(&figure(
-        &svg,
-        "Bytes against n for Bloom filters, a hash set and a fingerprint table; measured rates",
-        &csv,
-    ));
-    md.push_str(&format!(
+    md
+}
+
+/// What seed 004's printed numbers are, their table, and how far the p = 10⁻⁷ rows go.
+fn seed_text(memory: &Memory, rows: &[Vec<String>], seed_csv: &str) -> String {
+    let mut md = format!(
         "\n**Seed 004's printed numbers** do not belong to its row labels. Its p = 10⁻⁴ and \
          p = 10⁻⁷ columns are the classic sizes for n = 10⁶, 10⁷ and 10⁸ (not 10⁴, 10⁵ and \
          10⁹), in MiB; and its \"HashSet\" column equals the p = 10⁻⁴ filter's bit count read as \
@@ -444,7 +515,7 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
                 "; the one built here takes {} by its real capacities",
                 fmt::bytes(run.heap_bytes)
             )),
-    ));
+    );
     md.push_str(&markdown_table(
         &[
             "seed row",
@@ -453,21 +524,12 @@ pub fn render(ctx: &mut Context, memory: &Memory) -> Result<String> {
             "computed classic 10⁻⁴ · 10⁻⁷",
             "m(10⁻⁴) as Mi bytes",
         ],
-        &seed_rows,
+        rows,
     ));
     md.push_str(&format!("\n*Data: [{seed_csv}]({seed_csv}).*\n\n"));
     md.push_str(
         "At p = 10⁻⁷ even 10⁷ queries expect only about one false positive, so those rows show \
          that the rate is tiny, not how tiny; the p = 10⁻⁴ rows are measured to a few percent.\n\n",
     );
-    ctx.headlines.push(format!(
-        "memory: n = 10^8 at p = 1e-4: classic {}, hash set ≈ {} (layout formula)",
-        memory
-            .seed_004
-            .iter()
-            .find(|s| s.n == 100_000_000)
-            .map_or("—".to_string(), |s| fmt::bytes(data_len(s.m_p4))),
-        fmt::bytes(hashset_bytes(100_000_000, PHONE_BYTES))
-    ));
-    Ok(md)
+    md
 }

@@ -45,6 +45,29 @@ fn printed(s: &SizedFilter) -> String {
 /// Writes the section from the sized filters of [`phishbloom_lab::measure::sizing::run`]
 /// (dataset, seed 000, seed 002; classic then blocked for each).
 pub fn render(ctx: &mut Context, sized: &[SizedFilter]) -> Result<String> {
+    let (table, rows) = sizing_table(sized);
+    let csv = ctx.write_csv("sizing.csv", &table)?;
+    let mut md = formulas();
+    md.push_str(&markdown_table(
+        &[
+            "case",
+            "n",
+            "layout",
+            "m (bits)",
+            "k",
+            "bytes",
+            "bits/key",
+            "theory rate",
+            "seed printed",
+        ],
+        &rows,
+    ));
+    md.push_str(&findings(sized, &csv));
+    Ok(md)
+}
+
+/// Every sized filter as a CSV table (`sizing.csv`) and as Markdown rows.
+fn sizing_table(sized: &[SizedFilter]) -> (Table, Vec<Vec<String>>) {
     let mut table = Table::new(&[
         "case",
         "n",
@@ -86,14 +109,11 @@ pub fn render(ctx: &mut Context, sized: &[SizedFilter]) -> Result<String> {
             printed(s),
         ]);
     }
-    let csv = ctx.write_csv("sizing.csv", &table)?;
+    (table, rows)
+}
 
-    // `sizing::run` returns dataset, seed 000, seed 002 in this order, classic before blocked.
-    let seed0 = &sized[2];
-    let seed2 = &sized[4];
-    let dataset = &sized[0];
-    let dataset_blocked = &sized[1];
-    let exact_002 = -(SEED_002_N as f64) * TARGET.ln() / (std::f64::consts::LN_2.powi(2));
+/// The heading and the sizing formulas, with their sources.
+fn formulas() -> String {
     let mut md = String::from("## 1. Sizing\n\n");
     md.push_str(
         "A classic Bloom filter sets k bits per key among m. After n keys a given bit is still 0 \
@@ -107,21 +127,18 @@ pub fn render(ctx: &mut Context, sized: &[SizedFilter]) -> Result<String> {
          rate is higher, and it is sized with the exact per-block formula (see section 4) to the \
          smallest whole number of blocks that meets p.\n\n",
     );
-    md.push_str(&markdown_table(
-        &[
-            "case",
-            "n",
-            "layout",
-            "m (bits)",
-            "k",
-            "bytes",
-            "bits/key",
-            "theory rate",
-            "seed printed",
-        ],
-        &rows,
-    ));
-    md.push_str(&format!(
+    md
+}
+
+/// What the formulas give for the dataset, seed 000 and seed 002, beside what the seeds print.
+fn findings(sized: &[SizedFilter], csv: &str) -> String {
+    // `sizing::run` returns dataset, seed 000, seed 002 in this order, classic before blocked.
+    let seed0 = &sized[2];
+    let seed2 = &sized[4];
+    let dataset = &sized[0];
+    let dataset_blocked = &sized[1];
+    let exact_002 = -(SEED_002_N as f64) * TARGET.ln() / (std::f64::consts::LN_2.powi(2));
+    format!(
         "\n*Data: [{csv}]({csv}).*\n\n\
          - **The dataset.** `dataset.csv` has {} distinct phishing keys (the `isMalicious = -1` \
          rows after the key normalization of `phishbloom build`). At p = 1 % the classic filter \
@@ -160,6 +177,5 @@ pub fn render(ctx: &mut Context, sized: &[SizedFilter]) -> Result<String> {
         theory::bits_to_mib(seed2.m),
         seed2.k,
         fmt::rate(seed2.theory_rate),
-    ));
-    Ok(md)
+    )
 }

@@ -17,7 +17,7 @@ use crate::measure::machine::load_average;
 use crate::measure::{timed, Settings};
 use crate::stats::median;
 
-/// The apply target: a 10,000-change delta applied to a 10⁶-entry file in this many ms.
+/// The apply target: a 10,000-change delta applied to a 10⁶-entry file in this many ms.
 pub const TARGET_APPLY_MS: f64 = 50.0;
 /// The category of the synthetic entries that fill the apply measurement's list up to its size.
 pub const FILL_CATEGORY: &str = "synthetic";
@@ -166,6 +166,54 @@ fn table_updates(list: &Blocklist, delta: &Delta, runs: usize) -> Result<Vec<f64
     Ok(times)
 }
 
+/// The first `listed` entries of `set`, then `fill` synthetic ones in a category of their own.
+fn filled(set: &EntrySet, listed: u64, fill: u64) -> EntrySet {
+    let mut entries: Vec<Entry> = set.entries[..listed as usize].to_vec();
+    let mut membership: Vec<Vec<u16>> = set.membership[..listed as usize].to_vec();
+    let mut categories = set.categories.clone();
+    if fill > 0 {
+        categories.push(FILL_CATEGORY.to_string());
+        let id = (categories.len() - 1) as u16;
+        let synthetic = synthetic_entries(FILL_PREFIX, 0, fill);
+        membership.extend(std::iter::repeat_n(vec![id], synthetic.len()));
+        entries.extend(synthetic);
+    }
+    EntrySet {
+        entries,
+        categories,
+        membership,
+        exceptions: set.exceptions.clone(),
+    }
+}
+
+/// Applies the delta at `delta_path` `runs` times as `phishbloom apply` does, each on a fresh
+/// copy of `base` at `work`: open, read the delta, apply, save — each step timed into `times`.
+fn file_applies(
+    base: &Path,
+    work: &Path,
+    delta_path: &std::path::PathBuf,
+    runs: usize,
+    times: &mut ApplyTimes,
+) -> Result<()> {
+    for _ in 0..runs {
+        // As `phishbloom apply` does it, on a fresh copy of the file.
+        std::fs::copy(base, work).map_err(crate::Error::io(work, "copy the base list to"))?;
+        let (opened, took) = timed(|| Blocklist::open(work));
+        let mut file = opened?;
+        times.open.push(took.as_secs_f64());
+        let (read, took) = timed(|| Delta::open(delta_path));
+        let change = read?;
+        times.delta_open.push(took.as_secs_f64());
+        let (applied, took) = timed(|| file.apply(&change));
+        applied?;
+        times.file_apply.push(took.as_secs_f64());
+        let (saved, took) = timed(|| file.save(work, std::slice::from_ref(delta_path)));
+        saved?;
+        times.save.push(took.as_secs_f64());
+    }
+    Ok(())
+}
+
 /// Part (d): a verified cuckoo blocklist (p = 1 %, 20 probes per URL) of the sizes'
 /// `changes_apply_entries` entries — the list's entries first, synthetic ones after them if it
 /// has fewer — and a mixed delta of `changes_apply_changes` changes (half new entries, half
@@ -181,22 +229,7 @@ pub fn apply(settings: &Settings, set: &EntrySet) -> Result<ApplyTimes> {
     settings.progress.say(&format!(
         "lists that change: apply, a cuckoo list of {listed} listed + {fill} synthetic entries"
     ));
-    let mut entries: Vec<Entry> = set.entries[..listed as usize].to_vec();
-    let mut membership: Vec<Vec<u16>> = set.membership[..listed as usize].to_vec();
-    let mut categories = set.categories.clone();
-    if fill > 0 {
-        categories.push(FILL_CATEGORY.to_string());
-        let id = (categories.len() - 1) as u16;
-        let synthetic = synthetic_entries(FILL_PREFIX, 0, fill);
-        membership.extend(std::iter::repeat_n(vec![id], synthetic.len()));
-        entries.extend(synthetic);
-    }
-    let whole = EntrySet {
-        entries,
-        categories,
-        membership,
-        exceptions: set.exceptions.clone(),
-    };
+    let whole = filled(set, listed, fill);
     let options = BuildOptions {
         kind: Kind::Cuckoo,
         fpp: DELTA_RATE,
@@ -245,23 +278,7 @@ pub fn apply(settings: &Settings, set: &EntrySet) -> Result<ApplyTimes> {
     };
     times.memory = memory_applies(&bytes, &delta, runs)?;
     times.table_update = table_update;
-    for _ in 0..runs {
-        // As `phishbloom apply` does it, on a fresh copy of the file.
-        std::fs::copy(&base_path, &work_path)
-            .map_err(crate::Error::io(&work_path, "copy the base list to"))?;
-        let (opened, took) = timed(|| Blocklist::open(&work_path));
-        let mut file = opened?;
-        times.open.push(took.as_secs_f64());
-        let (read, took) = timed(|| Delta::open(&delta_path));
-        let change = read?;
-        times.delta_open.push(took.as_secs_f64());
-        let (applied, took) = timed(|| file.apply(&change));
-        applied?;
-        times.file_apply.push(took.as_secs_f64());
-        let (saved, took) = timed(|| file.save(&work_path, std::slice::from_ref(&delta_path)));
-        saved?;
-        times.save.push(took.as_secs_f64());
-    }
+    file_applies(&base_path, &work_path, &delta_path, runs, &mut times)?;
     // The same entries in one category.
     settings
         .progress

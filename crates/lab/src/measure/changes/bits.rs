@@ -15,7 +15,7 @@ use crate::measure::{sizing_error, Settings};
 use crate::stats::Measurement;
 use crate::theory;
 
-/// The rates of the bits-per-key sweep: one per decade from 10⁻¹ to 10⁻⁶ (the range).
+/// The rates of the bits-per-key sweep: one per decade from 10⁻¹ to 10⁻⁶.
 pub const RATES: [f64; 6] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
 /// Query-index blocks per measured point: 2^34 indices each, more than any query count, so no
 /// two points share a non-member.

@@ -1,6 +1,6 @@
 //! Part (c) of "Lists that change": bytes of the deltas for 1,000 … 100,000 additions, removals
 //! or both to a list of every UT1 category, exact and compact, beside the Golomb–Rice formula
-//! and the issue's targets.
+//! and the targets.
 
 use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView, PatchCoding};
 use phishbloom_core::engine::per_probe_fpp;
@@ -16,15 +16,15 @@ use crate::theory;
 
 /// The patch rate of the "1 KB anchor" compact delta: its additions get their own 1 % budget.
 pub const ANCHOR_PATCH_FPP: f64 = 0.01;
-/// The issue's addition target: a delta of this many additions …
+/// The addition target: a delta of this many additions …
 pub const TARGET_ADDITIONS: u64 = 1_000;
-/// … in at most this many bytes at a 1 % patch rate per probe (issue 21, after seed 001's
-/// CRLite: "under 1 KB for under 1,000 new entries").
+/// … in at most this many bytes at a 1 % patch rate per probe (after seed 001's CRLite:
+/// "under 1 KB for under 1,000 new entries").
 pub const TARGET_ADDITION_BYTES: u64 = 1_000;
 /// The addition counts of the bound table besides the sizes' delta counts: a small delta,
 /// where the header weighs most.
 const BOUND_SMALL_COUNT: u64 = 100;
-/// The issue's removal target: at most this many bytes per removal.
+/// The removal target: at most this many bytes per removal.
 pub const TARGET_BYTES_PER_REMOVAL: f64 = 4.0;
 
 /// What changes between the two versions.

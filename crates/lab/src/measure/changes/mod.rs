@@ -1,4 +1,4 @@
-//! Section 8's measurements, "Lists that change" (issue 11): what the kinds that delete cost in
+//! Section 8's measurements, "Lists that change": what the kinds that delete cost in
 //! space, time and update size.
 //!
 //! - [`bits_per_key`] — bits per key against p (10⁻¹ … 10⁻⁶) of the classic, blocked, cuckoo and
@@ -37,7 +37,7 @@ pub use speed::{eviction, speed, Eviction, EvictionFilter, SpeedRow};
 use crate::error::Result;
 use crate::measure::Settings;
 
-/// The rate of the delta and apply measurements: the issue's p = 1 %.
+/// The rate of the delta and apply measurements: p = 1 %.
 pub const DELTA_RATE: f64 = 0.01;
 /// The category the synthetic additions join (the first category when the list has none of
 /// that name): new phishing sites are what a live list mostly gains.

@@ -139,35 +139,28 @@ fn query_texts(texts: &Texts) -> Vec<String> {
 
 /// Runs the three systems under the chosen `config` at distance [`K`].
 pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
-    let w = config.shingle;
     let known_texts: Vec<String> = texts.known.iter().map(|d| d.text()).collect();
     let queries = query_texts(texts);
-    let n_docs = (known_texts.len() + queries.len()) as f64;
     let mut tokens = Tokens::new();
+    let [tables_row, brute_row] = simhash_rows(&known_texts, &queries, config, &mut tokens)?;
+    let gaoya_row = gaoya_row(&known_texts, &queries, config.shingle, &mut tokens);
+    Ok(vec![tables_row, brute_row, gaoya_row])
+}
 
-    // SimHash: fingerprint every document, lookup and check (tokenizing included).
-    let started = Instant::now();
-    let mut fp = |text: &str| config.fingerprints(&token_hashes(&mut tokens, text));
-    let known_fps: Vec<(u64, u64)> = known_texts.iter().map(|t| fp(t)).collect();
-    let query_fps: Vec<(u64, u64)> = queries.iter().map(|t| fp(t)).collect();
-    let sim_hash_us = started.elapsed().as_secs_f64() * 1e6 / n_docs;
-    let keys: Vec<u64> = known_fps.iter().map(|f| f.0).collect();
-    // Each lookup fingerprint the tables return names the known documents that have it
-    // (duplicates are possible), found by binary search in the documents sorted by lookup
-    // fingerprint; the check confirms each, as `NearEngine::lookup` does.
-    let mut by_key: Vec<(u64, u64, usize)> = known_fps
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.0, f.1, i))
-        .collect();
-    by_key.sort_unstable();
-    let confirm = |query: (u64, u64), found: &[u64]| -> Vec<usize> {
+/// The known documents sorted by lookup fingerprint: `(lookup, check, document)`.
+struct ByKey(Vec<(u64, u64, usize)>);
+
+impl ByKey {
+    /// Each lookup fingerprint the tables return names the known documents that have it
+    /// (duplicates are possible), found by binary search; the check confirms each, as
+    /// `NearEngine::lookup` does. Returns the confirmed documents, sorted.
+    fn confirm(&self, config: &Config, query: (u64, u64), found: &[u64]) -> Vec<usize> {
         let mut out = Vec::new();
         for &f in found {
-            let first = by_key.partition_point(|d| d.0 < f);
-            let last = by_key.partition_point(|d| d.0 <= f);
+            let first = self.0.partition_point(|d| d.0 < f);
+            let last = self.0.partition_point(|d| d.0 <= f);
             out.extend(
-                by_key[first..last]
+                self.0[first..last]
                     .iter()
                     .filter(|d| config.passes(0, (d.1 ^ query.1).count_ones(), K))
                     .map(|d| d.2),
@@ -175,7 +168,32 @@ pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
         }
         out.sort_unstable();
         out
-    };
+    }
+}
+
+/// SimHash through the permuted tables (confirmed by the check) and by brute force over both
+/// fingerprints: their rows, after checking that both answer alike.
+fn simhash_rows(
+    known_texts: &[String],
+    queries: &[String],
+    config: &Config,
+    tokens: &mut Tokens,
+) -> Result<[PeerRow; 2]> {
+    let n_docs = (known_texts.len() + queries.len()) as f64;
+    // Fingerprint every document, lookup and check (tokenizing included).
+    let started = Instant::now();
+    let mut fp = |text: &str| config.fingerprints(&token_hashes(tokens, text));
+    let known_fps: Vec<(u64, u64)> = known_texts.iter().map(|t| fp(t)).collect();
+    let query_fps: Vec<(u64, u64)> = queries.iter().map(|t| fp(t)).collect();
+    let sim_hash_us = started.elapsed().as_secs_f64() * 1e6 / n_docs;
+    let keys: Vec<u64> = known_fps.iter().map(|f| f.0).collect();
+    let mut by_key: Vec<(u64, u64, usize)> = known_fps
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.0, f.1, i))
+        .collect();
+    by_key.sort_unstable();
+    let by_key = ByKey(by_key);
 
     let started = Instant::now();
     let tables = PermutedTables::build(&keys, K, K + 1)?;
@@ -186,24 +204,12 @@ pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
         .iter()
         .map(|&q| {
             tables.within(q.0, K, &mut out)?;
-            Ok(confirm(q, &out))
+            Ok(by_key.confirm(config, q, &out))
         })
         .collect::<Result<_>>()?;
     let table_us = started.elapsed().as_secs_f64() * 1e6 / query_fps.len().max(1) as f64;
     let started = Instant::now();
-    let brute_answers: Vec<Vec<usize>> = query_fps
-        .iter()
-        .map(|&q| {
-            known_fps
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| {
-                    config.passes((f.0 ^ q.0).count_ones(), (f.1 ^ q.1).count_ones(), K)
-                })
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .collect();
+    let brute_answers = brute_answers(&known_fps, &query_fps, config);
     let brute_us = started.elapsed().as_secs_f64() * 1e6 / query_fps.len().max(1) as f64;
     // The library's brute force over the lookup keys agrees with the tables too.
     let keys_agree = query_fps.iter().all(|&q| {
@@ -243,13 +249,38 @@ pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
     brute_row.hash_us = sim_hash_us;
     brute_row.query_us = brute_us;
     brute_row.index_bytes = Some(8 * known_fps.len() as u64 + check_bytes);
+    Ok([tables_row, brute_row])
+}
 
-    // gaoya: MinHash signatures of the same shingles, banded.
+/// Every query's matches by brute force over both fingerprints.
+fn brute_answers(
+    known_fps: &[(u64, u64)],
+    query_fps: &[(u64, u64)],
+    config: &Config,
+) -> Vec<Vec<usize>> {
+    query_fps
+        .iter()
+        .map(|&q| {
+            known_fps
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| {
+                    config.passes((f.0 ^ q.0).count_ones(), (f.1 ^ q.1).count_ones(), K)
+                })
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect()
+}
+
+/// gaoya's MinHash-LSH on the same shingles of width `w`, banded: its row.
+fn gaoya_row(known_texts: &[String], queries: &[String], w: u32, tokens: &mut Tokens) -> PeerRow {
+    let n_docs = (known_texts.len() + queries.len()) as f64;
     let (bands, rows) = calculate_minhash_params(JACCARD_THRESHOLD, MINHASHES);
     let hasher = MinHasher32::new(bands * rows);
     let started = Instant::now();
     let mut sign = |text: &str| {
-        hasher.create_signature(shingles(&token_hashes(&mut tokens, text), w as usize).into_iter())
+        hasher.create_signature(shingles(&token_hashes(tokens, text), w as usize).into_iter())
     };
     let known_sigs: Vec<Vec<u32>> = known_texts.iter().map(|t| sign(t)).collect();
     let query_sigs: Vec<Vec<u32>> = queries.iter().map(|t| sign(t)).collect();
@@ -284,7 +315,7 @@ pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
     gaoya_row.build_seconds = gaoya_build;
     gaoya_row.query_us = gaoya_us;
     gaoya_row.index_bytes = Some((4 * bands * rows * known_sigs.len()) as u64);
-    Ok(vec![tables_row, brute_row, gaoya_row])
+    gaoya_row
 }
 
 #[cfg(test)]
