@@ -13,7 +13,8 @@
 use libfuzzer_sys::fuzz_target;
 use phishbloom_core::format::reseal;
 use phishbloom_core::scan::{ScanOptions, Scanner};
-use phishbloom_core::{Blocklist, KeyScheme};
+use phishbloom_core::Blocklist;
+use phishbloom_core::keys::KeyScheme;
 
 /// Documents holding the seeds' keywords (`free money`, `act now`, `wire transfer`, `lottery
 /// winner`, `viagra`), and one holding none of them.

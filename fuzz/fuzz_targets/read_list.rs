@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use phishbloom_blocklist::source::{read_list_from, ListOptions};
-use phishbloom_core::KeyScheme;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_url::Entry;
 
 fuzz_target!(|data: &[u8]| {

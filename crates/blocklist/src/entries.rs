@@ -18,7 +18,7 @@ use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::MAX_CATEGORIES;
 
 use crate::source::{read_entry_list, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
-use phishbloom_core::contents::EntrySet;
+use phishbloom_core::EntrySet;
 
 /// The name of UT1's exception category: a `--ut1` folder of this name is read as exceptions.
 pub const UT1_EXCEPTIONS: &str = "liste_blanche";

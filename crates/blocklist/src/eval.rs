@@ -19,8 +19,9 @@ use crate::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
 use crate::Result;
 use phishbloom_core::engine::exact::ExactMatcher;
 use phishbloom_core::engine::{per_item_fpp, per_probe_fpp, Matcher, Scratch};
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::KeyList;
-use phishbloom_core::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 
 /// The labelled dataset's default path, relative to the repository root (where `cargo run` runs).
 pub const DEFAULT_DATASET: &str = "../shared/data/dataset.csv";

@@ -34,7 +34,8 @@
 //! # Example
 //! ```
 //! use phishbloom_blocklist::BlocklistFile;
-//! use phishbloom_core::{Blocklist, BuildOptions, EntrySet, Scratch};
+//! use phishbloom_core::engine::Scratch;
+//! use phishbloom_core::{Blocklist, BuildOptions, EntrySet};
 //! use phishbloom_url::Entry;
 //!
 //! # fn main() -> Result<(), phishbloom_blocklist::Error> {

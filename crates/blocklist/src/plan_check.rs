@@ -5,7 +5,8 @@
 
 use phishbloom_filter::HashStrategy;
 
-use phishbloom_core::{KeyScheme, Kind};
+use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::Kind;
 
 /// The options of a build that depend on each other, as asked for (an option not given is
 /// `None` or `false`, so that a default is never mistaken for a request).

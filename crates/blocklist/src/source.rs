@@ -20,7 +20,7 @@ use crate::partition::Partitioner;
 use crate::{Error, Result};
 use phishbloom_core::keys::KeyScheme;
 
-use phishbloom_core::contents::KeyList;
+use phishbloom_core::KeyList;
 
 /// Longest key accepted from a list, in bytes. Far above real URLs (browsers and servers cap them
 /// near 8–64 KiB) and short enough that a hostile multi-megabyte line cannot dominate memory;

@@ -4,35 +4,38 @@
 //! spills and pipelines are `phishbloom-blocklist`'s, above it.
 //!
 //! # Modules, from the bottom layer up (each imports only modules listed before it)
-//! - [`kind`] — [`Kind`], the structure a file holds; [`error`] — [`Error`], what went wrong and
-//!   in which field or item (the front ends word it for their users);
+//! - [`Kind`], the structure a file holds; [`Error`], what went wrong and in which field or
+//!   item (the front ends word it for their users);
 //!   [`bytes`] — the bounds-checked little-endian reader; [`fmt`] — numbers for people;
 //!   [`rates`] — per-item and per-probe false-positive rates.
 //! - [`format`](mod@format) — the container (header, checksummed section table, aligned sections);
 //!   `docs/FORMAT.md` specifies every byte.
-//! - [`keys`] — [`KeyScheme`]: how a line becomes the bytes that are hashed; key and entry hashes.
-//! - [`contents`] — a list's contents in memory ([`KeyList`], [`EntrySet`]);
+//! - [`keys`] — [`KeyScheme`](keys::KeyScheme): how a line becomes the bytes that are hashed; key and entry hashes.
+//! - A list's contents in memory ([`KeyList`], [`EntrySet`]);
 //!   [`hits`] — candidate entries, fingerprints, hits.
 //! - [`structure`] — a Bloom, cuckoo or counting filter, or a growing stack of them.
-//! - [`resolve`] — from hits to a [`Verdict`]: verification, categories, exceptions, the most
+//! - [`resolve`] — from hits to a [`Verdict`](resolve::Verdict): verification, categories, exceptions, the most
 //!   specific entry.
 //! - [`prepare`] — **the one item preparation**: how any front end turns an item into what a
 //!   list is asked (canonical URL, or key) or changed with (entry key, hash, fingerprint), and
 //!   the rule for the category an added entry joins.
 //! - [`engine`] — the probes of a URL, the lookup engines (exact, URL filter, CaBF) and the
-//!   per-thread [`Scratch`] (which holds a preparer).
+//!   per-thread [`Scratch`](engine::Scratch) (which holds a preparer).
 //! - [`sections`] — what each section holds; [`keywords`] — keyword lists and their index.
 //! - [`near`] — near-duplicate lists: known documents by SimHash in permuted tables.
 //! - [`delta`] — the change between two versions of a list, coded small and checked.
-//! - [`list`] — [`Blocklist`]: build in memory, read from and write to a file image, check,
-//!   add, remove, apply, merge, describe.
+//! - [`Blocklist`]: build in memory, read from and write to a file image, check,
+//!   add, remove, apply, merge, describe ([`CheckStats`], [`BuildOptions`], [`Change`], …).
 //! - [`scan`] — finding keywords inside text; [`printer`] — verdict lines as TSV or JSON;
 //!   [`plan`] — the sizing calculator; [`sync`] — the publish/sync protocol's index, its
 //!   Ed25519 signature, and which downloads bring a copy up to date.
 //!
+//! Each item has one public path: the root for the types named there, its module for the rest.
+//!
 //! # Example
 //! ```
-//! use phishbloom_core::{Blocklist, BuildOptions, EntrySet, Scratch};
+//! use phishbloom_core::engine::Scratch;
+//! use phishbloom_core::{Blocklist, BuildOptions, EntrySet};
 //! use phishbloom_url::Entry;
 //!
 //! # fn main() -> Result<(), phishbloom_core::Error> {
@@ -58,17 +61,17 @@
 #![warn(missing_docs)]
 
 pub mod bytes;
-pub mod contents;
+mod contents;
 pub mod delta;
 pub mod engine;
-pub mod error;
+mod error;
 pub mod fmt;
 pub mod format;
 pub mod hits;
 pub mod keys;
 pub mod keywords;
-pub mod kind;
-pub mod list;
+mod kind;
+mod list;
 pub mod near;
 pub mod plan;
 pub mod prepare;
@@ -81,15 +84,12 @@ pub mod structure;
 pub mod sync;
 
 pub use contents::{EntrySet, KeyList};
-pub use engine::Scratch;
 pub use error::{Error, Result};
-pub use keys::KeyScheme;
 pub use kind::Kind;
 pub use list::{
     write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats, Description, Engine,
     FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, SectionInfo,
 };
-pub use resolve::{Status, Verdict};
 
 /// Serializes a value through its `Display` form (for types of other crates, such as
 /// `LayoutKind`, that do not implement `serde::Serialize`).

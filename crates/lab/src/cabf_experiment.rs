@@ -14,7 +14,7 @@ use phishbloom_url::{canonicalize, Entry};
 use phishbloom_blocklist::entries::{read_entries, ut1_categories, EntrySource};
 use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
 use phishbloom_core::engine::cabf::{entry_components, url_components, Split};
-use phishbloom_core::KeyScheme;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_filter::cabf::{longest_prefix, PrefixFilter, PrefixTable, Structure};
 use phishbloom_filter::rng::SplitMix64;
 

@@ -26,10 +26,12 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::resolve::Verdict;
 use phishbloom_core::resolve::{Category, Exceptions, Resolver};
 use phishbloom_core::sections::{Meta, SetFingerprint};
 use phishbloom_core::BuildOptions;
-use phishbloom_core::{Blocklist, KeyList, KeyScheme, Verdict};
+use phishbloom_core::{Blocklist, KeyList};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{double_hashing, math, AnyFilter, BlockedBloomFilter, KeyHash};
 use phishbloom_redis::push::{push, PushOptions, PushSource};

@@ -17,8 +17,8 @@
 use std::collections::BTreeMap;
 
 use phishbloom_core::engine::fingerprint;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::prepare;
-use phishbloom_core::KeyScheme;
 use phishbloom_filter::{Blocked, KeyHash};
 use redis::{cmd, Cmd, Value};
 

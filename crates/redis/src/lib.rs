@@ -22,7 +22,8 @@
 //!
 //! # Example
 //! ```no_run
-//! use phishbloom_blocklist::{Blocklist, BlocklistFile};
+//! use phishbloom_blocklist::BlocklistFile;
+//! use phishbloom_core::Blocklist;
 //! use phishbloom_redis::push::{push, PushOptions, PushSource};
 //! use phishbloom_redis::{RedisBlocklist, Target};
 //!

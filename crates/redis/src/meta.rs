@@ -20,8 +20,8 @@
 
 use std::collections::HashMap;
 
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::sections::{Meta, SetFingerprint};
-use phishbloom_core::KeyScheme;
 
 use crate::error::{Error, Result};
 use crate::layout::{Chunking, Section, BLOCK_BYTES, MAX_CHUNK_BYTES};

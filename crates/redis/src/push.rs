@@ -15,9 +15,10 @@
 
 use std::path::{Path, PathBuf};
 
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::Resolver;
 use phishbloom_core::sections::{self, Meta};
-use phishbloom_core::{Blocklist, KeyScheme, Kind};
+use phishbloom_core::{Blocklist, Kind};
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 use redis::{cmd, Cmd, Value};
 

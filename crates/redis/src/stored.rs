@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use phishbloom_core::engine::Fingerprints;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::{Exceptions, Resolver, Verification};
 use phishbloom_core::sections;
-use phishbloom_core::KeyScheme;
 use redis::cmd;
 
 use crate::error::{Error, Result};

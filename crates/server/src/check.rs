@@ -12,10 +12,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use phishbloom_blocklist::check::text_lines;
 use phishbloom_core::engine::Scratch;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::prepare::{Preparer, Query};
 use phishbloom_core::printer::{self, Output};
+use phishbloom_core::resolve::{Status, Verdict};
 use phishbloom_core::CheckStats;
-use phishbloom_core::{KeyScheme, Status, Verdict};
 
 use crate::buffers::Buffers;
 use crate::error::{Error, Result};

@@ -21,7 +21,8 @@
 //! ```
 //! use std::sync::Arc;
 //! use phishbloom_blocklist::BlocklistFile;
-//! use phishbloom_core::{Blocklist, BuildOptions, KeyList, KeyScheme};
+//! use phishbloom_core::keys::KeyScheme;
+//! use phishbloom_core::{Blocklist, BuildOptions, KeyList};
 //! use phishbloom_server::{Limits, ListSpec, Lists, Server, Shared};
 //! use tokio::io::{AsyncReadExt, AsyncWriteExt};
 //!

@@ -18,7 +18,9 @@
 //!
 //! # Example
 //! ```
-//! use phishbloom_blocklist::{Blocklist, BlocklistFile, BuildOptions, EntrySet, Scratch};
+//! use phishbloom_blocklist::BlocklistFile;
+//! use phishbloom_core::engine::Scratch;
+//! use phishbloom_core::{Blocklist, BuildOptions, EntrySet};
 //! use phishbloom_sync::client::{Client, Outcome, SyncOptions};
 //! use phishbloom_sync::publish::{publish, PublishOptions};
 //! use phishbloom_url::Entry;

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 
 use phishbloom_core::printer::{write_verdict, Output};
-use phishbloom_core::Status;
+use phishbloom_core::resolve::Status;
 
 use crate::sync::{next_poll, Session};
 use crate::{answer, stream_lines, Lists, Loaded};

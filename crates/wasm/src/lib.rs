@@ -16,8 +16,10 @@ pub mod sync;
 
 use std::collections::HashSet;
 
+use phishbloom_core::engine::Scratch;
 use phishbloom_core::printer::{write_verdict, Output};
-use phishbloom_core::{Blocklist, Scratch, Status};
+use phishbloom_core::resolve::Status;
+use phishbloom_core::Blocklist;
 
 /// A list loaded in memory, with the scratch its checks reuse.
 pub struct Loaded {

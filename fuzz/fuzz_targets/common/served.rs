@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use phishbloom_blocklist::BlocklistFile;
 use phishbloom_core::EntrySet;
-use phishbloom_core::{Blocklist, BuildOptions, KeyList, KeyScheme, Kind};
+use phishbloom_core::{Blocklist, BuildOptions, KeyList, Kind};
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_server::{Limits, ListSpec, Lists, Shared, Token};
 use phishbloom_url::Entry;
 

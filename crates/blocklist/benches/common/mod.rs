@@ -9,8 +9,9 @@ use std::path::PathBuf;
 
 use phishbloom_blocklist::entries::{read_entries, EntrySource};
 use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions};
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::EntrySet;
-use phishbloom_core::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::Entry;
 

@@ -7,10 +7,11 @@
 use phishbloom_core::delta::{Delta, DiffOptions, ListView, PatchCoding};
 use phishbloom_core::engine::expression_hash;
 use phishbloom_core::engine::{fingerprint, Scratch};
+use phishbloom_core::resolve::Verdict;
 use phishbloom_core::sections::SetFingerprint;
 use phishbloom_core::EntrySet;
 use phishbloom_core::Error;
-use phishbloom_core::{Blocklist, BuildOptions, Kind, Verdict};
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_url::Entry;
 use proptest::prelude::*;
 

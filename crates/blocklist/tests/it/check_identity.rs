@@ -13,8 +13,9 @@
 
 use phishbloom_core::engine::{Matcher, Scratch};
 use phishbloom_core::printer::{write_verdict, Output};
+use phishbloom_core::resolve::Verdict;
 use phishbloom_core::EntrySet;
-use phishbloom_core::{Blocklist, BuildOptions, Engine, Kind, Verdict};
+use phishbloom_core::{Blocklist, BuildOptions, Engine, Kind};
 use phishbloom_url::{Canonicalizer, Entry};
 
 /// A small reproducible generator (SplitMix64).

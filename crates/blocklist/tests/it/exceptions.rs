@@ -5,8 +5,9 @@
 
 use phishbloom_core::engine::expression_hash;
 use phishbloom_core::engine::{fingerprint, Scratch};
+use phishbloom_core::resolve::Status;
 use phishbloom_core::EntrySet;
-use phishbloom_core::{Blocklist, BuildOptions, Kind, Status};
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_url::{canonicalize, CanonicalUrl, Entry};
 use proptest::prelude::*;
 

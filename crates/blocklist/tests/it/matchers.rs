@@ -136,7 +136,7 @@ fn foreign_urls(count: usize, seed: u64) -> Vec<CanonicalUrl> {
                 column: "isMalicious".into(),
                 value: "1".into(),
             },
-            scheme: phishbloom_core::KeyScheme::Exact,
+            scheme: phishbloom_core::keys::KeyScheme::Exact,
             ..ListOptions::default()
         };
         let (benign, _) =

@@ -20,9 +20,10 @@ use phishbloom_blocklist::{Input, ListSummary};
 use phishbloom_core::engine::per_probe_fpp;
 use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_core::fmt;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::Engine;
 use phishbloom_core::EntrySet;
-use phishbloom_core::{Blocklist, BuildOptions, KeyScheme, Kind};
+use phishbloom_core::{Blocklist, BuildOptions, Kind};
 use phishbloom_filter::Filter;
 
 use clap::ValueEnum;

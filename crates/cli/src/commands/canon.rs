@@ -5,8 +5,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
 use phishbloom_blocklist::source::{read_bounded_line, MAX_KEY_BYTES};
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::prepare::{Preparer, Query};
-use phishbloom_core::KeyScheme;
 use phishbloom_url::ExpressionKind;
 
 use crate::args::CanonArgs;

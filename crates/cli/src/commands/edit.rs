@@ -18,8 +18,9 @@ use phishbloom_blocklist::source::{read_list, read_list_groups, Format, ListOpti
 use phishbloom_blocklist::Input;
 use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView};
 use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::Change;
-use phishbloom_core::{fmt, Blocklist, KeyScheme, Kind};
+use phishbloom_core::{fmt, Blocklist, Kind};
 
 use crate::args::{ApplyArgs, ChangeArgs, DiffArgs, MergeArgs};
 

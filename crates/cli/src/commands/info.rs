@@ -5,9 +5,10 @@
 use phishbloom_blocklist::BlocklistFile;
 use std::process::ExitCode;
 
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::keywords::KeywordsInfo;
 use phishbloom_core::structure::LayerInfo;
-use phishbloom_core::{fmt, Blocklist, KeyScheme};
+use phishbloom_core::{fmt, Blocklist};
 use phishbloom_core::{Description, FilterInfo};
 
 use crate::args::InfoArgs;

@@ -9,9 +9,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use phishbloom_blocklist::check::{answer_with, check_stream_with, StreamOptions};
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::printer::Output;
 use phishbloom_core::resolve::Category;
-use phishbloom_core::{fmt, Blocklist, KeyScheme};
+use phishbloom_core::{fmt, Blocklist};
 use phishbloom_redis::info::Info;
 use phishbloom_redis::push::{PushOptions, PushSource};
 use phishbloom_redis::{RedisBlocklist, Target};

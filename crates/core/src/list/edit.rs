@@ -466,8 +466,9 @@ mod tests {
     #[test]
     fn a_list_with_a_blocked_gate_reads_adds_and_writes_it_as_it_was() {
         use crate::engine::gate::{path_key, HostGate, HOST_GATE_FPP};
+        use crate::engine::Scratch;
         use crate::format::tag;
-        use crate::{EntrySet, Scratch};
+        use crate::EntrySet;
         use phishbloom_filter::{AnyFilter, BlockedBloomFilter, HashStrategy, KeyHash};
         use phishbloom_url::Entry;
 

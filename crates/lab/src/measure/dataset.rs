@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use phishbloom_blocklist::source::{read_list, Input, LabelFilter, ListOptions, DEFAULT_LABEL};
-use phishbloom_core::{KeyList, KeyScheme};
+use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::KeyList;
 use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
 
 use crate::error::Result;

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use phishbloom_core::KeyScheme;
+use phishbloom_core::keys::KeyScheme;
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_filter::{Blocked, Bloom, Classic, Filter, HashStrategy, Layout, LayoutKind};
 

@@ -6,7 +6,7 @@ use crate::common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use phishbloom_core::Verdict;
+use phishbloom_core::resolve::Verdict;
 use phishbloom_redis::push::{push, PushOptions, PushSource};
 use phishbloom_redis::{RedisBlocklist, Target};
 use phishbloom_testing::redis_server::RedisServer;

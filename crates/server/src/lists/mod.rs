@@ -459,7 +459,8 @@ pub fn add_item(state: &mut State, item: &[u8]) -> Result<bool> {
 mod tests {
     use super::*;
     use phishbloom_core::engine::Scratch;
-    use phishbloom_core::{BuildOptions, KeyList, KeyScheme};
+    use phishbloom_core::keys::KeyScheme;
+    use phishbloom_core::{BuildOptions, KeyList};
 
     fn keys_file(dir: &Path, name: &str, keys: &[&str]) -> PathBuf {
         let mut list = KeyList::default();
