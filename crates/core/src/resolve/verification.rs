@@ -106,95 +106,137 @@ impl Verification {
     pub fn update(&mut self, added: &[(u64, Vec<u16>)], removed: &[u64], with_sets: bool) {
         let mut removed = removed.to_vec();
         removed.sort_unstable();
-        let mut incoming: Vec<(u64, Vec<u16>)> = added.to_vec();
-        incoming.sort_unstable_by_key(|p| p.0);
-        // Equal incoming fingerprints: one entry with the union of their ids.
-        incoming.dedup_by(|later, kept| {
-            if later.0 != kept.0 {
-                return false;
-            }
-            kept.1.append(&mut later.1);
-            true
-        });
-        for (_, ids) in &mut incoming {
-            ids.sort_unstable();
-            ids.dedup();
-        }
+        let incoming = united(added);
         let old_sets = std::mem::take(&mut self.sets);
         let old_set_of = std::mem::take(&mut self.set_of);
-        // The set of an existing entry at position `i`; a one-category table gaining sets puts
-        // every existing entry in category 0.
-        let set_at = |i: usize| -> &[u16] {
-            match old_set_of.get(i) {
-                Some(&set) => old_sets.get(set),
-                None => &[0],
-            }
-        };
         let capacity = self.fingerprints.len() + incoming.len();
-        let mut fingerprints = Vec::with_capacity(capacity);
-        let mut set_of = Vec::with_capacity(if with_sets { capacity } else { 0 });
-        let mut sets = CategorySets::default();
-        // Sets interned in order of first use, as `new` numbers them: `renumber` maps an old
-        // set index to the new one (u32::MAX: not yet used).
-        let mut renumber = vec![u32::MAX; old_sets.all().len()];
-        let mut union: Vec<u16> = Vec::new();
+        let mut table = Rebuild {
+            fingerprints: Vec::with_capacity(capacity),
+            set_of: Vec::with_capacity(if with_sets { capacity } else { 0 }),
+            sets: CategorySets::default(),
+            with_sets,
+            old_sets: &old_sets,
+            old_set_of: &old_set_of,
+            renumber: vec![u32::MAX; old_sets.all().len()],
+            union: Vec::new(),
+        };
         let mut incoming = incoming.into_iter().peekable();
         let mut gone = removed.iter().copied().peekable();
         for (i, &f) in self.fingerprints.as_slice().iter().enumerate() {
             while let Some((g, ids)) = incoming.next_if(|(g, _)| *g < f) {
-                fingerprints.push(g);
-                if with_sets {
-                    set_of.push(sets.intern(&ids));
-                }
+                table.push_new(g, &ids);
             }
             while gone.next_if(|&r| r < f).is_some() {}
             let joined = incoming.next_if(|(g, _)| *g == f);
             let removed_here = gone.peek() == Some(&f);
-            if removed_here && joined.is_none() {
-                continue;
-            }
-            fingerprints.push(f);
-            if !with_sets {
-                continue;
-            }
             match joined {
+                None if removed_here => {}
                 // Removed and added again: the added ids alone.
-                Some((_, ids)) if removed_here => set_of.push(sets.intern(&ids)),
-                Some((_, ids)) => {
-                    union.clear();
-                    union.extend_from_slice(set_at(i));
-                    union.extend(ids);
-                    union.sort_unstable();
-                    union.dedup();
-                    set_of.push(sets.intern(&union));
-                }
-                None => match old_set_of.get(i) {
-                    Some(&old) => {
-                        let slot = &mut renumber[old as usize];
-                        if *slot == u32::MAX {
-                            *slot = sets.intern(old_sets.get(old));
-                        }
-                        set_of.push(*slot);
-                    }
-                    None => set_of.push(sets.intern(&[0])),
-                },
+                Some((_, ids)) if removed_here => table.push_new(f, &ids),
+                Some((_, ids)) => table.push_joined(i, f, &ids),
+                None => table.push_kept(i, f),
             }
         }
         for (g, ids) in incoming {
-            fingerprints.push(g);
-            if with_sets {
-                set_of.push(sets.intern(&ids));
-            }
+            table.push_new(g, &ids);
         }
         // Sorted and distinct: a merge of two sorted, distinct sequences that joins equals.
-        self.fingerprints = Fingerprints::from_sorted(fingerprints).unwrap_or_default();
-        self.set_of = set_of;
-        self.sets = sets;
+        self.fingerprints = Fingerprints::from_sorted(table.fingerprints).unwrap_or_default();
+        self.set_of = table.set_of;
+        self.sets = table.sets;
     }
 
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
         self.fingerprints.is_empty()
+    }
+}
+
+/// `added` sorted by fingerprint, equal fingerprints as one entry with the union of their
+/// ids, each entry's ids sorted and distinct.
+fn united(added: &[(u64, Vec<u16>)]) -> Vec<(u64, Vec<u16>)> {
+    let mut incoming: Vec<(u64, Vec<u16>)> = added.to_vec();
+    incoming.sort_unstable_by_key(|p| p.0);
+    incoming.dedup_by(|later, kept| {
+        if later.0 != kept.0 {
+            return false;
+        }
+        kept.1.append(&mut later.1);
+        true
+    });
+    for (_, ids) in &mut incoming {
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    incoming
+}
+
+/// The table [`Verification::update`] builds, entry by entry in fingerprint order, with the
+/// old table's sets to carry over.
+struct Rebuild<'o> {
+    fingerprints: Vec<u64>,
+    set_of: Vec<u32>,
+    sets: CategorySets,
+    with_sets: bool,
+    old_sets: &'o CategorySets,
+    old_set_of: &'o [u32],
+    /// Sets interned in order of first use, as `new` numbers them: maps an old set index to
+    /// the new one (u32::MAX: not yet used).
+    renumber: Vec<u32>,
+    /// Scratch for a joined entry's ids.
+    union: Vec<u16>,
+}
+
+impl Rebuild<'_> {
+    /// An entry with exactly `ids`.
+    fn push_new(&mut self, f: u64, ids: &[u16]) {
+        self.fingerprints.push(f);
+        if self.with_sets {
+            self.set_of.push(self.sets.intern(ids));
+        }
+    }
+
+    /// The set of the old table's entry at position `i`; a one-category table gaining sets
+    /// puts every existing entry in category 0.
+    fn old_set(&self, i: usize) -> &[u16] {
+        match self.old_set_of.get(i) {
+            Some(&set) => self.old_sets.get(set),
+            None => &[0],
+        }
+    }
+
+    /// The old table's entry at position `i`, gaining `ids`.
+    fn push_joined(&mut self, i: usize, f: u64, ids: &[u16]) {
+        self.fingerprints.push(f);
+        if !self.with_sets {
+            return;
+        }
+        let mut union = std::mem::take(&mut self.union);
+        union.clear();
+        union.extend_from_slice(self.old_set(i));
+        union.extend_from_slice(ids);
+        union.sort_unstable();
+        union.dedup();
+        self.set_of.push(self.sets.intern(&union));
+        self.union = union;
+    }
+
+    /// The old table's entry at position `i`, unchanged.
+    fn push_kept(&mut self, i: usize, f: u64) {
+        self.fingerprints.push(f);
+        if !self.with_sets {
+            return;
+        }
+        match self.old_set_of.get(i) {
+            Some(&old) => {
+                let slot = &mut self.renumber[old as usize];
+                if *slot == u32::MAX {
+                    *slot = self.sets.intern(self.old_sets.get(old));
+                }
+                self.set_of.push(*slot);
+            }
+            None => self.set_of.push(self.sets.intern(&[0])),
+        }
     }
 }
 
