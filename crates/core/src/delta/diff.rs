@@ -5,7 +5,8 @@ use phishbloom_filter::prefix::prefix_bits;
 use phishbloom_filter::ribbon::{ribbon_bits, RibbonFilter};
 
 use crate::engine::per_probe_fpp;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::keys::check_same_keys;
 use crate::sections::SetFingerprint;
 
 use super::varint_header::coded_len;
@@ -135,7 +136,10 @@ impl Delta {
         options: &DiffOptions,
         coding: PatchCoding,
     ) -> Result<Delta> {
-        check_comparable(old, new)?;
+        check_same_keys(
+            (old.scheme, old.probes_per_item),
+            (new.scheme, new.probes_per_item),
+        )?;
         let numbering = Numbering::of(old, new);
         let mut changes = Changes::of(old, new, &numbering);
         let added_terms = SetFingerprint::of(changes.added.iter().copied()).0;
@@ -180,30 +184,6 @@ impl Delta {
             exceptions,
         })
     }
-}
-
-/// Refuses two versions that do not hash items alike or are not sized for the same probes.
-fn check_comparable(old: &ListView, new: &ListView) -> Result<()> {
-    let incompatible = |parameter: &'static str, left: String, right: String| Error::Incompatible {
-        parameter,
-        left,
-        right,
-    };
-    if old.scheme != new.scheme {
-        return Err(incompatible(
-            "key scheme",
-            old.scheme.name().into(),
-            new.scheme.name().into(),
-        ));
-    }
-    if old.probes_per_item != new.probes_per_item {
-        return Err(incompatible(
-            "probes per item",
-            old.probes_per_item.to_string(),
-            new.probes_per_item.to_string(),
-        ));
-    }
-    Ok(())
 }
 
 /// A compact delta's `added` fingerprints, as prefixes or a ribbon filter as `coding` says.
@@ -278,14 +258,12 @@ fn patch_rate(
 mod tests {
     use std::path::Path;
 
-    use super::super::samples::{compact, growth, view};
+    use super::super::samples::{changed, compact, growth, view};
     use super::*;
 
     #[test]
     fn a_delta_lists_additions_removals_and_recategorized_entries_and_round_trips() {
-        let old = view(&[(10, &[0]), (20, &[0]), (30, &[1])], &["a", "b"]);
-        let mut new = view(&[(20, &[1]), (30, &[1]), (40, &[0, 2])], &["c", "b", "a"]);
-        new.exceptions = vec!["ok.example".into()];
+        let (old, new) = changed();
         let delta = Delta::between(&old, &new, &DiffOptions::default()).unwrap();
         assert_eq!(delta.added, Additions::Exact(vec![40]));
         assert_eq!(delta.removed, vec![0]);

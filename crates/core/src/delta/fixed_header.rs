@@ -246,15 +246,13 @@ impl FixedHeader {
 
 #[cfg(test)]
 mod tests {
-    use super::super::samples::{compact, view};
+    use super::super::samples::{changed, compact};
     use super::super::{reseal, DiffOptions, VERSION};
     use super::*;
 
     #[test]
     fn fixed_header_deltas_are_still_read_and_varint_header_ones_are_smaller() {
-        let old = view(&[(10, &[0]), (20, &[0]), (30, &[1])], &["a", "b"]);
-        let mut new = view(&[(20, &[1]), (30, &[1]), (40, &[0, 2])], &["c", "b", "a"]);
-        new.exceptions = vec!["ok.example".into()];
+        let (old, new) = changed();
         for options in [DiffOptions::default(), compact(None)] {
             let delta = Delta::between(&old, &new, &options).unwrap();
             let fixed = delta.to_fixed_header_bytes().unwrap();

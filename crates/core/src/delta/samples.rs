@@ -15,6 +15,15 @@ pub(super) fn view(pairs: &[(u64, &[u16])], categories: &[&str]) -> ListView {
     )
 }
 
+/// A change of every sort: 10 removed, 20 moved from category a to b, 40 added in a and the
+/// new category c, the exceptions replaced.
+pub(super) fn changed() -> (ListView, ListView) {
+    let old = view(&[(10, &[0]), (20, &[0]), (30, &[1])], &["a", "b"]);
+    let mut new = view(&[(20, &[1]), (30, &[1]), (40, &[0, 2])], &["c", "b", "a"]);
+    new.exceptions = vec!["ok.example".into()];
+    (old, new)
+}
+
 /// `n` additions to a list of `base` entries (fingerprints from SplitMix64).
 pub(super) fn growth(base: usize, n: usize, probes: u32) -> (ListView, ListView) {
     let mut rng = phishbloom_filter::rng::SplitMix64::new(7);

@@ -1,6 +1,7 @@
 //! Merging two [`Blocklist`]s of the same kind and sizing.
 
 use crate::error::{Error, Result};
+use crate::keys::check_same_keys;
 use crate::resolve::Exceptions;
 use crate::structure::Layers;
 
@@ -100,33 +101,17 @@ impl Blocklist {
 
     /// Refuses a list of another kind, key scheme or sizing.
     fn check_mergeable(&self, other: &Blocklist) -> Result<()> {
-        let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
-            parameter,
-            left,
-            right,
-        };
         if self.kind != other.kind {
-            return Err(differs(
-                "kind",
-                self.kind.to_string(),
-                other.kind.to_string(),
-            ));
+            return Err(Error::Incompatible {
+                parameter: "kind",
+                left: self.kind.to_string(),
+                right: other.kind.to_string(),
+            });
         }
-        if self.meta.scheme != other.meta.scheme {
-            return Err(differs(
-                "key scheme",
-                self.meta.scheme.name().into(),
-                other.meta.scheme.name().into(),
-            ));
-        }
-        if self.meta.probes_per_item != other.meta.probes_per_item {
-            return Err(differs(
-                "probes per item",
-                self.meta.probes_per_item.to_string(),
-                other.meta.probes_per_item.to_string(),
-            ));
-        }
-        Ok(())
+        check_same_keys(
+            (self.meta.scheme, self.meta.probes_per_item),
+            (other.meta.scheme, other.meta.probes_per_item),
+        )
     }
 
     /// The structure to change when merging `other`: the union computed aside, or this one.

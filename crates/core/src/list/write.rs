@@ -179,23 +179,21 @@ fn layer_sections(layers: &Layers) -> Vec<Section<'_>> {
             Cow::Borrowed(bytes),
         ));
     }
-    for (index, patch) in layers.patches().iter().enumerate() {
-        let (block, coded) = sections::encode_patch(patch);
-        out.push(Section::two(
-            tag::PATCH,
-            index as u16,
-            block,
-            Cow::Owned(coded),
-        ));
-    }
-    for (index, patch) in layers.static_patches().iter().enumerate() {
-        let (block, solution) = sections::encode_static_patch(patch);
-        out.push(Section::two(
-            tag::STATIC_PATCH,
-            index as u16,
-            block,
-            Cow::Owned(solution),
-        ));
+    // Each patch is a parameter block and its coded prefixes or ribbon solution.
+    let patches: Vec<_> = layers
+        .patches()
+        .iter()
+        .map(sections::encode_patch)
+        .collect();
+    let statics: Vec<_> = layers
+        .static_patches()
+        .iter()
+        .map(sections::encode_static_patch)
+        .collect();
+    for (tag, coded) in [(tag::PATCH, patches), (tag::STATIC_PATCH, statics)] {
+        for (index, (block, data)) in coded.into_iter().enumerate() {
+            out.push(Section::two(tag, index as u16, block, Cow::Owned(data)));
+        }
     }
     if layers.grows() {
         out.push(Section::owned(
