@@ -64,9 +64,6 @@ impl Delta {
         out
     }
 
-    /// Reads a delta file image, format 2 or 1; `path` names it in errors. Every length,
-    /// count and value is checked: a damaged or hostile file is an error, never a panic or a
-
     /// Reads the extras into the delta (`None`: they do not decode, or bytes are left over).
     pub(super) fn decode_extras(&mut self, bytes: &[u8]) -> Option<()> {
         let mut r = ByteReader::new(bytes);

@@ -61,7 +61,7 @@ pub const VERSION: u32 = 2;
 /// The delta format with a 160-byte fixed header, still read.
 pub const FIXED_HEADER_VERSION: u32 = 1;
 
-/// Format 2's code of how the additions are coded (the byte at offset 13).
+/// The varint header's code of how the additions are coded (the byte at offset 13).
 mod coding {
     /// Whole fingerprints, Golomb–Rice coded.
     pub const EXACT: u8 = 0;
