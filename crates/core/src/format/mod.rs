@@ -1,7 +1,8 @@
 //! The container of every blocklist file: a 64-byte header, a table of sections each with its
 //! own xxh3-64 checksum, and the sections, each starting on a 64-byte boundary. What the
-//! sections hold is [`crate::sections`]' and [`crate::list`]'s business; this module only lays them out, checks
-//! them and reads them back. `docs/FORMAT.md` specifies every byte.
+//! sections hold is [`crate::sections`]' and [`Blocklist`](crate::Blocklist)'s business; this
+//! module only lays them out, checks them and reads them back. `docs/FORMAT.md` specifies every
+//! byte.
 //!
 //! ```text
 //! header   magic 89 'P' 'H' 'B' 'L' 'O' 'M' 0a · version u32 · kind u16 · reserved u16

@@ -129,7 +129,8 @@ impl Resolver {
     }
 
     /// Hints the processor to load what confirming a candidate of `fingerprint` will read (the
-    /// verification table's bucket; nothing without a table): see [`Fingerprints::prefetch`].
+    /// verification table's bucket; nothing without a table): see
+    /// [`Fingerprints::prefetch`](crate::hits::Fingerprints::prefetch).
     #[inline]
     pub fn prefetch_confirmation(&self, fingerprint: u64) {
         if let Some(table) = &self.verification {
