@@ -218,25 +218,25 @@ struct States {
     removed_count: u64,
 }
 
-impl States {
-    /// Reads them, deriving the target's entry count.
-    fn read(fields: &mut Fields<'_, '_>) -> Result<States> {
-        let path = fields.path;
+impl Fields<'_, '_> {
+    /// Reads the base and target, deriving the target's entry count.
+    fn states(&mut self) -> Result<States> {
+        let path = self.path;
         let mut base = ListState {
-            version: fields.varint()?,
-            entries: fields.varint()?,
+            version: self.varint()?,
+            entries: self.varint()?,
             ..ListState::default()
         };
-        base.fingerprint = SetFingerprint(fields.u128()?);
+        base.fingerprint = SetFingerprint(self.u128()?);
         let mut target = ListState {
-            version: base.version.wrapping_add(fields.varint()?),
+            version: base.version.wrapping_add(self.varint()?),
             ..ListState::default()
         };
-        target.fingerprint = SetFingerprint(fields.u128()?);
-        let base_categories = u32::try_from(fields.varint()?)
+        target.fingerprint = SetFingerprint(self.u128()?);
+        let base_categories = u32::try_from(self.varint()?)
             .map_err(|_| bad(path, "base category count out of range"))?;
-        let added_count = fields.varint()?;
-        let removed_count = fields.varint()?;
+        let added_count = self.varint()?;
+        let removed_count = self.varint()?;
         target.entries = base
             .entries
             .checked_add(added_count)
@@ -279,7 +279,7 @@ impl VarintHeader {
             .filter(|&p| p >= 1)
             .ok_or_else(|| bad(path, "probes per item out of range"))?;
         let created = fields.varint()?;
-        let states = States::read(fields)?;
+        let states = fields.states()?;
         let compact = code != coding::EXACT;
         let removed_terms = if compact && states.removed_count > 0 {
             fields.u128()?
