@@ -8,6 +8,8 @@ use phishbloom_text::phrase::{normalize_phrase, normalized_phrase_hash};
 use phishbloom_text::tokens::Tokens;
 use phishbloom_url::Expression;
 
+use crate::error::{Error, Result};
+
 /// How raw lines become keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -108,6 +110,27 @@ impl KeyScheme {
             _ => phishbloom_filter::KeyHash::of(key),
         }
     }
+}
+
+/// Refuses two lists that do not turn items into keys alike — another key scheme, or sized for
+/// other probes per item — with the parameter that differs: a delta between them or their
+/// merge would mean nothing. Each side is `(scheme, probes per item)`.
+pub(crate) fn check_same_keys(left: (KeyScheme, u32), right: (KeyScheme, u32)) -> Result<()> {
+    if left.0 != right.0 {
+        return Err(Error::Incompatible {
+            parameter: "key scheme",
+            left: left.0.name().into(),
+            right: right.0.name().into(),
+        });
+    }
+    if left.1 != right.1 {
+        return Err(Error::Incompatible {
+            parameter: "probes per item",
+            left: left.1.to_string(),
+            right: right.1.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// The verification fingerprint of a key hash: 64 bits mixed from both halves, so that it is

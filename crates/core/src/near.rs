@@ -340,6 +340,40 @@ impl NearEngine {
     /// tables consistent and sorted, exact hashes sorted, names UTF-8 and within
     /// [`MAX_NAME_BYTES`], category ids below `categories`.
     pub fn decode(path: &Path, tables: &[u8], docs: &[u8], categories: usize) -> Result<Self> {
+        let header = TablesHeader::read(path, tables)?;
+        let (stored, checks, exact) = header.values(tables);
+        if exact.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::invalid(path, "near exact hashes", "not sorted"));
+        }
+        let permuted = PermutedTables::from_tables(header.distance, header.blocks, stored)
+            .map_err(|e| Error::invalid(path, "near tables", e))?;
+        let sims = header.sims as usize;
+        let docs = decode_docs(path, docs, (sims + exact.len()) as u64, categories)?;
+        Ok(NearEngine {
+            params: header.params,
+            tables: permuted,
+            checks,
+            exact,
+            docs,
+        })
+    }
+}
+
+/// The near tables section's header, checked against the section's length.
+struct TablesHeader {
+    params: SimHashParams,
+    distance: u32,
+    blocks: u32,
+    table_count: usize,
+    /// Fingerprints in each table.
+    sims: u64,
+    /// Check fingerprints (one per fingerprint, or none).
+    check_count: u64,
+}
+
+impl TablesHeader {
+    /// Reads and checks the header of the near tables section `tables`.
+    fn read(path: &Path, tables: &[u8]) -> Result<Self> {
         let bad = |field: &'static str, value: String| Error::invalid(path, field, value);
         let mut reader = ByteReader::new(tables);
         let short = || bad("near tables", "header shorter than 64 bytes".into());
@@ -390,6 +424,25 @@ impl NearEngine {
                 ),
             ));
         }
+        Ok(TablesHeader {
+            params: SimHashParams {
+                shingle,
+                check_shingle,
+                check_distance,
+                min_tokens,
+                weighting,
+            },
+            distance,
+            blocks,
+            table_count,
+            sims,
+            check_count,
+        })
+    }
+
+    /// The permuted tables, check fingerprints and exact hashes of `tables` (whose length
+    /// [`TablesHeader::read`] checked).
+    fn values(&self, tables: &[u8]) -> (Vec<Vec<u64>>, Vec<u64>, Vec<u64>) {
         let words = |bytes: &[u8]| -> Vec<u64> {
             bytes
                 .chunks_exact(8)
@@ -399,73 +452,68 @@ impl NearEngine {
                 })
                 .collect()
         };
-        let sims = sims as usize;
+        let (sims, table_count) = (self.sims as usize, self.table_count);
         let mut stored = Vec::with_capacity(table_count);
         for t in 0..table_count {
             let start = TABLES_HEADER + 8 * t * sims;
             stored.push(words(&tables[start..start + 8 * sims]));
         }
         let checks_start = TABLES_HEADER + 8 * table_count * sims;
-        let checks_end = checks_start + 8 * check_count as usize;
+        let checks_end = checks_start + 8 * self.check_count as usize;
         let checks = words(&tables[checks_start..checks_end]);
         let exact = words(&tables[checks_end..]);
-        if exact.windows(2).any(|w| w[0] > w[1]) {
-            return Err(bad("near exact hashes", "not sorted".into()));
-        }
-        let permuted = PermutedTables::from_tables(distance, blocks, stored)
-            .map_err(|e| bad("near tables", e.to_string()))?;
-        let mut reader = ByteReader::new(docs);
-        let short = || bad("near documents", "shorter than its counts say".into());
-        let count = reader.u64().ok_or_else(short)?;
-        if reader.u64().ok_or_else(short)? != 0 {
-            return Err(bad("near documents reserved bytes", "not zero".into()));
-        }
-        if count != (sims + exact.len()) as u64 {
-            return Err(bad(
-                "near document count",
-                format!("{count}, with {} fingerprints", sims + exact.len()),
-            ));
-        }
-        let mut names = Vec::with_capacity(count as usize);
-        for _ in 0..count {
-            let len = reader.u16().ok_or_else(short)? as usize;
-            let cats = reader.u16().ok_or_else(short)? as usize;
-            let mut ids = Vec::with_capacity(cats);
-            for _ in 0..cats {
-                let id = reader.u16().ok_or_else(short)?;
-                if id as usize >= categories || ids.last().is_some_and(|&last| last >= id) {
-                    return Err(bad("near document category", id.to_string()));
-                }
-                ids.push(id);
-            }
-            let name = reader.take(len).ok_or_else(short)?;
-            let name = std::str::from_utf8(name)
-                .map_err(|_| bad("near document name", "not UTF-8".into()))?;
-            if len > MAX_NAME_BYTES {
-                return Err(bad("near document name length", len.to_string()));
-            }
-            names.push((name.to_string(), ids));
-        }
-        if !reader.rest().is_empty() {
-            return Err(bad(
-                "near documents",
-                format!("{} bytes after the last document", reader.rest().len()),
-            ));
-        }
-        Ok(NearEngine {
-            params: SimHashParams {
-                shingle,
-                check_shingle,
-                check_distance,
-                min_tokens,
-                weighting,
-            },
-            tables: permuted,
-            checks,
-            exact,
-            docs: names,
-        })
+        (stored, checks, exact)
     }
+}
+
+/// The near documents section `docs`: `count` names with their category ids (each below
+/// `categories`, ascending).
+fn decode_docs(
+    path: &Path,
+    docs: &[u8],
+    expected: u64,
+    categories: usize,
+) -> Result<Vec<(String, Vec<u16>)>> {
+    let bad = |field: &'static str, value: String| Error::invalid(path, field, value);
+    let mut reader = ByteReader::new(docs);
+    let short = || bad("near documents", "shorter than its counts say".into());
+    let count = reader.u64().ok_or_else(short)?;
+    if reader.u64().ok_or_else(short)? != 0 {
+        return Err(bad("near documents reserved bytes", "not zero".into()));
+    }
+    if count != expected {
+        return Err(bad(
+            "near document count",
+            format!("{count}, with {expected} fingerprints"),
+        ));
+    }
+    let mut names = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let len = reader.u16().ok_or_else(short)? as usize;
+        let cats = reader.u16().ok_or_else(short)? as usize;
+        let mut ids = Vec::with_capacity(cats);
+        for _ in 0..cats {
+            let id = reader.u16().ok_or_else(short)?;
+            if id as usize >= categories || ids.last().is_some_and(|&last| last >= id) {
+                return Err(bad("near document category", id.to_string()));
+            }
+            ids.push(id);
+        }
+        let name = reader.take(len).ok_or_else(short)?;
+        let name =
+            std::str::from_utf8(name).map_err(|_| bad("near document name", "not UTF-8".into()))?;
+        if len > MAX_NAME_BYTES {
+            return Err(bad("near document name length", len.to_string()));
+        }
+        names.push((name.to_string(), ids));
+    }
+    if !reader.rest().is_empty() {
+        return Err(bad(
+            "near documents",
+            format!("{} bytes after the last document", reader.rest().len()),
+        ));
+    }
+    Ok(names)
 }
 
 /// Cuts `name` to at most [`MAX_NAME_BYTES`] at a character boundary.

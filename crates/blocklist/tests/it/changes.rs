@@ -228,7 +228,7 @@ proptest! {
             lines.extend(step);
             let new_view = ListView::of_entries(&entries(&lines), 20);
             let delta = Delta::between_coded(&old_view, &new_view, &compact, coding).unwrap();
-            let bytes = match delta.to_bytes_version1() {
+            let bytes = match delta.to_fixed_header_bytes() {
                 Some(bytes) if version1 => bytes,
                 _ => delta.to_bytes(),
             };

@@ -160,6 +160,65 @@ fn sized_layers(options: &BuildOptions, entries: usize, fpp: f64, headroom: f64)
     Layers::new(options.kind, sized, fpp, options.strategy, options.grow)
 }
 
+/// A whole key's entry fingerprint.
+fn key_fingerprint(key: &[u8]) -> u64 {
+    fingerprint(KeyHash::of(key))
+}
+
+/// The keys in each group, the set fingerprint of the distinct keys across the groups (by
+/// entry fingerprint) and their count. One group is distinct already.
+fn count_distinct(groups: &[(String, KeyList)]) -> (Vec<u64>, SetFingerprint, usize) {
+    let mut counts = vec![0u64; groups.len()];
+    let mut set_fingerprint = SetFingerprint::default();
+    let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    for (id, (_, keys)) in groups.iter().enumerate() {
+        counts[id] = keys.len() as u64;
+        if groups.len() == 1 {
+            set_fingerprint = SetFingerprint::of(keys.iter().map(key_fingerprint));
+        } else {
+            for key in keys.iter() {
+                let v = key_fingerprint(key);
+                if seen.insert(v) {
+                    set_fingerprint.add(v);
+                }
+            }
+        }
+    }
+    let entries = match groups.len() {
+        1 => groups[0].1.len(),
+        _ => seen.len(),
+    };
+    (counts, set_fingerprint, entries)
+}
+
+/// Inserts the keys of every group into `layers`.
+fn insert_groups(
+    options: &BuildOptions,
+    groups: &[(String, KeyList)],
+    layers: &mut Layers,
+) -> Result<()> {
+    let key_hashing = layers.key_hashing_bloom().is_some();
+    match layers.single_bloom_mut() {
+        // One Bloom filter of known size that hashes keys as the list does: every core
+        // inserts (a key twice sets its bits twice, which changes nothing).
+        Some(filter) if !options.grow && key_hashing => {
+            for (_, keys) in groups {
+                filter.insert_parallel(&keys.as_slices(), build_threads(options));
+            }
+            Ok(())
+        }
+        // Each distinct key once (a cuckoo filter would store a second copy).
+        _ => {
+            let mut inserted = std::collections::HashSet::new();
+            groups
+                .iter()
+                .flat_map(|(_, keys)| keys.iter())
+                .filter(|key| groups.len() == 1 || inserted.insert(key_fingerprint(key)))
+                .try_for_each(|key| layers.insert_key(key))
+        }
+    }
+}
+
 impl Blocklist {
     /// Builds a blocklist of whole keys (passwords, tokens, e-mail addresses: `scheme` says how
     /// they were normalized), one group of distinct keys per category (a key may be in several).
@@ -178,55 +237,18 @@ impl Blocklist {
             });
         }
         refuse_near(options)?;
-        // Distinct keys across the groups, by entry fingerprint. One group is distinct already.
-        let v_of = |key: &[u8]| fingerprint(KeyHash::of(key));
-        let mut counts = vec![0u64; groups.len()];
-        let mut set_fingerprint = SetFingerprint::default();
-        let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
-        for (id, (_, keys)) in groups.iter().enumerate() {
-            counts[id] = keys.len() as u64;
-            if groups.len() == 1 {
-                set_fingerprint = SetFingerprint::of(keys.iter().map(v_of));
-            } else {
-                for key in keys.iter() {
-                    let v = v_of(key);
-                    if seen.insert(v) {
-                        set_fingerprint.add(v);
-                    }
-                }
-            }
-        }
-        let entries = match groups.len() {
-            1 => groups[0].1.len(),
-            _ => seen.len(),
-        };
+        let (counts, set_fingerprint, entries) = count_distinct(groups);
         let layers = fill(options, entries, options.fpp, |layers| {
-            let key_hashing = layers.key_hashing_bloom().is_some();
-            match layers.single_bloom_mut() {
-                // One Bloom filter of known size that hashes keys as the list does: every core
-                // inserts (a key twice sets its bits twice, which changes nothing).
-                Some(filter) if !options.grow && key_hashing => {
-                    for (_, keys) in groups {
-                        filter.insert_parallel(&keys.as_slices(), build_threads(options));
-                    }
-                    Ok(())
-                }
-                // Each distinct key once (a cuckoo filter would store a second copy).
-                _ => {
-                    let mut inserted = std::collections::HashSet::new();
-                    groups
-                        .iter()
-                        .flat_map(|(_, keys)| keys.iter())
-                        .filter(|key| groups.len() == 1 || inserted.insert(v_of(key)))
-                        .try_for_each(|key| layers.insert_key(key))
-                }
-            }
+            insert_groups(options, groups, layers)
         })?;
         let verification = options.verify.then(|| {
             let pairs = groups
                 .iter()
                 .enumerate()
-                .flat_map(|(id, (_, keys))| keys.iter().map(move |k| (v_of(k), vec![id as u16])))
+                .flat_map(|(id, (_, keys))| {
+                    keys.iter()
+                        .map(move |k| (key_fingerprint(k), vec![id as u16]))
+                })
                 .collect();
             Verification::new(pairs, groups.len() > 1)
         });

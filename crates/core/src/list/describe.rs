@@ -2,7 +2,7 @@
 
 use phishbloom_filter::Filter;
 
-use crate::format::{self, Directory};
+use crate::format::{self, Directory, SectionEntry};
 use crate::keywords::KeywordsInfo;
 use crate::kind::Kind;
 use crate::rates::per_item_fpp;
@@ -134,7 +134,42 @@ impl Blocklist {
             checksum: 0,
             sections: Vec::new(),
         });
-        let (filters, split, probe_target) = match (&self.engine, self.layers()) {
+        let (filters, split, probe_target) = self.describe_filters();
+        let layers = self.layers().map(Layers::describe).unwrap_or_default();
+        let grows = self.layers().is_some_and(Layers::grows);
+        Description {
+            kind: self.kind,
+            format_version: directory.version,
+            file_bytes: directory.file_len,
+            checksum: format!("{:016x}", directory.checksum),
+            sections: directory.sections.iter().map(SectionInfo::of).collect(),
+            meta: self.meta.clone(),
+            per_item_fpp: probe_target
+                .map(|f| per_item_fpp(f, self.meta.probes_per_item))
+                .or(self.meta.target_fpp),
+            filters,
+            layers,
+            grows,
+            split,
+            verification: self.resolver.verification().map(|t| t.len() as u64),
+            categories: self.resolver.categories().to_vec(),
+            exceptions: self.resolver.exceptions().len() as u64,
+            keywords: match &self.engine {
+                Engine::Keywords(engine) => Some(engine.info(&self.meta)),
+                _ => None,
+            },
+            near: match &self.engine {
+                Engine::Near(engine) => Some(engine.info()),
+                _ => None,
+            },
+            gate: self.describe_gate(),
+        }
+    }
+
+    /// The Bloom filters of the list (each layer's, CaBF's, a keyword list's), the CaBF split,
+    /// and the per-probe target of a one-filter list (from which the per-item rate follows).
+    fn describe_filters(&self) -> (Vec<FilterInfo>, Option<&'static str>, Option<f64>) {
+        match (&self.engine, self.layers()) {
             (Engine::Cabf(engine), _) => (
                 engine.filters().map(|f| FilterInfo::of(f)).collect(),
                 Some(engine.split().name()),
@@ -162,54 +197,33 @@ impl Blocklist {
                 },
             ),
             (_, None) => (Vec::new(), None, None),
-        };
-        let layers = self.layers().map(Layers::describe).unwrap_or_default();
-        let grows = self.layers().is_some_and(Layers::grows);
-        Description {
-            kind: self.kind,
-            format_version: directory.version,
-            file_bytes: directory.file_len,
-            checksum: format!("{:016x}", directory.checksum),
-            sections: directory
-                .sections
-                .iter()
-                .map(|s| SectionInfo {
-                    name: s.describe(),
-                    offset: s.offset,
-                    bytes: s.len,
-                    checksum: format!("{:016x}", s.checksum),
-                })
-                .collect(),
-            meta: self.meta.clone(),
-            per_item_fpp: probe_target
-                .map(|f| per_item_fpp(f, self.meta.probes_per_item))
-                .or(self.meta.target_fpp),
-            filters,
-            layers,
-            grows,
-            split,
-            verification: self.resolver.verification().map(|t| t.len() as u64),
-            categories: self.resolver.categories().to_vec(),
-            exceptions: self.resolver.exceptions().len() as u64,
-            keywords: match &self.engine {
-                Engine::Keywords(engine) => Some(engine.info(&self.meta)),
-                _ => None,
-            },
-            near: match &self.engine {
-                Engine::Near(engine) => Some(engine.info()),
-                _ => None,
-            },
-            gate: match &self.engine {
-                Engine::Urls(urls) => urls.gate().map(|gate| GateInfo {
-                    kind: "host",
-                    filter: FilterInfo::of(gate.filter()),
-                }),
-                Engine::Keywords(engine) => engine.gate().map(|gate| GateInfo {
-                    kind: "phrase",
-                    filter: FilterInfo::of(gate.filter()),
-                }),
-                _ => None,
-            },
+        }
+    }
+
+    /// The gate of a list of URL entries or a keyword list, if it has one.
+    fn describe_gate(&self) -> Option<GateInfo> {
+        match &self.engine {
+            Engine::Urls(urls) => urls.gate().map(|gate| GateInfo {
+                kind: "host",
+                filter: FilterInfo::of(gate.filter()),
+            }),
+            Engine::Keywords(engine) => engine.gate().map(|gate| GateInfo {
+                kind: "phrase",
+                filter: FilterInfo::of(gate.filter()),
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl SectionInfo {
+    /// A section as the directory lists it.
+    fn of(section: &SectionEntry) -> Self {
+        SectionInfo {
+            name: section.describe(),
+            offset: section.offset,
+            bytes: section.len,
+            checksum: format!("{:016x}", section.checksum),
         }
     }
 }

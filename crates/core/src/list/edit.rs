@@ -6,6 +6,7 @@ use crate::engine::gate::HostGate;
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 use crate::prepare::{self, EntryItem};
+use crate::resolve::Verification;
 use crate::sections::SetFingerprint;
 use crate::structure::Layers;
 
@@ -35,6 +36,13 @@ pub struct Applied {
     pub recategorized: u64,
     /// The list version now.
     pub version: u64,
+}
+
+/// What removing one listed item does: its categories, and whether it leaves the list.
+struct Removal<'p> {
+    item: &'p EntryItem,
+    ids: Vec<u16>,
+    leaves: bool,
 }
 
 impl Blocklist {
@@ -118,7 +126,6 @@ impl Blocklist {
     /// On an error (a full cuckoo filter that does not grow) the blocklist in memory may hold
     /// some of the items: save nothing and start again from the file.
     pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
-        let origin = self.origin();
         if self.layers().is_none() {
             return Err(Error::CannotChange {
                 path: self.origin(),
@@ -127,10 +134,29 @@ impl Blocklist {
             });
         }
         let prepared = self.prepare(items)?;
-        // The one capacity rule of every add path: a list that does not grow takes new entries
-        // only while it holds fewer than it was sized for, and refuses a batch that would pass
-        // that whole, before anything changes and before its items' category is asked about —
-        // every front end gets the same answer.
+        self.check_room(&prepared)?;
+        let id = self.resolver.category_id(&self.category_for_add(category)?);
+        let with_sets = self.resolver.categories().len() > 1;
+        let mut change = Change::default();
+        let mut table_added = Vec::new();
+        for item in &prepared {
+            if !self.add_one(item, id, &mut change, &mut table_added)? {
+                break;
+            }
+        }
+        let with_sets = with_sets || self.resolver.categories().len() > 1;
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &[], with_sets);
+        }
+        self.touch();
+        Ok(change)
+    }
+
+    /// The one capacity rule of every add path: a list that does not grow takes new entries
+    /// only while it holds fewer than it was sized for, and refuses a batch that would pass
+    /// that whole, before anything changes and before its items' category is asked about —
+    /// every front end gets the same answer.
+    fn check_room(&self, prepared: &[EntryItem]) -> Result<()> {
         if let Some((held, room)) = self.room() {
             let layers = self.layers();
             let new = prepared
@@ -139,77 +165,79 @@ impl Blocklist {
                 .count() as u64;
             if new > room {
                 return Err(Error::Full {
-                    path: origin,
+                    path: self.origin(),
                     kind: self.kind,
                     items: held,
                 });
             }
         }
-        let id = self.resolver.category_id(&self.category_for_add(category)?);
-        let with_sets = self.resolver.categories().len() > 1;
+        Ok(())
+    }
+
+    /// Adds one prepared item to category `id`, counting it in `change` and queuing its
+    /// table entry in `table_added`; `false` when the list has no structure to add to.
+    fn add_one(
+        &mut self,
+        item: &EntryItem,
+        id: u16,
+        change: &mut Change,
+        table_added: &mut Vec<(u64, Vec<u16>)>,
+    ) -> Result<bool> {
         let scheme = self.meta.scheme;
-        let mut change = Change::default();
-        let mut table_added = Vec::new();
-        for item in &prepared {
-            // A table without category sets belongs to a one-category list: category 0.
-            let listed: Option<Option<Vec<u16>>> = self.resolver.verification().map(|table| {
-                table.lookup(item.fingerprint).map(|ids| {
-                    if ids.is_empty() {
-                        vec![0]
-                    } else {
-                        ids.to_vec()
-                    }
-                })
-            });
-            let known = match listed {
-                Some(Some(ids)) if ids.contains(&id) => Some(true),
-                // Listed in another category: it joins this one too, the set is unchanged.
-                Some(Some(ids)) => {
-                    table_added.push((item.fingerprint, ids.into_iter().chain([id]).collect()));
-                    self.resolver.count_entries(id, 1);
-                    change.unchanged += 1;
-                    continue;
+        // A table without category sets belongs to a one-category list: category 0.
+        let listed: Option<Option<Vec<u16>>> = self.resolver.verification().map(|table| {
+            table.lookup(item.fingerprint).map(|ids| {
+                if ids.is_empty() {
+                    vec![0]
+                } else {
+                    ids.to_vec()
                 }
-                Some(None) => Some(false),
-                None => None,
-            };
-            // `layers()` was checked above.
-            let Some((layers, gate)) = self.edit_parts_mut() else {
-                break;
-            };
-            match known {
-                Some(true) => {
-                    change.unchanged += 1;
-                    continue;
-                }
-                None if Self::structure_holds(layers, scheme, item) => {
-                    self.meta.exact_count = false;
-                    change.unchanged += 1;
-                    continue;
-                }
-                _ => {}
+            })
+        });
+        let known = match listed {
+            Some(Some(ids)) if ids.contains(&id) => Some(true),
+            // Listed in another category: it joins this one too, the set is unchanged.
+            Some(Some(ids)) => {
+                table_added.push((item.fingerprint, ids.into_iter().chain([id]).collect()));
+                self.resolver.count_entries(id, 1);
+                change.unchanged += 1;
+                return Ok(true);
             }
-            let inserted = match scheme {
-                KeyScheme::Expressions => layers.insert_hash(item.hash),
-                _ => layers.insert_key(&item.key),
-            };
-            inserted.map_err(|e| e.with_path(&origin))?;
-            if let Some(gate) = gate {
-                let (host, path_len) = entry_host(&item.key);
-                gate.insert(&host, path_len);
+            Some(None) => Some(false),
+            None => None,
+        };
+        let origin = self.origin();
+        // `layers()` was checked by the caller.
+        let Some((layers, gate)) = self.edit_parts_mut() else {
+            return Ok(false);
+        };
+        match known {
+            Some(true) => {
+                change.unchanged += 1;
+                return Ok(true);
             }
-            table_added.push((item.fingerprint, vec![id]));
-            self.meta.fingerprint.add(item.fingerprint);
-            self.meta.entries += 1;
-            self.resolver.count_entries(id, 1);
-            change.changed += 1;
+            None if Self::structure_holds(layers, scheme, item) => {
+                self.meta.exact_count = false;
+                change.unchanged += 1;
+                return Ok(true);
+            }
+            _ => {}
         }
-        let with_sets = with_sets || self.resolver.categories().len() > 1;
-        if let Some(table) = self.resolver.verification_mut() {
-            table.update(&table_added, &[], with_sets);
+        let inserted = match scheme {
+            KeyScheme::Expressions => layers.insert_hash(item.hash),
+            _ => layers.insert_key(&item.key),
+        };
+        inserted.map_err(|e| e.with_path(&origin))?;
+        if let Some(gate) = gate {
+            let (host, path_len) = entry_host(&item.key);
+            gate.insert(&host, path_len);
         }
-        self.touch();
-        Ok(change)
+        table_added.push((item.fingerprint, vec![id]));
+        self.meta.fingerprint.add(item.fingerprint);
+        self.meta.entries += 1;
+        self.resolver.count_entries(id, 1);
+        change.changed += 1;
+        Ok(true)
     }
 
     /// The category items join ([`prepare::join_category`]).
@@ -231,7 +259,6 @@ impl Blocklist {
             // A near-duplicate list's documents are removed by name.
             return self.remove_near(items);
         }
-        let origin = self.origin();
         let cannot = Error::CannotChange {
             path: self.origin(),
             kind: self.kind,
@@ -257,7 +284,49 @@ impl Blocklist {
             ),
             None => None,
         };
-        // Check everything before changing anything.
+        let (plan, unchanged) = self.plan_removal(layers, table, &prepared, category_id)?;
+        let with_sets = self.resolver.categories().len() > 1;
+        let mut table_added = Vec::new();
+        let mut table_removed = Vec::new();
+        for removal in &plan {
+            let (item, ids) = (removal.item, &removal.ids);
+            let gone: Vec<u16> = match category_id {
+                Some(id) => vec![id],
+                None => ids.clone(),
+            };
+            for &id in &gone {
+                self.resolver.count_entries(id, -1);
+            }
+            table_removed.push(item.fingerprint);
+            if !removal.leaves {
+                table_added.push((
+                    item.fingerprint,
+                    ids.iter().copied().filter(|i| !gone.contains(i)).collect(),
+                ));
+                continue;
+            }
+            self.forget_entry(item)?;
+        }
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&table_added, &table_removed, with_sets);
+        }
+        self.touch();
+        Ok(Change {
+            changed: plan.len() as u64,
+            unchanged,
+        })
+    }
+
+    /// What removing `prepared` (from category `category_id`, or the list) does to each item,
+    /// and how many are not in that category (unchanged), checked before anything changes:
+    /// every item listed, and none a deleting structure could not take out of one layer.
+    fn plan_removal<'p>(
+        &self,
+        layers: &Layers,
+        table: &Verification,
+        prepared: &'p [EntryItem],
+        category_id: Option<u16>,
+    ) -> Result<(Vec<Removal<'p>>, u64)> {
         let mut missing = prepared
             .iter()
             .filter(|item| table.lookup(item.fingerprint).is_none());
@@ -268,10 +337,9 @@ impl Blocklist {
                 first: String::from_utf8_lossy(&first.key).into_owned(),
             });
         }
-        // Per item: its categories, and whether it leaves the structure.
-        let mut plan: Vec<(&EntryItem, Vec<u16>, bool)> = Vec::with_capacity(prepared.len());
+        let mut plan = Vec::with_capacity(prepared.len());
         let mut unchanged = 0;
-        for item in &prepared {
+        for item in prepared {
             let ids = match table.lookup(item.fingerprint) {
                 Some([]) | None => vec![0],
                 Some(ids) => ids.to_vec(),
@@ -293,55 +361,34 @@ impl Blocklist {
                     });
                 }
             }
-            plan.push((item, ids, leaves));
+            plan.push(Removal { item, ids, leaves });
         }
-        let with_sets = self.resolver.categories().len() > 1;
-        let mut table_added = Vec::new();
-        let mut table_removed = Vec::new();
-        for (item, ids, leaves) in &plan {
-            let gone: Vec<u16> = match category_id {
-                Some(id) => vec![id],
-                None => ids.clone(),
-            };
-            for &id in &gone {
-                self.resolver.count_entries(id, -1);
-            }
-            table_removed.push(item.fingerprint);
-            if !leaves {
-                table_added.push((
-                    item.fingerprint,
-                    ids.iter().copied().filter(|i| !gone.contains(i)).collect(),
+        Ok((plan, unchanged))
+    }
+
+    /// Takes an entry that leaves the list out of its structure and set fingerprint. Checked
+    /// before: a kind that deletes has the item in one layer; a Bloom filter keeps its bits,
+    /// settled by the verification section from now on.
+    fn forget_entry(&mut self, item: &EntryItem) -> Result<()> {
+        let origin = self.origin();
+        if let Some((layers, _)) = self.edit_parts_mut() {
+            if !layers
+                .forget(item.fingerprint)
+                .map_err(|e| e.with_path(&origin))?
+            {
+                return Err(Error::invalid(
+                    origin,
+                    "filter",
+                    format!(
+                        "`{}` is in the verification section but not in the filter",
+                        String::from_utf8_lossy(&item.key)
+                    ),
                 ));
-                continue;
             }
-            // Checked above: a kind that deletes has the item in one layer; a Bloom filter
-            // keeps its bits, settled by the verification section from now on.
-            if let Some((layers, _)) = self.edit_parts_mut() {
-                if !layers
-                    .forget(item.fingerprint)
-                    .map_err(|e| e.with_path(&origin))?
-                {
-                    return Err(Error::invalid(
-                        self.origin(),
-                        "filter",
-                        format!(
-                            "`{}` is in the verification section but not in the filter",
-                            String::from_utf8_lossy(&item.key)
-                        ),
-                    ));
-                }
-            }
-            self.meta.fingerprint.remove(item.fingerprint);
-            self.meta.entries = self.meta.entries.saturating_sub(1);
         }
-        if let Some(table) = self.resolver.verification_mut() {
-            table.update(&table_added, &table_removed, with_sets);
-        }
-        self.touch();
-        Ok(Change {
-            changed: plan.len() as u64,
-            unchanged,
-        })
+        self.meta.fingerprint.remove(item.fingerprint);
+        self.meta.entries = self.meta.entries.saturating_sub(1);
+        Ok(())
     }
 
     /// Recomputes the entry count, set fingerprint and per-category counts from the

@@ -1,7 +1,9 @@
 //! Merging two [`Blocklist`]s of the same kind and sizing.
 
 use crate::error::{Error, Result};
+use crate::keys::check_same_keys;
 use crate::resolve::Exceptions;
+use crate::structure::Layers;
 
 use super::model::{Blocklist, Engine};
 
@@ -17,36 +19,11 @@ impl Blocklist {
     /// count and set fingerprint — sums, exact only if the lists are disjoint — are marked
     /// approximate.
     pub fn merge(&mut self, other: &Blocklist) -> Result<()> {
-        let origin = self.origin();
-        let differs = |parameter: &'static str, left: String, right: String| Error::Incompatible {
-            parameter,
-            left,
-            right,
-        };
-        if self.kind != other.kind {
-            return Err(differs(
-                "kind",
-                self.kind.to_string(),
-                other.kind.to_string(),
-            ));
-        }
-        if self.meta.scheme != other.meta.scheme {
-            return Err(differs(
-                "key scheme",
-                self.meta.scheme.name().into(),
-                other.meta.scheme.name().into(),
-            ));
-        }
-        if self.meta.probes_per_item != other.meta.probes_per_item {
-            return Err(differs(
-                "probes per item",
-                self.meta.probes_per_item.to_string(),
-                other.meta.probes_per_item.to_string(),
-            ));
-        }
+        self.check_mergeable(other)?;
         if self.kind == crate::Kind::Near {
             return self.merge_near(other);
         }
+        let origin = self.origin();
         let (Some(mine), Some(theirs)) = (self.layers(), other.layers()) else {
             return Err(Error::CannotChange {
                 path: self.origin(),
@@ -55,11 +32,11 @@ impl Blocklist {
             });
         };
         if mine.grows() != theirs.grows() {
-            return Err(differs(
-                "growth",
-                mine.grows().to_string(),
-                theirs.grows().to_string(),
-            ));
+            return Err(Error::Incompatible {
+                parameter: "growth",
+                left: mine.grows().to_string(),
+                right: theirs.grows().to_string(),
+            });
         }
         // Same parameters (layer by layer). Cuckoo and counting lists with verification take
         // the other's new entries one by one; the others take the union, computed aside.
@@ -96,78 +73,8 @@ impl Blocklist {
             .map(str::to_string)
             .collect();
         match (self.resolver.verification(), other.resolver.verification()) {
-            (Some(_), Some(table)) => {
-                let with_sets = self.resolver.categories().len() > 1;
-                let mut added: Vec<(u64, Vec<u16>)> = Vec::new();
-                let mut new_entries = Vec::new();
-                let fingerprints = table.fingerprints().as_slice();
-                for (i, &v) in fingerprints.iter().enumerate() {
-                    let theirs_ids: Vec<u16> = match table.set_of().get(i) {
-                        Some(&set) => table
-                            .sets()
-                            .get(set)
-                            .iter()
-                            .map(|&id| ids[id as usize])
-                            .collect(),
-                        None => vec![ids[0]],
-                    };
-                    match self.resolver.verification().and_then(|t| t.lookup(v)) {
-                        Some(existing) => {
-                            let mut all: Vec<u16> = if existing.is_empty() {
-                                vec![0]
-                            } else {
-                                existing.to_vec()
-                            };
-                            all.extend(theirs_ids);
-                            added.push((v, all));
-                        }
-                        None => {
-                            new_entries.push(v);
-                            added.push((v, theirs_ids));
-                        }
-                    }
-                }
-                let layers = self.layers_mut().ok_or(Error::CannotChange {
-                    path: origin.clone(),
-                    kind: other.kind,
-                    action: "merge into",
-                })?;
-                match union {
-                    Some(union) => *layers = union,
-                    None => {
-                        for &v in &new_entries {
-                            layers
-                                .insert_fingerprint(v)
-                                .map_err(|e| e.with_path(&origin))?;
-                        }
-                    }
-                }
-                let with_sets = with_sets || self.resolver.categories().len() > 1;
-                if let Some(table) = self.resolver.verification_mut() {
-                    table.update(&added, &[], with_sets);
-                }
-                self.recount();
-            }
-            (None, None) => {
-                let layers = self.layers_mut().ok_or(Error::CannotChange {
-                    path: origin.clone(),
-                    kind: other.kind,
-                    action: "merge into",
-                })?;
-                if let Some(union) = union {
-                    *layers = union;
-                }
-                for (category, &id) in other.categories().iter().zip(&ids) {
-                    self.resolver.count_entries(id, category.entries as i64);
-                }
-                self.meta.entries += other.meta.entries;
-                self.meta.fingerprint.0 = self
-                    .meta
-                    .fingerprint
-                    .0
-                    .wrapping_add(other.meta.fingerprint.0);
-                self.meta.exact_count = false;
-            }
+            (Some(_), Some(_)) => self.merge_verified(other, &ids, union)?,
+            (None, None) => self.merge_unverified(other, &ids, union)?,
             (mine, _) => {
                 let which = if mine.is_some() {
                     "the second"
@@ -189,6 +96,119 @@ impl Blocklist {
         self.resolver.set_exceptions(Exceptions::new(exceptions));
         self.meta.version = self.meta.version.max(other.meta.version);
         self.touch();
+        Ok(())
+    }
+
+    /// Refuses a list of another kind, key scheme or sizing.
+    fn check_mergeable(&self, other: &Blocklist) -> Result<()> {
+        if self.kind != other.kind {
+            return Err(Error::Incompatible {
+                parameter: "kind",
+                left: self.kind.to_string(),
+                right: other.kind.to_string(),
+            });
+        }
+        check_same_keys(
+            (self.meta.scheme, self.meta.probes_per_item),
+            (other.meta.scheme, other.meta.probes_per_item),
+        )
+    }
+
+    /// The structure to change when merging `other`: the union computed aside, or this one.
+    fn layers_to_merge(&mut self, other: &Blocklist) -> Result<&mut Layers> {
+        let origin = self.origin();
+        self.layers_mut().ok_or(Error::CannotChange {
+            path: origin,
+            kind: other.kind,
+            action: "merge into",
+        })
+    }
+
+    /// Merges `other`'s entries by fingerprint (both lists have a verification table): an entry
+    /// in both is kept once, in the categories of both (`ids` numbers `other`'s categories as
+    /// this list does); a deleting structure takes only the new entries when `union` is not
+    /// given.
+    fn merge_verified(
+        &mut self,
+        other: &Blocklist,
+        ids: &[u16],
+        union: Option<Layers>,
+    ) -> Result<()> {
+        let origin = self.origin();
+        let with_sets = self.resolver.categories().len() > 1;
+        let mut added: Vec<(u64, Vec<u16>)> = Vec::new();
+        let mut new_entries = Vec::new();
+        if let Some(table) = other.resolver.verification() {
+            let fingerprints = table.fingerprints().as_slice();
+            for (i, &v) in fingerprints.iter().enumerate() {
+                let theirs_ids: Vec<u16> = match table.set_of().get(i) {
+                    Some(&set) => table
+                        .sets()
+                        .get(set)
+                        .iter()
+                        .map(|&id| ids[id as usize])
+                        .collect(),
+                    None => vec![ids[0]],
+                };
+                match self.resolver.verification().and_then(|t| t.lookup(v)) {
+                    Some(existing) => {
+                        let mut all: Vec<u16> = if existing.is_empty() {
+                            vec![0]
+                        } else {
+                            existing.to_vec()
+                        };
+                        all.extend(theirs_ids);
+                        added.push((v, all));
+                    }
+                    None => {
+                        new_entries.push(v);
+                        added.push((v, theirs_ids));
+                    }
+                }
+            }
+        }
+        let layers = self.layers_to_merge(other)?;
+        match union {
+            Some(union) => *layers = union,
+            None => {
+                for &v in &new_entries {
+                    layers
+                        .insert_fingerprint(v)
+                        .map_err(|e| e.with_path(&origin))?;
+                }
+            }
+        }
+        let with_sets = with_sets || self.resolver.categories().len() > 1;
+        if let Some(table) = self.resolver.verification_mut() {
+            table.update(&added, &[], with_sets);
+        }
+        self.recount();
+        Ok(())
+    }
+
+    /// Merges `other`'s structure as it is (neither list has a verification table): the entry
+    /// count and set fingerprint become sums, exact only if the lists are disjoint, and are
+    /// marked approximate.
+    fn merge_unverified(
+        &mut self,
+        other: &Blocklist,
+        ids: &[u16],
+        union: Option<Layers>,
+    ) -> Result<()> {
+        let layers = self.layers_to_merge(other)?;
+        if let Some(union) = union {
+            *layers = union;
+        }
+        for (category, &id) in other.categories().iter().zip(ids) {
+            self.resolver.count_entries(id, category.entries as i64);
+        }
+        self.meta.entries += other.meta.entries;
+        self.meta.fingerprint.0 = self
+            .meta
+            .fingerprint
+            .0
+            .wrapping_add(other.meta.fingerprint.0);
+        self.meta.exact_count = false;
         Ok(())
     }
 }

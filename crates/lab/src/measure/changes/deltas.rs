@@ -209,7 +209,7 @@ pub fn deltas(settings: &Settings, set: &EntrySet, list: ListSource) -> Result<D
     };
     let empty = Delta::between(&base20, &base20, &options(Encoding::Exact))?;
     let empty_bytes = empty.to_bytes().len() as u64;
-    let empty_bytes_version1 = empty.to_bytes_version1().map_or(0, |b| b.len() as u64);
+    let empty_bytes_version1 = empty.to_fixed_header_bytes().map_or(0, |b| b.len() as u64);
     let mut rows = Vec::new();
     for probes in [DEFAULT_EXPRESSION_BOUND, 1] {
         let mut base = base20.clone();
@@ -242,7 +242,7 @@ pub fn deltas(settings: &Settings, set: &EntrySet, list: ListSource) -> Result<D
                         encoding,
                         addition_bits,
                         bytes: delta.to_bytes().len() as u64,
-                        bytes_version1: delta.to_bytes_version1().map(|b| b.len() as u64),
+                        bytes_version1: delta.to_fixed_header_bytes().map(|b| b.len() as u64),
                         formula_bytes: formula_bytes(&delta, addition_bits),
                     });
                 }
@@ -294,7 +294,7 @@ fn bound_rows(
                     coding: name,
                     kept_bits: delta.added.kept_bits(),
                     bytes: delta.to_bytes().len() as u64,
-                    bytes_version1: delta.to_bytes_version1().map(|b| b.len() as u64),
+                    bytes_version1: delta.to_fixed_header_bytes().map(|b| b.len() as u64),
                     bound_bits: theory::membership_bound_bits(rate),
                 });
             }

@@ -15,16 +15,23 @@
 //! cannot insert from a fingerprint: the additions a delta brings it go to *patches*, prefix
 //! sets of the fingerprints ([`PrefixSet`]), probed beside the layers.
 
-use phishbloom_filter::counting::{CountingFilter, CountingParams};
-use phishbloom_filter::cuckoo::{CuckooFilter, CuckooParams, Full};
+use phishbloom_filter::counting::CountingParams;
+use phishbloom_filter::cuckoo::{CuckooParams, Full};
 use phishbloom_filter::prefix::PrefixSet;
 use phishbloom_filter::ribbon::RibbonFilter;
 use phishbloom_filter::rng::SplitMix64;
-use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, KeyHash, LayoutKind};
+use phishbloom_filter::{AnyFilter, HashStrategy, KeyHash, LayoutKind};
 
 use crate::error::{Error, Result};
 use crate::keys::fingerprint;
 use crate::kind::Kind;
+
+mod combine;
+mod describe;
+mod layer;
+
+pub use describe::LayerInfo;
+pub use layer::Layer;
 
 /// The hash a cuckoo or counting layer uses for an entry fingerprint `v`: `v` itself and a
 /// SplitMix64 mix of it (two independent-looking halves, as the layers' hashing expects).
@@ -44,102 +51,6 @@ pub const TIGHTENING: f64 = 0.5;
 
 /// Cuckoo builds retry at a lower load, this many times, before reporting the list full.
 const CUCKOO_RETRIES: u32 = 6;
-
-/// One structure.
-#[derive(Clone, Debug)]
-pub enum Layer {
-    /// A Bloom filter (blocked, classic or split).
-    Bloom(AnyFilter),
-    /// A cuckoo filter.
-    Cuckoo(CuckooFilter),
-    /// A counting Bloom filter.
-    Counting(CountingFilter),
-}
-
-impl Layer {
-    /// An empty layer of `kind` for `capacity` keys at per-probe rate `fpp`, at cuckoo load
-    /// `load`.
-    fn new(kind: Kind, capacity: u64, fpp: f64, strategy: HashStrategy, load: f64) -> Result<Self> {
-        Ok(match kind {
-            Kind::Blocked | Kind::Classic | Kind::Split => {
-                // Every Bloom kind has a layout.
-                let layout = kind.layout().expect("a Bloom kind");
-                Layer::Bloom(AnyFilter::new(layout, capacity, fpp, strategy)?)
-            }
-            Kind::Cuckoo => Layer::Cuckoo(CuckooFilter::with_load(capacity, fpp, load)?),
-            Kind::Counting => Layer::Counting(CountingFilter::new(capacity, fpp)?),
-            Kind::Cabf | Kind::Near => {
-                unreachable!("CaBF and near-duplicate lists are not built from layers")
-            }
-        })
-    }
-
-    /// Whether it may hold a key of hash `hash` and entry fingerprint `v = fingerprint(hash)`.
-    #[inline]
-    pub fn contains(&self, hash: KeyHash, v: u64) -> bool {
-        match self {
-            Layer::Bloom(filter) => filter.contains_hash(hash),
-            Layer::Cuckoo(filter) => filter.contains_hash(fingerprint_hash(v)),
-            Layer::Counting(filter) => filter.contains_hash(fingerprint_hash(v)),
-        }
-    }
-
-    /// Whether it may hold the entry of fingerprint `v` (cuckoo and counting layers; a Bloom
-    /// layer cannot tell from a fingerprint and answers `false`).
-    #[inline]
-    pub fn contains_fingerprint(&self, v: u64) -> bool {
-        match self {
-            Layer::Bloom(_) => false,
-            Layer::Cuckoo(filter) => filter.contains_hash(fingerprint_hash(v)),
-            Layer::Counting(filter) => filter.contains_hash(fingerprint_hash(v)),
-        }
-    }
-
-    /// Keys it holds.
-    pub fn items(&self) -> u64 {
-        match self {
-            Layer::Bloom(filter) => filter.items(),
-            Layer::Cuckoo(filter) => filter.items(),
-            Layer::Counting(filter) => filter.items(),
-        }
-    }
-
-    /// Keys it was sized for.
-    pub fn capacity(&self) -> u64 {
-        match self {
-            Layer::Bloom(filter) => filter.expected_items().unwrap_or(0),
-            Layer::Cuckoo(filter) => filter.params().expected_items,
-            Layer::Counting(filter) => filter.params().expected_items,
-        }
-    }
-
-    /// The per-probe rate it was sized for.
-    pub fn target_fpp(&self) -> Option<f64> {
-        match self {
-            Layer::Bloom(filter) => filter.target_fpp(),
-            Layer::Cuckoo(filter) => filter.params().target_fpp,
-            Layer::Counting(filter) => filter.params().target_fpp,
-        }
-    }
-
-    /// The rate its contents imply now.
-    pub fn expected_fpp(&self) -> f64 {
-        match self {
-            Layer::Bloom(filter) => filter.expected_fpp(),
-            Layer::Cuckoo(filter) => filter.expected_fpp(),
-            Layer::Counting(filter) => filter.expected_fpp(),
-        }
-    }
-
-    /// Bytes of its bits, slots or counters.
-    pub fn size_in_bytes(&self) -> u64 {
-        match self {
-            Layer::Bloom(filter) => filter.size_in_bytes(),
-            Layer::Cuckoo(filter) => filter.size_in_bytes(),
-            Layer::Counting(filter) => filter.size_in_bytes(),
-        }
-    }
-}
 
 /// The layers of a list, whether it grows, and its patches.
 #[derive(Clone, Debug)]
@@ -537,180 +448,6 @@ impl Layers {
             }),
         }
     }
-
-    /// Checks that `other` has this list's kind and parameters, layer by layer (what a union
-    /// needs); the error names the first parameter that differs.
-    pub fn check_compatible(&self, other: &Layers) -> Result<()> {
-        let differs = |parameter: &'static str, left: String, right: String| {
-            Err(Error::Incompatible {
-                parameter,
-                left,
-                right,
-            })
-        };
-        if self.kind != other.kind {
-            return differs("kind", self.kind.to_string(), other.kind.to_string());
-        }
-        if self.layers.len() != other.layers.len() {
-            return differs(
-                "layer count",
-                self.layers.len().to_string(),
-                other.layers.len().to_string(),
-            );
-        }
-        for (mine, theirs) in self.layers.iter().zip(&other.layers) {
-            let (left, right) = match (mine, theirs) {
-                (Layer::Bloom(a), Layer::Bloom(b)) => {
-                    let (a, b) = (a.params(), b.params());
-                    let shape = |p: &BloomParams| {
-                        format!(
-                            "{} layout, {} hash, m = {} bits, k = {}",
-                            p.layout, p.strategy, p.num_bits, p.num_hashes
-                        )
-                    };
-                    (shape(&a), shape(&b))
-                }
-                (Layer::Cuckoo(a), Layer::Cuckoo(b)) => {
-                    let shape = |p: CuckooParams| {
-                        format!(
-                            "{} buckets of {}-bit fingerprints",
-                            p.num_buckets, p.fingerprint_bits
-                        )
-                    };
-                    (shape(a.params()), shape(b.params()))
-                }
-                (Layer::Counting(a), Layer::Counting(b)) => {
-                    let shape = |p: CountingParams| {
-                        format!("{} counters, k = {}", p.num_counters, p.num_hashes)
-                    };
-                    (shape(a.params()), shape(b.params()))
-                }
-                _ => return differs("kind", self.kind.to_string(), other.kind.to_string()),
-            };
-            if left != right {
-                return differs(
-                    "sizing (build both with the same capacity and rate)",
-                    left,
-                    right,
-                );
-            }
-        }
-        Ok(())
-    }
-
-    /// Adds every key of `other` (same kind and parameters, layer by layer, checked first):
-    /// Bloom bits are OR-ed, cuckoo fingerprints inserted, counters added (saturating), patches
-    /// merged. A cuckoo layer that cannot take them all is [`Error::Full`] (and this list is
-    /// then partly changed: union into a copy).
-    pub fn union(&mut self, other: &Layers) -> Result<()> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.layers.iter_mut().zip(&other.layers) {
-            match (mine, theirs) {
-                (Layer::Bloom(AnyFilter::Classic(a)), Layer::Bloom(AnyFilter::Classic(b))) => {
-                    a.union(b)?
-                }
-                (Layer::Bloom(AnyFilter::Blocked(a)), Layer::Bloom(AnyFilter::Blocked(b))) => {
-                    a.union(b)?
-                }
-                (Layer::Cuckoo(a), Layer::Cuckoo(b)) => {
-                    let items = a.items() + b.items();
-                    a.union(b).map_err(|_| Error::Full {
-                        path: Default::default(),
-                        kind: Kind::Cuckoo,
-                        items,
-                    })?;
-                }
-                (Layer::Counting(a), Layer::Counting(b)) => {
-                    a.union(b).map_err(|parameter| Error::Incompatible {
-                        parameter,
-                        left: String::new(),
-                        right: String::new(),
-                    })?;
-                }
-                // Checked above: the layers match.
-                _ => {}
-            }
-        }
-        for patch in &other.patches {
-            self.patch(patch.bits(), patch.prefixes().to_vec())?;
-        }
-        self.static_patches
-            .extend(other.static_patches.iter().cloned());
-        Ok(())
-    }
-
-    /// A one-layer list's Bloom parameters, for callers that describe filters.
-    pub fn bloom_params(&self) -> Option<BloomParams> {
-        self.single_bloom().map(|f| f.params())
-    }
-
-    /// Cuckoo and counting parameters of every layer (for describing them).
-    pub fn describe(&self) -> Vec<LayerInfo> {
-        self.layers
-            .iter()
-            .map(|layer| LayerInfo {
-                structure: match layer {
-                    Layer::Bloom(filter) => filter.layout().to_string(),
-                    Layer::Cuckoo(filter) => format!(
-                        "cuckoo, {}-bit fingerprints, {} buckets of 4",
-                        filter.fingerprint_bits(),
-                        filter.num_buckets()
-                    ),
-                    Layer::Counting(filter) => format!(
-                        "counting, {} 4-bit counters, k = {}",
-                        filter.num_counters(),
-                        filter.num_hashes()
-                    ),
-                },
-                items: layer.items(),
-                capacity: layer.capacity(),
-                target_fpp: layer.target_fpp(),
-                expected_fpp_now: layer.expected_fpp(),
-                bytes: layer.size_in_bytes(),
-            })
-            .chain(self.patches.iter().map(|patch| LayerInfo {
-                structure: format!(
-                    "patch, {}-bit fingerprint prefixes added by deltas",
-                    patch.bits()
-                ),
-                items: patch.len() as u64,
-                capacity: patch.len() as u64,
-                target_fpp: None,
-                expected_fpp_now: patch.expected_fpp(),
-                bytes: patch.size_in_bytes(),
-            }))
-            .chain(self.static_patches.iter().map(|patch| LayerInfo {
-                structure: format!(
-                    "static patch, ribbon filter of {}-bit results in {} slots added by a \
-                     compact delta",
-                    patch.bits(),
-                    patch.slots()
-                ),
-                items: patch.len(),
-                capacity: patch.len(),
-                target_fpp: None,
-                expected_fpp_now: patch.expected_fpp(),
-                bytes: patch.size_in_bytes(),
-            }))
-            .collect()
-    }
-}
-
-/// One layer as `info` lists it.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct LayerInfo {
-    /// What it is.
-    pub structure: String,
-    /// Keys in it.
-    pub items: u64,
-    /// Keys it was sized for.
-    pub capacity: u64,
-    /// Its per-probe target rate.
-    pub target_fpp: Option<f64>,
-    /// The rate its contents imply now.
-    pub expected_fpp_now: f64,
-    /// Its bytes.
-    pub bytes: u64,
 }
 
 /// Cuckoo parameters for the file format (re-exported for the sections module).
