@@ -773,7 +773,7 @@ fn damaged_categories_and_exceptions_are_errors_naming_their_keys() {
     );
 }
 
-/// Issue 20, item 15: a push over a live version that received `redis add` keys the file does
+/// A push over a live version that received `redis add` keys the file does
 /// not hold is refused (naming how many), unless forced; a file that holds them pushes.
 #[test]
 fn a_push_that_would_drop_added_keys_is_refused_unless_forced() {
