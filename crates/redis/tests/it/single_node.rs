@@ -799,7 +799,7 @@ fn a_push_that_would_drop_added_keys_is_refused_unless_forced() {
     );
     match refused {
         Err(error @ phishbloom_redis::Error::WouldLoseAdds { lost: 2, .. }) => {
-            assert!(error.to_string().contains("--force"), "{error}");
+            assert!(error.to_string().contains("force the push"), "{error}");
         }
         other => panic!(
             "expected a refusal losing 2 keys, got {:?}",
