@@ -40,9 +40,10 @@ use std::fmt;
 
 use crate::error::{snippet, Error};
 use crate::escape::{push_escaped, unescape_fully};
-use crate::fast::{canonicalize_fast, FastParts, WrittenHost};
+use crate::fast::{canonicalize_fast, FastParts};
 use crate::host::canonicalize_host;
 use crate::scheme::{is_scheme_byte, split_scheme};
+use crate::written::WrittenHost;
 
 /// Schemes whose URLs always have an authority, so that `http:evil.com` and `http:/evil.com` are
 /// `http://evil.com/` (WHATWG URL standard, "special schemes": the slashes are optional).
