@@ -31,7 +31,7 @@ use phishbloom_filter::KeyHash;
 
 use crate::formats::ListFormat;
 use crate::source::{
-    looks_like_csv_header, read_csv, Collector, Format, Input, ListOptions, ListSummary,
+    read_csv, refuse_csv_header, Collector, Format, Input, ListOptions, ListSummary,
     MALFORMED_EXAMPLES, MAX_KEY_BYTES,
 };
 use crate::{Error, Result};
@@ -429,7 +429,8 @@ fn read_chunks(
             return Ok(());
         }
         if index == 0 && sniff {
-            refuse_csv_header(&data[..filled], path)?;
+            let first = memchr::memchr(b'\n', &data[..filled]).unwrap_or(filled);
+            refuse_csv_header(&data[..first], path)?;
         }
         let chunk = match memchr::memrchr(b'\n', &data[..filled]) {
             Some(end) => {
@@ -467,20 +468,6 @@ fn read_chunks(
         }
         progress(bytes_read);
     }
-}
-
-/// Refuses an input whose first line (in `data`, its start) is a CSV header.
-fn refuse_csv_header(data: &[u8], path: &Path) -> Result<()> {
-    let first = memchr::memchr(b'\n', data).unwrap_or(data.len());
-    if looks_like_csv_header(&data[..first]) {
-        return Err(Error::LooksLikeCsv {
-            path: path.to_path_buf(),
-            header: String::from_utf8_lossy(&data[..first])
-                .trim_end()
-                .to_string(),
-        });
-    }
-    Ok(())
 }
 
 /// Reads on, through `buffer`, to the end of the current line, keeping in `carry` what

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::collect::Collector;
-use super::{looks_like_csv_header, ListSummary, MAX_KEY_BYTES};
+use super::{refuse_csv_header, ListSummary, MAX_KEY_BYTES};
 use crate::formats::{parse_adblock_line, parse_hosts_line, Line, ListFormat, Skip};
 use crate::{Error, Result};
 
@@ -46,11 +46,8 @@ pub(super) fn read_lines(
         bytes_read += consumed as u64;
         summary.rows += 1;
         let number = summary.rows;
-        if number == 1 && how.sniff && looks_like_csv_header(&line) {
-            return Err(Error::LooksLikeCsv {
-                path: path.to_path_buf(),
-                header: String::from_utf8_lossy(&line).trim_end().to_string(),
-            });
+        if number == 1 && how.sniff {
+            refuse_csv_header(&line, path)?;
         }
         if !complete {
             summary.selected += 1;

@@ -473,6 +473,18 @@ fn read_parts(
     })
 }
 
+/// Refuses a plain list whose first line (without its `\n`) is a CSV header
+/// ([`looks_like_csv_header`]), naming the header.
+pub(crate) fn refuse_csv_header(first_line: &[u8], path: &Path) -> Result<()> {
+    if looks_like_csv_header(first_line) {
+        return Err(Error::LooksLikeCsv {
+            path: path.to_path_buf(),
+            header: String::from_utf8_lossy(first_line).trim_end().to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Whether a plain list's first line looks like a CSV header (`url,isMalicious`): two or more
 /// comma-separated fields, each a column name — letters, digits, `_`, `-` or spaces, starting
 /// with a letter — and none of them a host or URL. Such a list read as lines would make its
