@@ -124,8 +124,7 @@ fn describe(outcome: &Outcome) -> String {
             let from = from.map_or("nothing".to_string(), |v| format!("v{v}"));
             let how = match via {
                 Via::Whole => "the whole file".to_string(),
-                Via::Deltas(1) => "1 delta".to_string(),
-                Via::Deltas(n) => format!("{n} deltas"),
+                Via::Deltas(n) => plural(*n as u64, "delta", "deltas"),
                 Via::WholeAfter(why) => format!("the whole file (the deltas failed: {why})"),
             };
             format!(
