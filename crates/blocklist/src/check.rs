@@ -472,39 +472,13 @@ fn read_chunks(
             _ => std::mem::take(&mut carry),
         };
         chunk.reserve(chunk_bytes);
-        let (mut ended, mut short) = (false, false);
-        if input_is_file {
-            // Into the chunk's spare room, which is neither zeroed nor copied: `read_to_end`
-            // reads into it as it is. A file's read is short only at its end.
-            let read = input
-                .by_ref()
-                .take(chunk_bytes as u64)
-                .read_to_end(&mut chunk)
-                .map_err(|e| Error::io(input_name, "read", e))?;
-            ended = read == 0;
-            short = read < chunk_bytes;
-        } else {
-            if buffer.is_empty() {
-                buffer = vec![0u8; chunk_bytes];
-            }
-            // Up to `chunk_bytes` new bytes per round, after the carried partial line.
-            let mut fresh = 0;
-            while fresh < chunk_bytes && !short {
-                let want = chunk_bytes - fresh;
-                let read = match input.read(&mut buffer[..want]) {
-                    Ok(read) => read,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Error::io(input_name, "read", e)),
-                };
-                if read == 0 {
-                    ended = true;
-                    break;
-                }
-                chunk.extend_from_slice(&buffer[..read]);
-                fresh += read;
-                short = read < want;
-            }
-        }
+        let (ended, short) = fill_chunk(
+            &mut input,
+            input_name,
+            &mut chunk,
+            chunk_bytes,
+            (!input_is_file).then_some(&mut buffer),
+        )?;
         if ended {
             // End of input: whatever is left is the last line, without a newline.
             if !chunk.is_empty() {
@@ -543,6 +517,51 @@ fn read_chunks(
             None => carry = chunk,
         }
     }
+}
+
+/// Reads up to `chunk_bytes` new bytes onto the end of `chunk`: from a file (`pipe_buffer` is
+/// `None`) straight into the chunk's spare room; from a pipe, through its read buffer, until
+/// the chunk is full or a read returns less than asked. Returns (input ended, read short).
+fn fill_chunk(
+    input: &mut impl Read,
+    input_name: &Path,
+    chunk: &mut Vec<u8>,
+    chunk_bytes: usize,
+    pipe_buffer: Option<&mut Vec<u8>>,
+) -> Result<(bool, bool)> {
+    let buffer = match pipe_buffer {
+        None => {
+            // Into the chunk's spare room, which is neither zeroed nor copied: `read_to_end`
+            // reads into it as it is. A file's read is short only at its end.
+            let read = input
+                .by_ref()
+                .take(chunk_bytes as u64)
+                .read_to_end(chunk)
+                .map_err(|e| Error::io(input_name, "read", e))?;
+            return Ok((read == 0, read < chunk_bytes));
+        }
+        Some(buffer) => buffer,
+    };
+    if buffer.is_empty() {
+        *buffer = vec![0u8; chunk_bytes];
+    }
+    // Up to `chunk_bytes` new bytes per round, after the carried partial line.
+    let (mut fresh, mut short) = (0, false);
+    while fresh < chunk_bytes && !short {
+        let want = chunk_bytes - fresh;
+        let read = match input.read(&mut buffer[..want]) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(input_name, "read", e)),
+        };
+        if read == 0 {
+            return Ok((true, short));
+        }
+        chunk.extend_from_slice(&buffer[..read]);
+        fresh += read;
+        short = read < want;
+    }
+    Ok((false, short))
 }
 
 #[cfg(test)]

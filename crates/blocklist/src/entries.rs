@@ -17,7 +17,9 @@ use crate::{Error, Result};
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::MAX_CATEGORIES;
 
-use crate::source::{read_entry_list, Format, Input, ListOptions, ListSummary, MALFORMED_EXAMPLES};
+use crate::source::{
+    read_entry_list, Format, Input, ListOptions, ListParts, ListSummary, MALFORMED_EXAMPLES,
+};
 use phishbloom_core::EntrySet;
 
 /// The name of UT1's exception category: a `--ut1` folder of this name is read as exceptions.
@@ -141,14 +143,9 @@ pub struct EntrySummary {
 /// Reads every source and returns the distinct entries with their categories, and the
 /// exceptions.
 pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)> {
-    let mut set = EntrySet::default();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut exception_keys: HashMap<String, ()> = HashMap::new();
-    let mut category_ids: HashMap<String, u16> = HashMap::new();
-    let mut summary = EntrySummary::default();
+    let mut entries = Entries::default();
     for source in sources {
         let ut1 = matches!(source, EntrySource::Ut1(_));
-        let role = source.role();
         for (input, options) in inputs_of(source)? {
             let raw_options = ListOptions {
                 scheme: KeyScheme::Exact,
@@ -161,76 +158,10 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
                 Err(Error::EmptyInput { .. }) if ut1 => continue,
                 other => other?,
             };
-            let (groups, list_summary) = (parts.groups, parts.summary);
-            let path = input.display_path();
-            let mut file = FileTally::default();
-            for (category, lines) in &groups {
-                let id = match category_ids.get(category) {
-                    Some(&id) => id,
-                    None if role == Role::Allow => 0,
-                    None => {
-                        if set.categories.len() >= MAX_CATEGORIES {
-                            return Err(Error::TooManyCategories {
-                                path,
-                                max: MAX_CATEGORIES,
-                            });
-                        }
-                        let id = set.categories.len() as u16;
-                        set.categories.push(category.clone());
-                        category_ids.insert(category.clone(), id);
-                        id
-                    }
-                };
-                for line in lines.iter() {
-                    file.lines += 1;
-                    let entry = match Entry::parse(line) {
-                        Ok(entry) => entry,
-                        Err(error) => {
-                            file.reject(line, &error, &path, &mut summary);
-                            continue;
-                        }
-                    };
-                    let key = entry.to_key_string();
-                    if role == Role::Allow {
-                        add_exception(entry, key, &mut exception_keys, &mut set, &mut summary);
-                        continue;
-                    }
-                    match index.get(&key) {
-                        Some(&at) => {
-                            summary.duplicates += 1;
-                            let member = &mut set.membership[at];
-                            if !member.contains(&id) {
-                                member.push(id);
-                                member.sort_unstable();
-                            }
-                        }
-                        None => {
-                            match entry.kind() {
-                                ExpressionKind::Domain => summary.domains += 1,
-                                ExpressionKind::Url => summary.urls += 1,
-                            }
-                            index.insert(key, set.entries.len());
-                            set.entries.push(entry);
-                            set.membership.push(vec![id]);
-                        }
-                    }
-                }
-            }
-            // The list's own exceptions (AdBlock `@@` rules), whatever its role.
-            for line in parts.exceptions.iter() {
-                file.lines += 1;
-                match Entry::parse(line) {
-                    Ok(entry) => {
-                        let key = entry.to_key_string();
-                        add_exception(entry, key, &mut exception_keys, &mut set, &mut summary);
-                    }
-                    Err(error) => file.reject(line, &error, &path, &mut summary),
-                }
-            }
-            file.check(&path)?;
-            summary.files.push((path, list_summary));
+            entries.add_list(parts, input.display_path(), source.role())?;
         }
     }
+    let Entries { set, summary, .. } = entries;
     if set.entries.is_empty() {
         let path = sources.first().map(EntrySource::path).unwrap_or_default();
         return Err(Error::EmptyInput {
@@ -249,19 +180,101 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
     Ok((set, summary))
 }
 
-/// Records an exception once (a repeated one is a duplicate).
-fn add_exception(
-    entry: Entry,
-    key: String,
-    seen: &mut HashMap<String, ()>,
-    set: &mut EntrySet,
-    summary: &mut EntrySummary,
-) {
-    if seen.insert(key, ()).is_none() {
-        summary.exceptions += 1;
-        set.exceptions.push(entry);
-    } else {
-        summary.duplicates += 1;
+/// The entries read so far, each once, with what is needed to find them again.
+#[derive(Default)]
+struct Entries {
+    set: EntrySet,
+    /// Each entry's key and its place in `set.entries`.
+    index: HashMap<String, usize>,
+    /// The exceptions' keys.
+    exception_keys: HashMap<String, ()>,
+    /// Each category's id.
+    category_ids: HashMap<String, u16>,
+    summary: EntrySummary,
+}
+
+impl Entries {
+    /// Adds the lines of one list read from `path` as `role`, then its own exceptions
+    /// (AdBlock `@@` rules), whatever its role; refuses a file that is mostly not entries.
+    fn add_list(&mut self, parts: ListParts, path: PathBuf, role: Role) -> Result<()> {
+        let mut file = FileTally::default();
+        for (category, lines) in &parts.groups {
+            let id = self.category_id(category, role, &path)?;
+            for line in lines.iter() {
+                file.lines += 1;
+                match Entry::parse(line) {
+                    Ok(entry) if role == Role::Allow => self.add_exception(entry),
+                    Ok(entry) => self.add_entry(entry, id),
+                    Err(error) => file.reject(line, &error, &path, &mut self.summary),
+                }
+            }
+        }
+        for line in parts.exceptions.iter() {
+            file.lines += 1;
+            match Entry::parse(line) {
+                Ok(entry) => self.add_exception(entry),
+                Err(error) => file.reject(line, &error, &path, &mut self.summary),
+            }
+        }
+        file.check(&path)?;
+        self.summary.files.push((path, parts.summary));
+        Ok(())
+    }
+
+    /// The id of `category`, given when first met (exceptions have no category: 0).
+    fn category_id(&mut self, category: &str, role: Role, path: &Path) -> Result<u16> {
+        Ok(match self.category_ids.get(category) {
+            Some(&id) => id,
+            None if role == Role::Allow => 0,
+            None => {
+                if self.set.categories.len() >= MAX_CATEGORIES {
+                    return Err(Error::TooManyCategories {
+                        path: path.to_path_buf(),
+                        max: MAX_CATEGORIES,
+                    });
+                }
+                let id = self.set.categories.len() as u16;
+                self.set.categories.push(category.to_string());
+                self.category_ids.insert(category.to_string(), id);
+                id
+            }
+        })
+    }
+
+    /// Records an entry of category `id`: a new one, or a category more for one read before.
+    fn add_entry(&mut self, entry: Entry, id: u16) {
+        let key = entry.to_key_string();
+        let summary = &mut self.summary;
+        match self.index.get(&key) {
+            Some(&at) => {
+                summary.duplicates += 1;
+                let member = &mut self.set.membership[at];
+                if !member.contains(&id) {
+                    member.push(id);
+                    member.sort_unstable();
+                }
+            }
+            None => {
+                match entry.kind() {
+                    ExpressionKind::Domain => summary.domains += 1,
+                    ExpressionKind::Url => summary.urls += 1,
+                }
+                self.index.insert(key, self.set.entries.len());
+                self.set.entries.push(entry);
+                self.set.membership.push(vec![id]);
+            }
+        }
+    }
+
+    /// Records an exception once (a repeated one is a duplicate).
+    fn add_exception(&mut self, entry: Entry) {
+        let key = entry.to_key_string();
+        if self.exception_keys.insert(key, ()).is_none() {
+            self.summary.exceptions += 1;
+            self.set.exceptions.push(entry);
+        } else {
+            self.summary.duplicates += 1;
+        }
     }
 }
 

@@ -101,19 +101,8 @@ pub struct EvalReport {
 pub fn run(config: &EvalConfig) -> Result<EvalReport> {
     let input = Input::Path(config.data.clone());
     let scheme = KeyScheme::Url;
-    let read = |label: LabelFilter| {
-        let options = ListOptions {
-            label,
-            scheme,
-            ..ListOptions::default()
-        };
-        read_list(&input, &options, &mut |_| {}).map(|(keys, _)| keys)
-    };
-    let phishing = read(LabelFilter::Default)?;
-    let benign = read(LabelFilter::Equals {
-        column: DEFAULT_LABEL.0.to_string(),
-        value: BENIGN_LABEL.to_string(),
-    })?;
+    let phishing = dataset_lines(&input, scheme, LabelFilter::Default)?;
+    let benign = dataset_lines(&input, scheme, benign_rows())?;
 
     let n = phishing.len() as u64;
     let started = Instant::now();
@@ -232,71 +221,30 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
     let probe_theory = filter.theoretical_fpp(entries.len() as f64);
 
     let mut scratch = Scratch::default();
-    let phishing = read_list(
-        &input,
-        &ListOptions {
-            scheme: KeyScheme::Exact,
-            ..ListOptions::default()
-        },
-        &mut |_| {},
-    )?
-    .0;
+    let phishing = dataset_lines(&input, KeyScheme::Exact, LabelFilter::Default)?;
     let false_negatives = phishing
         .iter()
         .filter_map(|line| phishbloom_url::canonicalize(line).ok())
         .filter(|url| bloom.find_url(url, &mut scratch).is_none())
         .count() as u64;
 
-    // Non-member queries: (Bloom-listed-but-not-exact count, queries, summed theoretical rate).
-    let mut measure = |urls: &mut dyn Iterator<Item = phishbloom_url::CanonicalUrl>,
-                       counts: &mut Vec<usize>| {
-        let (mut hits, mut queries, mut theory, mut exact_listed) = (0u64, 0u64, 0.0f64, 0u64);
-        for url in urls {
-            if exact.find(&url, &mut scratch).is_some() {
-                exact_listed += 1;
-                continue;
-            }
-            let count = url.expression_count();
-            counts.push(count);
-            queries += 1;
-            theory += per_item_fpp(probe_theory, count as u32);
-            hits += u64::from(bloom.find_url(&url, &mut scratch).is_some());
-        }
-        (
-            Measurement::new(hits, queries, theory / queries.max(1) as f64),
-            exact_listed,
-        )
+    let mut judge = NonMembers {
+        bloom: &bloom,
+        exact: &exact,
+        probe_theory,
+        scratch,
     };
-    let benign_lines = read_list(
-        &input,
-        &ListOptions {
-            scheme: KeyScheme::Exact,
-            label: LabelFilter::Equals {
-                column: DEFAULT_LABEL.0.to_string(),
-                value: BENIGN_LABEL.to_string(),
-            },
-            ..ListOptions::default()
-        },
-        &mut |_| {},
-    )?
-    .0;
+    let benign_lines = dataset_lines(&input, KeyScheme::Exact, benign_rows())?;
     let mut counts = Vec::new();
-    let (benign, benign_listed_exactly) = measure(
+    let (benign, benign_listed_exactly) = judge.measure(
         &mut benign_lines
             .iter()
             .filter_map(|l| phishbloom_url::canonicalize(l).ok()),
         &mut counts,
     );
-    let mut percentiles = [0usize; 4];
-    counts.sort_unstable();
-    if let Some(&max) = counts.last() {
-        for (slot, q) in percentiles.iter_mut().zip([0.5, 0.9, 0.99]) {
-            *slot = counts[((counts.len() - 1) as f64 * q) as usize];
-        }
-        percentiles[3] = max;
-    }
+    let percentiles = percentiles(&mut counts);
     let mut rng = SplitMix64::new(config.seed);
-    let (random, _) = measure(
+    let (random, _) = judge.measure(
         &mut (0..config.random_queries)
             .filter_map(|_| phishbloom_url::canonicalize(random_url(&mut rng).as_bytes()).ok()),
         &mut Vec::new(),
@@ -316,6 +264,75 @@ pub fn run_urls(config: &EvalConfig, expression_bound: u32) -> Result<UrlEvalRep
         random,
         expressions_p50_p90_p99_max: percentiles,
     })
+}
+
+/// The dataset's lines as keys of `scheme`, those of the rows `label` selects.
+fn dataset_lines(input: &Input, scheme: KeyScheme, label: LabelFilter) -> Result<KeyList> {
+    let options = ListOptions {
+        scheme,
+        label,
+        ..ListOptions::default()
+    };
+    Ok(read_list(input, &options, &mut |_| {})?.0)
+}
+
+/// The dataset's benign rows.
+fn benign_rows() -> LabelFilter {
+    LabelFilter::Equals {
+        column: DEFAULT_LABEL.0.to_string(),
+        value: BENIGN_LABEL.to_string(),
+    }
+}
+
+/// Non-member queries judged: the Bloom matcher's answers against the exact matcher's.
+struct NonMembers<'a> {
+    bloom: &'a Blocklist,
+    exact: &'a ExactMatcher,
+    /// The filter's theoretical per-probe rate.
+    probe_theory: f64,
+    scratch: Scratch,
+}
+
+impl NonMembers<'_> {
+    /// Bloom-listed-but-not-exact URLs among `urls` measured against their summed theoretical
+    /// rate, and how many the exact matcher lists (not queries); each query's expression count
+    /// is pushed to `counts`.
+    fn measure(
+        &mut self,
+        urls: &mut dyn Iterator<Item = phishbloom_url::CanonicalUrl>,
+        counts: &mut Vec<usize>,
+    ) -> (Measurement, u64) {
+        let (mut hits, mut queries, mut theory, mut exact_listed) = (0u64, 0u64, 0.0f64, 0u64);
+        for url in urls {
+            if self.exact.find(&url, &mut self.scratch).is_some() {
+                exact_listed += 1;
+                continue;
+            }
+            let count = url.expression_count();
+            counts.push(count);
+            queries += 1;
+            theory += per_item_fpp(self.probe_theory, count as u32);
+            hits += u64::from(self.bloom.find_url(&url, &mut self.scratch).is_some());
+        }
+        (
+            Measurement::new(hits, queries, theory / queries.max(1) as f64),
+            exact_listed,
+        )
+    }
+}
+
+/// The 50th, 90th and 99th percentiles and the maximum of `counts` (sorted here; zeros when
+/// empty).
+fn percentiles(counts: &mut [usize]) -> [usize; 4] {
+    let mut percentiles = [0usize; 4];
+    counts.sort_unstable();
+    if let Some(&max) = counts.last() {
+        for (slot, q) in percentiles.iter_mut().zip([0.5, 0.9, 0.99]) {
+            *slot = counts[((counts.len() - 1) as f64 * q) as usize];
+        }
+        percentiles[3] = max;
+    }
+    percentiles
 }
 
 /// z for a two-sided 95 % interval: the 0.975 quantile of the standard normal distribution.

@@ -19,6 +19,8 @@
 //! - [`documents`] — documents to scan from a file or standard input: a text, an e-mail
 //!   message, an mbox's messages, an HTML page's visible text ([`html`]), or one per line,
 //!   within a size limit.
+//! - [`answers`] — one answer line per scanned document, from a keyword list, a
+//!   near-duplicate list, or both.
 //! - [`near`] — near-duplicate lists built from documents (SimHash per document).
 //! - [`file`](mod@file) — [`BlocklistFile`]: open a blocklist file (positioned reads, every checksum
 //!   verified), read its metadata, save it atomically; [`DeltaFile`]: open a delta; [`now`].
@@ -62,6 +64,7 @@
 
 #![warn(missing_docs)]
 
+pub mod answers;
 pub mod atomic;
 pub mod check;
 pub mod decode;

@@ -31,7 +31,7 @@ use phishbloom_filter::KeyHash;
 
 use crate::formats::ListFormat;
 use crate::source::{
-    looks_like_csv_header, read_csv, Collector, Format, Input, ListOptions, ListSummary,
+    read_csv, refuse_csv_header, Collector, Format, Input, ListOptions, ListSummary,
     MALFORMED_EXAMPLES, MAX_KEY_BYTES,
 };
 use crate::{Error, Result};
@@ -430,14 +430,7 @@ fn read_chunks(
         }
         if index == 0 && sniff {
             let first = memchr::memchr(b'\n', &data[..filled]).unwrap_or(filled);
-            if looks_like_csv_header(&data[..first]) {
-                return Err(Error::LooksLikeCsv {
-                    path: path.to_path_buf(),
-                    header: String::from_utf8_lossy(&data[..first])
-                        .trim_end()
-                        .to_string(),
-                });
-            }
+            refuse_csv_header(&data[..first], path)?;
         }
         let chunk = match memchr::memrchr(b'\n', &data[..filled]) {
             Some(end) => {
@@ -458,22 +451,9 @@ fn read_chunks(
             None => {
                 // A whole buffer without a line end: a line longer than any key. Skip to its
                 // end, keeping what follows it.
-                loop {
-                    let read = match reader.read(&mut data) {
-                        Ok(read) => read,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(read_error(e)),
-                    };
-                    bytes_read += read as u64;
-                    if read == 0 {
-                        eof = true;
-                        break;
-                    }
-                    if let Some(end) = memchr::memchr(b'\n', &data[..read]) {
-                        carry.extend_from_slice(&data[end + 1..read]);
-                        break;
-                    }
-                }
+                let (read, ended) = skip_line(reader, &mut data, &mut carry).map_err(read_error)?;
+                bytes_read += read;
+                eof |= ended;
                 Chunk {
                     index,
                     data,
@@ -487,6 +467,31 @@ fn read_chunks(
             return Ok(());
         }
         progress(bytes_read);
+    }
+}
+
+/// Reads on, through `buffer`, to the end of the current line, keeping in `carry` what
+/// follows it; returns the bytes read and whether the input ended.
+fn skip_line(
+    reader: &mut dyn Read,
+    buffer: &mut [u8],
+    carry: &mut Vec<u8>,
+) -> std::io::Result<(u64, bool)> {
+    let mut bytes_read = 0u64;
+    loop {
+        let read = match reader.read(buffer) {
+            Ok(read) => read,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        bytes_read += read as u64;
+        if read == 0 {
+            return Ok((bytes_read, true));
+        }
+        if let Some(end) = memchr::memchr(b'\n', &buffer[..read]) {
+            carry.extend_from_slice(&buffer[end + 1..read]);
+            return Ok((bytes_read, false));
+        }
     }
 }
 

@@ -648,8 +648,8 @@ mod tests {
 
     #[test]
     fn sizing_answers_for_any_n_and_p_without_large_tables() {
-        // Issue 9: `plan -n 1e8 -p 0.999999` tabulated 10^8 loads (an 800 MB allocation).
-        // Now every (n, p) is sized from bounded tables; each call here takes milliseconds.
+        // `plan -n 1e8 -p 0.999999` must not tabulate 10^8 loads (an 800 MB allocation): every
+        // (n, p) is sized from bounded tables, so each call here takes milliseconds.
         for (n, p) in [
             (100_000_000u64, 0.999_999),
             (1u64 << 40, 0.999_999_999),
@@ -754,7 +754,7 @@ mod tests {
                 assert!(split_fpp(bits - BLOCK_BITS, n as f64) > p, "n={n} p={p}");
             }
         }
-        // At 1 %: 10.53 bits per key (the issue's bound is 11).
+        // At 1 %: 10.53 bits per key (the bound asserted is 11).
         let (bits, _) = split_size(10_000_000, 0.01).unwrap();
         let per_key = bits as f64 / 1e7;
         assert!((10.4..11.0).contains(&per_key), "{per_key}");

@@ -23,7 +23,7 @@ use phishbloom_filter::{Blocked, KeyHash};
 use redis::{cmd, Cmd, Value};
 
 use crate::blocklist::{load_meta, load_version_meta, read_pointer};
-use crate::error::{Error, Result};
+use crate::error::{length_problem, Error, Result};
 use crate::layout::{redis_bit_offset, BitSum, Keys};
 use crate::meta::RemoteMeta;
 use crate::store::Store;
@@ -190,16 +190,48 @@ fn add_hashes(
     category: Option<u16>,
 ) -> Result<Added> {
     let version = meta.version;
-    let sums = BitSum::default();
     let targets = targets_of(meta, hashes);
     let added_key = names.added(version);
-    let mut first: Vec<Cmd> = hashes
+    let first: Vec<Cmd> = hashes
         .iter()
         .map(|&h| cmd("SADD").arg(&added_key).arg(fingerprint(h)).clone())
         .collect();
     if let Some(id) = category {
         record_categories(store, names, version, hashes, id)?;
     }
+    check_chunks(store, names, meta, &targets, first)?;
+    let mut added = Added {
+        version,
+        keys: hashes.len() as u64,
+        ..Added::default()
+    };
+    let deltas = set_bits(store, names, version, &targets, &mut added)?;
+    let meta_key = names.meta(version);
+    let increments: Vec<Cmd> = deltas
+        .iter()
+        .map(|(chunk, delta)| {
+            cmd("HINCRBY")
+                .arg(&meta_key)
+                .arg(format!("sum:{chunk}"))
+                .arg(*delta)
+                .clone()
+        })
+        .collect();
+    store.run(increments, "update the chunk checksums (HINCRBY)")?;
+    Ok(added)
+}
+
+/// Sends `first` (the keys' `SADD`s) with a `STRLEN` of every chunk the keys' bits go into,
+/// and refuses a chunk missing or of another length than `meta` says.
+fn check_chunks(
+    store: &mut Store,
+    names: &Keys,
+    meta: &RemoteMeta,
+    targets: &[(u64, Vec<BitPlace>)],
+    mut first: Vec<Cmd>,
+) -> Result<()> {
+    let version = meta.version;
+    let recorded = first.len();
     let chunks: Vec<u64> = {
         let mut chunks: Vec<u64> = targets.iter().map(|t| t.0).collect();
         chunks.sort_unstable();
@@ -212,7 +244,7 @@ fn add_hashes(
             .map(|&c| cmd("STRLEN").arg(names.chunk(version, c)).clone()),
     );
     let answers = store.run(first, "record the added keys (SADD) and check their chunks")?;
-    for (&chunk, answer) in chunks.iter().zip(&answers[hashes.len()..]) {
+    for (&chunk, answer) in chunks.iter().zip(&answers[recorded..]) {
         let key = names.chunk(version, chunk);
         let len: u64 = store.convert(answer.clone(), &key, "STRLEN")?;
         if len != meta.chunking.len_of(chunk) {
@@ -222,14 +254,23 @@ fn add_hashes(
                 version,
                 chunk,
                 key,
-                problem: if len == 0 {
-                    "missing".into()
-                } else {
-                    format!("{len} bytes, not {}", meta.chunking.len_of(chunk))
-                },
+                problem: length_problem(len, meta.chunking.len_of(chunk)),
             });
         }
     }
+    Ok(())
+}
+
+/// Sets the keys' bits (`BITFIELD`), counting in `added` the bits turned on and the keys whose
+/// bits were all set already; answers each chunk's checksum increase.
+fn set_bits(
+    store: &mut Store,
+    names: &Keys,
+    version: u64,
+    targets: &[(u64, Vec<BitPlace>)],
+    added: &mut Added,
+) -> Result<BTreeMap<u64, u64>> {
+    let sums = BitSum::default();
     let bitfields: Vec<Cmd> = targets
         .iter()
         .map(|(chunk, bits)| {
@@ -242,11 +283,6 @@ fn add_hashes(
         })
         .collect();
     let answers = store.run(bitfields, "set the keys' bits (BITFIELD)")?;
-    let mut added = Added {
-        version,
-        keys: hashes.len() as u64,
-        ..Added::default()
-    };
     let mut deltas: BTreeMap<u64, u64> = BTreeMap::new();
     for ((chunk, bits), answer) in targets.iter().zip(answers) {
         let key = names.chunk(version, *chunk);
@@ -262,19 +298,7 @@ fn add_hashes(
         }
         added.already_set += u64::from(!any);
     }
-    let meta_key = names.meta(version);
-    let increments: Vec<Cmd> = deltas
-        .iter()
-        .map(|(chunk, delta)| {
-            cmd("HINCRBY")
-                .arg(&meta_key)
-                .arg(format!("sum:{chunk}"))
-                .arg(*delta)
-                .clone()
-        })
-        .collect();
-    store.run(increments, "update the chunk checksums (HINCRBY)")?;
-    Ok(added)
+    Ok(deltas)
 }
 
 /// Records that the keys of `hashes` are in category `id`: each fingerprint's field of

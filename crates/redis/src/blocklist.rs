@@ -345,24 +345,7 @@ impl RedisBlocklist {
                 other => self.store.convert(other, key, "GETRANGE")?,
             };
             if bytes.len() as u64 != BLOCK_BYTES {
-                // A version that expired under us shows as missing chunks: is a newer one live?
-                let mut answers = self
-                    .store
-                    .run(
-                        vec![
-                            cmd("GET").arg(self.keys.current()).clone(),
-                            cmd("STRLEN").arg(key).clone(),
-                        ],
-                        "look at a chunk that did not answer a whole block",
-                    )?
-                    .into_iter();
-                if let Some(live) = self.pointer(answers.next())? {
-                    return Ok(Attempt::Switched(live));
-                }
-                let len: u64 =
-                    self.store
-                        .convert(answers.next().unwrap_or(Value::Nil), key, "STRLEN")?;
-                return Err(self.bad_chunk(chunk, key, len));
+                return self.short_block(chunk);
             }
             blocks.push(block_of(&bytes));
         }
@@ -390,6 +373,30 @@ impl RedisBlocklist {
             }
             Err(live) => Ok(Attempt::Switched(live)),
         }
+    }
+
+    /// What a chunk that did not answer a whole block means: a version that expired under us
+    /// shows as missing chunks, so a newer live version is switched to; otherwise the chunk is
+    /// bad.
+    fn short_block(&mut self, chunk: u64) -> Result<Attempt> {
+        let key = &self.chunk_keys[chunk as usize];
+        let mut answers = self
+            .store
+            .run(
+                vec![
+                    cmd("GET").arg(self.keys.current()).clone(),
+                    cmd("STRLEN").arg(key).clone(),
+                ],
+                "look at a chunk that did not answer a whole block",
+            )?
+            .into_iter();
+        if let Some(live) = self.pointer(answers.next())? {
+            return Ok(Attempt::Switched(live));
+        }
+        let len: u64 = self
+            .store
+            .convert(answers.next().unwrap_or(Value::Nil), key, "STRLEN")?;
+        Err(self.bad_chunk(chunk, key, len))
     }
 
     /// The verdicts for what the filter found. The resolver decides each item, first with no

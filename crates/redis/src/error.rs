@@ -334,3 +334,13 @@ impl From<phishbloom_core::Error> for Error {
         Error::Blocklist(error.into())
     }
 }
+
+/// What is wrong with a chunk of `len` bytes that should hold `expected`: missing (an absent
+/// key reads as empty), or its length.
+pub(crate) fn length_problem(len: u64, expected: u64) -> String {
+    if len == 0 {
+        "missing".into()
+    } else {
+        format!("{len} bytes, not {expected}")
+    }
+}

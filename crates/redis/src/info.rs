@@ -8,7 +8,7 @@ use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 use redis::cmd;
 
 use crate::blocklist::{load_meta, load_version_meta};
-use crate::error::{Error, Result};
+use crate::error::{length_problem, Error, Result};
 use crate::layout::{BitSum, Keys};
 use crate::meta::RemoteMeta;
 use crate::push::PIPELINE_BYTES;
@@ -74,6 +74,7 @@ pub fn pull(store: &mut Store, name: &str) -> Result<(RemoteMeta, AnyFilter)> {
     pull_version(store, &keys, meta)
 }
 
+/// Version `meta.version`'s bits as a local filter, every chunk verified.
 fn pull_version(
     store: &mut Store,
     keys: &Keys,
@@ -96,7 +97,6 @@ fn pull_version(
         problem: e.to_string(),
     })?;
     let chunking = meta.chunking;
-    let sums = BitSum::default();
     let per_trip = (PIPELINE_BYTES / chunking.chunk_bytes).max(1);
     let mut first = 0;
     while first < chunking.chunks() {
@@ -108,64 +108,72 @@ fn pull_version(
             "read the chunks",
         )?;
         for (i, answer) in (first..last).zip(answers) {
-            let key = keys.chunk(version, i);
-            let bytes: Option<Vec<u8>> = store.convert(answer, &key, "GET")?;
-            let mut bytes = bytes.unwrap_or_default();
-            let mut computed = sums.of(&bytes);
-            if !BitSum::matches(meta.sums[i as usize], computed)
-                && bytes.len() as u64 == chunking.len_of(i)
-            {
-                // An add may have set bits between our read of the metadata and of the chunk:
-                // read both again once.
-                let field = format!("sum:{i}");
-                let meta_key = keys.meta(version);
-                let again = store.run(
-                    vec![
-                        cmd("HGET").arg(&meta_key).arg(&field).clone(),
-                        cmd("GET").arg(&key).clone(),
-                    ],
-                    "read a chunk and its checksum again",
-                )?;
-                let mut again = again.into_iter();
-                let stored: Option<u64> =
-                    store.convert(again.next().unwrap_or(redis::Value::Nil), &meta_key, "HGET")?;
-                let reread: Option<Vec<u8>> =
-                    store.convert(again.next().unwrap_or(redis::Value::Nil), &key, "GET")?;
-                meta.sums[i as usize] = stored.unwrap_or(0);
-                bytes = reread.unwrap_or_default();
-                computed = sums.of(&bytes);
-            }
-            if bytes.len() as u64 != chunking.len_of(i) {
-                return Err(Error::BadChunk {
-                    url: store.shown().to_string(),
-                    name: keys.name().to_string(),
-                    version,
-                    chunk: i,
-                    key,
-                    problem: if bytes.is_empty() {
-                        "missing".into()
-                    } else {
-                        format!("{} bytes, not {}", bytes.len(), chunking.len_of(i))
-                    },
-                });
-            }
-            if !BitSum::matches(meta.sums[i as usize], computed) {
-                return Err(Error::ChecksumMismatch {
-                    url: store.shown().to_string(),
-                    name: keys.name().to_string(),
-                    version,
-                    chunk: i,
-                    key,
-                    stored: meta.sums[i as usize],
-                    computed,
-                });
-            }
+            let bytes = verified_chunk(store, keys, &mut meta, i, answer)?;
             let start = (i * chunking.chunk_bytes) as usize;
             filter.bit_bytes_mut()[start..start + bytes.len()].copy_from_slice(&bytes);
         }
         first = last;
     }
     Ok((meta, filter))
+}
+
+/// Chunk `i` from its `GET` answer, checked against its length and checksum. A checksum that
+/// does not match is read again once with the chunk (an add may have set bits between the
+/// reads of the metadata and of the chunk), and kept in `meta`.
+fn verified_chunk(
+    store: &mut Store,
+    keys: &Keys,
+    meta: &mut RemoteMeta,
+    i: u64,
+    answer: redis::Value,
+) -> Result<Vec<u8>> {
+    let (version, chunking, sums) = (meta.version, meta.chunking, BitSum::default());
+    let key = keys.chunk(version, i);
+    let bytes: Option<Vec<u8>> = store.convert(answer, &key, "GET")?;
+    let mut bytes = bytes.unwrap_or_default();
+    let mut computed = sums.of(&bytes);
+    if !BitSum::matches(meta.sums[i as usize], computed) && bytes.len() as u64 == chunking.len_of(i)
+    {
+        let field = format!("sum:{i}");
+        let meta_key = keys.meta(version);
+        let again = store.run(
+            vec![
+                cmd("HGET").arg(&meta_key).arg(&field).clone(),
+                cmd("GET").arg(&key).clone(),
+            ],
+            "read a chunk and its checksum again",
+        )?;
+        let mut again = again.into_iter();
+        let stored: Option<u64> =
+            store.convert(again.next().unwrap_or(redis::Value::Nil), &meta_key, "HGET")?;
+        let reread: Option<Vec<u8>> =
+            store.convert(again.next().unwrap_or(redis::Value::Nil), &key, "GET")?;
+        meta.sums[i as usize] = stored.unwrap_or(0);
+        bytes = reread.unwrap_or_default();
+        computed = sums.of(&bytes);
+    }
+    if bytes.len() as u64 != chunking.len_of(i) {
+        return Err(Error::BadChunk {
+            url: store.shown().to_string(),
+            name: keys.name().to_string(),
+            version,
+            chunk: i,
+            key,
+            problem: length_problem(bytes.len() as u64, chunking.len_of(i)),
+        });
+    }
+    if !BitSum::matches(meta.sums[i as usize], computed) {
+        return Err(Error::ChecksumMismatch {
+            url: store.shown().to_string(),
+            name: keys.name().to_string(),
+            version,
+            chunk: i,
+            key,
+            stored: meta.sums[i as usize],
+            computed,
+        });
+    }
+    Ok(bytes)
 }
 
 /// The metadata of version `version` of list `name` (live or still in its grace period).

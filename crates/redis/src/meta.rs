@@ -171,97 +171,25 @@ impl RemoteMeta {
     /// errors.
     pub fn from_fields(url: &str, key: &str, fields: &HashMap<String, String>) -> Result<Self> {
         let reader = Fields { url, key, fields };
-        let format = reader.text("format")?;
-        if format != FORMAT {
-            return Err(reader.bad(
-                "format",
-                format!("`{format}`, not `{FORMAT}` (written by another phishbloom version?)"),
-            ));
-        }
-        for (field, expected) in [("kind", "blocked"), ("hash", "xxh3")] {
-            let value = reader.text(field)?;
-            if value != expected {
-                return Err(reader.bad(field, format!("`{value}`, not `{expected}`")));
-            }
-        }
-        let scheme_name = reader.text("scheme")?;
-        let scheme = [
-            KeyScheme::Exact,
-            KeyScheme::Folded,
-            KeyScheme::Url,
-            KeyScheme::Expressions,
-        ]
-        .into_iter()
-        .find(|s| s.name() == scheme_name)
-        .ok_or_else(|| reader.bad("scheme", format!("`{scheme_name}`")))?;
-        let fingerprint_text = reader.text("fingerprint")?;
-        let fingerprint = u128::from_str_radix(fingerprint_text, 16)
-            .ok()
-            .filter(|_| fingerprint_text.len() == 32)
-            .ok_or_else(|| reader.bad("fingerprint", "not 32 hex digits".into()))?;
-        let list = Meta {
-            name: reader.text("name")?.to_string(),
-            version: reader.number("list-version")?,
-            created: reader.number("created")?,
-            scheme,
-            probes_per_item: reader.number("probes-per-item")?,
-            entries: reader.number("entries")?,
-            fingerprint: SetFingerprint(fingerprint),
-            target_fpp: reader.optional_rate("target-fpp")?,
-            exact_count: match reader.text("exact-count")? {
-                "true" => true,
-                "false" => false,
-                other => {
-                    return Err(reader.bad("exact-count", format!("`{other}`, not true or false")))
-                }
-            },
-        };
-        let num_bits: u64 = reader.number("m")?;
-        let num_hashes: u32 = reader.number("k")?;
-        let bytes: u64 = reader.number("bytes")?;
-        if num_bits == 0 || !num_bits.is_multiple_of(BLOCK_BYTES * 8) || bytes != num_bits / 8 {
-            return Err(reader.bad(
-                "m",
-                format!("{num_bits} bits for {bytes} bytes: not whole 512-bit blocks"),
-            ));
-        }
-        if !(1..=512).contains(&num_hashes) {
-            return Err(reader.bad("k", format!("{num_hashes}")));
-        }
+        reader.check_format()?;
+        let list = reader.list_meta()?;
+        let (num_bits, num_hashes, bytes) = reader.bits()?;
         let chunking = reader.chunking("chunk-bytes", "chunks", bytes)?;
         let sums = (0..chunking.chunks())
             .map(|i| reader.number(&format!("sum:{i}")))
             .collect::<Result<Vec<u64>>>()?;
-        let verify = match fields.get("verify-count") {
-            None => None,
-            Some(_) => {
-                let count: u64 = reader.number("verify-count")?;
-                let bytes = count
-                    .checked_mul(8)
-                    .ok_or_else(|| reader.bad("verify-count", format!("{count}: too large")))?;
-                Some(VerifyMeta {
-                    count,
-                    stored: reader.stored(Section::Verify, bytes)?,
-                })
-            }
-        };
-        let optional = |section: Section| -> Result<Option<Stored>> {
-            let field = format!("{}-bytes", section.name());
-            match fields.get(&field) {
-                None => Ok(None),
-                Some(_) => reader.stored(section, reader.number(&field)?).map(Some),
-            }
-        };
-        let categories = optional(Section::Categories)?
+        let verify = reader.verify()?;
+        let categories = reader
+            .optional_section(Section::Categories)?
             .ok_or_else(|| reader.bad("categories-bytes", "missing".into()))?;
-        let category_sets = optional(Section::CategorySets)?;
+        let category_sets = reader.optional_section(Section::CategorySets)?;
         if category_sets.is_some() && verify.is_none() {
             return Err(reader.bad(
                 "category-sets-bytes",
                 "present without a verification table (`verify-count`)".into(),
             ));
         }
-        let exceptions = optional(Section::Exceptions)?;
+        let exceptions = reader.optional_section(Section::Exceptions)?;
         Ok(RemoteMeta {
             version: reader.number("version")?,
             list,
@@ -279,6 +207,103 @@ impl RemoteMeta {
             exceptions,
             file_checksum: fields.get("file-checksum").cloned(),
         })
+    }
+}
+
+impl Fields<'_> {
+    /// Refuses metadata of another format, kind or hash.
+    fn check_format(&self) -> Result<()> {
+        let format = self.text("format")?;
+        if format != FORMAT {
+            return Err(self.bad(
+                "format",
+                format!("`{format}`, not `{FORMAT}` (written by another phishbloom version?)"),
+            ));
+        }
+        for (field, expected) in [("kind", "blocked"), ("hash", "xxh3")] {
+            let value = self.text(field)?;
+            if value != expected {
+                return Err(self.bad(field, format!("`{value}`, not `{expected}`")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The list's own metadata, as its file holds it.
+    fn list_meta(&self) -> Result<Meta> {
+        let scheme_name = self.text("scheme")?;
+        let scheme = [
+            KeyScheme::Exact,
+            KeyScheme::Folded,
+            KeyScheme::Url,
+            KeyScheme::Expressions,
+        ]
+        .into_iter()
+        .find(|s| s.name() == scheme_name)
+        .ok_or_else(|| self.bad("scheme", format!("`{scheme_name}`")))?;
+        let fingerprint_text = self.text("fingerprint")?;
+        let fingerprint = u128::from_str_radix(fingerprint_text, 16)
+            .ok()
+            .filter(|_| fingerprint_text.len() == 32)
+            .ok_or_else(|| self.bad("fingerprint", "not 32 hex digits".into()))?;
+        Ok(Meta {
+            name: self.text("name")?.to_string(),
+            version: self.number("list-version")?,
+            created: self.number("created")?,
+            scheme,
+            probes_per_item: self.number("probes-per-item")?,
+            entries: self.number("entries")?,
+            fingerprint: SetFingerprint(fingerprint),
+            target_fpp: self.optional_rate("target-fpp")?,
+            exact_count: match self.text("exact-count")? {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(self.bad("exact-count", format!("`{other}`, not true or false")))
+                }
+            },
+        })
+    }
+
+    /// The bit array's bits, hash count and bytes: whole 512-bit blocks, 1 to 512 hashes.
+    fn bits(&self) -> Result<(u64, u32, u64)> {
+        let num_bits: u64 = self.number("m")?;
+        let num_hashes: u32 = self.number("k")?;
+        let bytes: u64 = self.number("bytes")?;
+        if num_bits == 0 || !num_bits.is_multiple_of(BLOCK_BYTES * 8) || bytes != num_bits / 8 {
+            return Err(self.bad(
+                "m",
+                format!("{num_bits} bits for {bytes} bytes: not whole 512-bit blocks"),
+            ));
+        }
+        if !(1..=512).contains(&num_hashes) {
+            return Err(self.bad("k", format!("{num_hashes}")));
+        }
+        Ok((num_bits, num_hashes, bytes))
+    }
+
+    /// The verification table's count and chunks, if the version has one.
+    fn verify(&self) -> Result<Option<VerifyMeta>> {
+        if !self.fields.contains_key("verify-count") {
+            return Ok(None);
+        }
+        let count: u64 = self.number("verify-count")?;
+        let bytes = count
+            .checked_mul(8)
+            .ok_or_else(|| self.bad("verify-count", format!("{count}: too large")))?;
+        Ok(Some(VerifyMeta {
+            count,
+            stored: self.stored(Section::Verify, bytes)?,
+        }))
+    }
+
+    /// The chunks of `section`, if the version has its `SECTION-bytes` field.
+    fn optional_section(&self, section: Section) -> Result<Option<Stored>> {
+        let field = format!("{}-bytes", section.name());
+        match self.fields.get(&field) {
+            None => Ok(None),
+            Some(_) => self.stored(section, self.number(&field)?).map(Some),
+        }
     }
 }
 

@@ -192,26 +192,7 @@ pub fn push(
     options: &PushOptions,
 ) -> Result<Pushed> {
     crate::validate_name(name)?;
-    let chunk_bytes = options.chunk_bytes;
-    if chunk_bytes == 0 || !chunk_bytes.is_multiple_of(BLOCK_BYTES) || chunk_bytes > MAX_CHUNK_BYTES
-    {
-        return Err(Error::CannotPush {
-            path: source.path.clone(),
-            problem: format!(
-                "chunks of {chunk_bytes} bytes: a chunk must be a multiple of 64 bytes (whole \
-                 blocks) up to {MAX_CHUNK_BYTES}"
-            ),
-        });
-    }
-    let resolver = source.resolver;
-    if source.meta.scheme != KeyScheme::Expressions && !resolver.exceptions().is_empty() {
-        return Err(Error::CannotPush {
-            path: source.path.clone(),
-            problem: "exceptions in a list of whole keys, which has no more specific entries for \
-                      them to override; drop the exceptions"
-                .into(),
-        });
-    }
+    validate(source, options)?;
     let keys = Keys::new(name);
     if !options.force {
         refuse_lost_adds(store, &keys, name, source)?;
@@ -225,7 +206,7 @@ pub fn push(
     let bits = filter.bit_bytes();
     let chunking = Chunking {
         bytes: bits.len() as u64,
-        chunk_bytes,
+        chunk_bytes: options.chunk_bytes,
     };
     let sums = write_chunks(
         store,
@@ -234,7 +215,74 @@ pub fn push(
         |i| keys.chunk(version, i),
         |c| BitSum::default().of(c),
     )?;
-    // The sections that decide verdicts, in the file's own encodings.
+    let sections = write_sections(store, &keys, version, source.resolver)?;
+    let params = filter.params();
+    let meta = RemoteMeta {
+        version,
+        // The list is known by its Redis name from now on (the file may call it otherwise).
+        list: Meta {
+            name: name.to_string(),
+            ..source.meta.clone()
+        },
+        pushed: phishbloom_blocklist::now(),
+        num_bits: params.num_bits,
+        num_hashes: params.num_hashes,
+        items: params.items,
+        sized_for: params.expected_items,
+        probe_fpp: params.target_fpp,
+        chunking,
+        sums,
+        verify: sections.verify,
+        categories: sections.categories,
+        category_sets: sections.category_sets,
+        exceptions: sections.exceptions,
+        file_checksum: source.file_checksum.clone(),
+    };
+    write_meta(store, &keys, &meta)?;
+    check_lengths(store, &keys, &meta)?;
+    let previous = make_live(store, &keys, &meta, options.grace_secs)?;
+    Ok(Pushed { meta, previous })
+}
+
+/// Refuses chunks of a size Redis lists cannot have, and exceptions in a list of whole keys.
+fn validate(source: &PushSource<'_>, options: &PushOptions) -> Result<()> {
+    let chunk_bytes = options.chunk_bytes;
+    if chunk_bytes == 0 || !chunk_bytes.is_multiple_of(BLOCK_BYTES) || chunk_bytes > MAX_CHUNK_BYTES
+    {
+        return Err(Error::CannotPush {
+            path: source.path.clone(),
+            problem: format!(
+                "chunks of {chunk_bytes} bytes: a chunk must be a multiple of 64 bytes (whole \
+                 blocks) up to {MAX_CHUNK_BYTES}"
+            ),
+        });
+    }
+    if source.meta.scheme != KeyScheme::Expressions && !source.resolver.exceptions().is_empty() {
+        return Err(Error::CannotPush {
+            path: source.path.clone(),
+            problem: "exceptions in a list of whole keys, which has no more specific entries for \
+                      them to override; drop the exceptions"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// Where the sections that decide verdicts were written.
+struct WrittenSections {
+    verify: Option<VerifyMeta>,
+    categories: Stored,
+    category_sets: Option<Stored>,
+    exceptions: Option<Stored>,
+}
+
+/// Writes the sections that decide verdicts of version `version`, in the file's own encodings.
+fn write_sections(
+    store: &mut Store,
+    keys: &Keys,
+    version: u64,
+    resolver: &Resolver,
+) -> Result<WrittenSections> {
     let write = |store: &mut Store, section: Section, bytes: &[u8]| -> Result<Stored> {
         let chunking = Chunking {
             bytes: bytes.len() as u64,
@@ -282,29 +330,17 @@ pub fn push(
             &sections::encode_exceptions(some),
         )?),
     };
-    let params = filter.params();
-    let meta = RemoteMeta {
-        version,
-        // The list is known by its Redis name from now on (the file may call it otherwise).
-        list: Meta {
-            name: name.to_string(),
-            ..source.meta.clone()
-        },
-        pushed: phishbloom_blocklist::now(),
-        num_bits: params.num_bits,
-        num_hashes: params.num_hashes,
-        items: params.items,
-        sized_for: params.expected_items,
-        probe_fpp: params.target_fpp,
-        chunking,
-        sums,
+    Ok(WrittenSections {
         verify,
         categories,
         category_sets,
         exceptions,
-        file_checksum: source.file_checksum.clone(),
-    };
-    let meta_key = keys.meta(version);
+    })
+}
+
+/// Writes the metadata hash of `meta`'s version, with the staging expiry.
+fn write_meta(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -> Result<()> {
+    let meta_key = keys.meta(meta.version);
     let mut hset = cmd("HSET");
     hset.arg(&meta_key);
     for (field, value) in meta.to_fields() {
@@ -316,8 +352,20 @@ pub fn push(
         vec![hset, expire],
         &format!("write the metadata `{meta_key}`"),
     )?;
-    check_lengths(store, &keys, &meta)?;
-    let written = version_keys(&keys, &meta);
+    Ok(())
+}
+
+/// Keeps the written version (removes the staging expiry), switches the pointer to it and
+/// expires the version it replaced after `grace_secs`; answers that version, if any. A newer
+/// version live already refuses the switch, and this one expires instead.
+fn make_live(
+    store: &mut Store,
+    keys: &Keys,
+    meta: &RemoteMeta,
+    grace_secs: u64,
+) -> Result<Option<u64>> {
+    let version = meta.version;
+    let written = version_keys(keys, meta);
     store.run(
         written
             .iter()
@@ -325,21 +373,21 @@ pub fn push(
             .collect(),
         "keep the new version (PERSIST)",
     )?;
-    let (switched, previous) = switch(store, &keys, version)?;
+    let (switched, previous) = switch(store, keys, version)?;
     if !switched {
-        expire_keys(store, &written, options.grace_secs)?;
+        expire_keys(store, &written, grace_secs)?;
         return Err(Error::Superseded {
             url: store.shown().to_string(),
-            name: name.to_string(),
+            name: meta.list.name.clone(),
             version,
             newer: previous,
         });
     }
     let previous = (previous > 0).then_some(previous);
     if let Some(old) = previous {
-        expire_version(store, &keys, old, options.grace_secs)?;
+        expire_version(store, keys, old, grace_secs)?;
     }
-    Ok(Pushed { meta, previous })
+    Ok(previous)
 }
 
 /// Writes `bytes` as chunks under `key(i)` with the staging expiry, [`PIPELINE_BYTES`] per

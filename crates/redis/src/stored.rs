@@ -11,7 +11,7 @@ use phishbloom_core::resolve::{Exceptions, Resolver, Verification};
 use phishbloom_core::sections;
 use redis::cmd;
 
-use crate::error::{Error, Result};
+use crate::error::{length_problem, Error, Result};
 use crate::layout::{Keys, Section};
 use crate::meta::RemoteMeta;
 use crate::push::PIPELINE_BYTES;
@@ -64,11 +64,7 @@ fn read_sections(
                     version,
                     chunk: *j,
                     key: key.clone(),
-                    problem: if chunk.is_empty() {
-                        "missing".into()
-                    } else {
-                        format!("{} bytes, not {expected}", chunk.len())
-                    },
+                    problem: length_problem(chunk.len() as u64, expected),
                 });
             }
             let computed = xxhash_rust::xxh3::xxh3_64(&chunk);

@@ -81,62 +81,9 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
         (Some(prev), Some(key)) => Some(trusted_chain(dir, prev, key)),
         (previous, _) => previous,
     };
-    let meta = list.meta();
-    let fingerprint = meta.fingerprint.to_string();
-
-    let mut deltas = Vec::new();
-    let mut made = None;
-    let mut no_delta = None;
-    if let Some(prev) = &previous {
-        let same = prev.body.version == meta.version && prev.body.set_fingerprint == fingerprint;
-        if same {
-            deltas = prev.body.deltas.clone();
-        } else if prev.body.version >= meta.version {
-            if !options.allow_rollback {
-                return Err(Error::Rollback {
-                    file: file.to_path_buf(),
-                    version: meta.version,
-                    published: prev.body.version,
-                });
-            }
-            no_delta = Some("a rollback starts a new chain".to_string());
-        } else {
-            match delta_from(dir, &prev.body.file, &list, file, options.now) {
-                Ok(delta) => {
-                    // Named by content too: a CDN never serves a stale delta of that name.
-                    let sha = phishbloom_core::sync::sha256_hex(&delta);
-                    let path = format!(
-                        "deltas/{}-{}-{}.delta",
-                        prev.body.version,
-                        meta.version,
-                        &sha[..12]
-                    );
-                    write_atomic(&dir.join(&path), &[], &[&delta])?;
-                    let link = DeltaLink {
-                        from: prev.body.version,
-                        to: meta.version,
-                        published: options.now,
-                        file: Download::of(path, &delta),
-                    };
-                    deltas = prev.body.deltas.clone();
-                    deltas.push(link.clone());
-                    made = Some(link);
-                }
-                Err(why) => no_delta = Some(why),
-            }
-        }
-    }
-
-    let sha = phishbloom_core::sync::sha256_hex(&bytes);
-    let file_path = format!("files/v{}-{}.bloom", meta.version, &sha[..12]);
-    let whole = Download {
-        path: file_path.clone(),
-        bytes: bytes.len() as u64,
-        sha256: sha,
-    };
-    if !dir.join(&file_path).exists() {
-        write_atomic(&dir.join(&file_path), &[], &[&bytes])?;
-    }
+    let chain = extend_chain(dir, file, &list, previous.as_ref(), options)?;
+    let mut deltas = chain.deltas;
+    let whole = write_whole(dir, &bytes, list.meta().version)?;
     prune(&mut deltas, whole.bytes, options);
 
     let mut body = IndexBody::describe(&list, whole, deltas);
@@ -158,10 +105,96 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
     Ok(Published {
         previous: previous.map(|p| p.body.version),
         index: body,
-        delta: made,
-        no_delta,
+        delta: chain.made,
+        no_delta: chain.no_delta,
         removed,
     })
+}
+
+/// The chain of deltas a publish starts from, before pruning.
+struct Chain {
+    /// The deltas, oldest first.
+    deltas: Vec<DeltaLink>,
+    /// The delta made by this publish, if one could be.
+    made: Option<DeltaLink>,
+    /// Why no delta was made, when a previous version was published.
+    no_delta: Option<String>,
+}
+
+/// The previous chain carried over: unchanged when `list` is the version published already,
+/// extended by a delta from it when `list` is newer (written into `dir`), restarted on a
+/// rollback (refused unless allowed) or when no delta can be made.
+fn extend_chain(
+    dir: &Path,
+    file: &Path,
+    list: &Blocklist,
+    previous: Option<&Index>,
+    options: &PublishOptions,
+) -> Result<Chain> {
+    let mut chain = Chain {
+        deltas: Vec::new(),
+        made: None,
+        no_delta: None,
+    };
+    let Some(prev) = previous else {
+        return Ok(chain);
+    };
+    let meta = list.meta();
+    let fingerprint = meta.fingerprint.to_string();
+    let same = prev.body.version == meta.version && prev.body.set_fingerprint == fingerprint;
+    if same {
+        chain.deltas = prev.body.deltas.clone();
+    } else if prev.body.version >= meta.version {
+        if !options.allow_rollback {
+            return Err(Error::Rollback {
+                file: file.to_path_buf(),
+                version: meta.version,
+                published: prev.body.version,
+            });
+        }
+        chain.no_delta = Some("a rollback starts a new chain".to_string());
+    } else {
+        match delta_from(dir, &prev.body.file, list, file, options.now) {
+            Ok(delta) => {
+                let link = write_delta(dir, prev.body.version, meta.version, &delta, options.now)?;
+                chain.deltas = prev.body.deltas.clone();
+                chain.deltas.push(link.clone());
+                chain.made = Some(link);
+            }
+            Err(why) => chain.no_delta = Some(why),
+        }
+    }
+    Ok(chain)
+}
+
+/// Writes the delta from version `from` to `to` into `dir`; answers its link.
+fn write_delta(dir: &Path, from: u64, to: u64, delta: &[u8], now: u64) -> Result<DeltaLink> {
+    // Named by content too: a CDN never serves a stale delta of that name.
+    let sha = phishbloom_core::sync::sha256_hex(delta);
+    let path = format!("deltas/{from}-{to}-{}.delta", &sha[..12]);
+    write_atomic(&dir.join(&path), &[], &[delta])?;
+    Ok(DeltaLink {
+        from,
+        to,
+        published: now,
+        file: Download::of(path, delta),
+    })
+}
+
+/// Writes the whole file of `version` into `dir` (once: its name holds its content's hash);
+/// answers its download.
+fn write_whole(dir: &Path, bytes: &[u8], version: u64) -> Result<Download> {
+    let sha = phishbloom_core::sync::sha256_hex(bytes);
+    let file_path = format!("files/v{version}-{}.bloom", &sha[..12]);
+    let whole = Download {
+        path: file_path.clone(),
+        bytes: bytes.len() as u64,
+        sha256: sha,
+    };
+    if !dir.join(&file_path).exists() {
+        write_atomic(&dir.join(&file_path), &[], &[bytes])?;
+    }
+    Ok(whole)
 }
 
 /// The previous index with only what `key` vouches for: unchanged if it carries `key`'s valid

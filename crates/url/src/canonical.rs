@@ -40,9 +40,10 @@ use std::fmt;
 
 use crate::error::{snippet, Error};
 use crate::escape::{push_escaped, unescape_fully};
-use crate::fast::{canonicalize_fast, FastParts, WrittenHost};
+use crate::fast::{canonicalize_fast, FastParts};
 use crate::host::canonicalize_host;
 use crate::scheme::{is_scheme_byte, split_scheme};
+use crate::written::WrittenHost;
 
 /// Schemes whose URLs always have an authority, so that `http:evil.com` and `http:/evil.com` are
 /// `http://evil.com/` (WHATWG URL standard, "special schemes": the slashes are optional).
@@ -331,19 +332,7 @@ pub(crate) fn parse_full(input: &[u8], mut serialized: String) -> Result<Parsed,
     } else {
         Cow::Borrowed(input)
     };
-    // Safe Browsing example: "  http://www.google.com/  " → "http://www.google.com/".
-    // Trims space and every other control byte (all <= 0x20).
-    let start = cleaned.iter().position(|&b| b > 0x20);
-    let end = cleaned.iter().rposition(|&b| b > 0x20);
-    let trimmed = match (start, end) {
-        (Some(s), Some(e)) => &cleaned[s..=e],
-        _ => return Err(Error::EmptyInput),
-    };
-    // Safe Browsing: remove the fragment (example: `foo#bar#baz` → `foo`).
-    let without_fragment = match trimmed.iter().position(|&b| b == b'#') {
-        Some(hash) => &trimmed[..hash],
-        None => trimmed,
-    };
+    let without_fragment = trim_and_cut_fragment(&cleaned)?;
 
     // Safe Browsing: unescape fully, then split (so an escaped `://` or `/` is a delimiter).
     let unescaped = unescape_fully(without_fragment);
@@ -410,6 +399,24 @@ pub(crate) fn parse_full(input: &[u8], mut serialized: String) -> Result<Parsed,
         explicit_path,
         userinfo,
         named_scheme: scheme.is_some(),
+    })
+}
+
+/// `cleaned` trimmed of spaces and control bytes and cut before its fragment; an input of
+/// nothing but those is empty.
+fn trim_and_cut_fragment(cleaned: &[u8]) -> Result<&[u8], Error> {
+    // Safe Browsing example: "  http://www.google.com/  " → "http://www.google.com/".
+    // Trims space and every other control byte (all <= 0x20).
+    let start = cleaned.iter().position(|&b| b > 0x20);
+    let end = cleaned.iter().rposition(|&b| b > 0x20);
+    let trimmed = match (start, end) {
+        (Some(s), Some(e)) => &cleaned[s..=e],
+        _ => return Err(Error::EmptyInput),
+    };
+    // Safe Browsing: remove the fragment (example: `foo#bar#baz` → `foo`).
+    Ok(match trimmed.iter().position(|&b| b == b'#') {
+        Some(hash) => &trimmed[..hash],
+        None => trimmed,
     })
 }
 

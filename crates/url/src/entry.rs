@@ -374,7 +374,7 @@ mod tests {
         // As a query, user info is dropped like the port: the URL is still checked.
         let url = crate::canonicalize(b"http://user@evil.com/x").unwrap();
         assert_eq!(url.host(), "evil.com");
-        // A URL that names its scheme is a URL with or without user info (issue 20, item 2):
+        // A URL that names its scheme is a URL with or without user info:
         // listed as the same entry a query without the user info finds.
         for line in ["http://user:pw@evil.com/x", "HTTPS://a@b@evil.com:8443/x"] {
             let entry = Entry::parse(line.as_bytes()).unwrap();

@@ -21,7 +21,8 @@
 use crate::escape::unescape_fully_into;
 use crate::host::parse_ipv4;
 use crate::scan::find;
-use crate::scheme::{split_http, split_scheme};
+use crate::scheme::split_scheme;
+use crate::written::WrittenHost;
 
 /// Where the parts of a canonical URL written by [`canonicalize_fast`] end, as
 /// [`crate::CanonicalUrl`] stores them, and whether the input had a path or query.
@@ -45,7 +46,7 @@ pub(crate) struct FastParts {
 /// The predicates given to [`crate::scan::find`] combine their tests with `|` and `&`, not `||` and `&&`:
 /// without branches the compiler can test a whole window at once.
 #[inline(always)]
-fn is_special(b: u8) -> bool {
+pub(crate) fn is_special(b: u8) -> bool {
     // 0x21..=0x7E maps to 0..=0x5D; every other byte wraps around above 0x5D.
     (b.wrapping_sub(0x21) > 0x7E - 0x21) | (b == b'%') | (b == b'#')
 }
@@ -98,99 +99,8 @@ pub(crate) fn canonicalize_fast(
     plain_into(plain, out, written.map(|w| (w.start, w.host.len())))
 }
 
-/// The canonical host of `input` read straight off it, when nothing canonicalization does can
-/// change it — so that a matcher can rule a URL out by its host before canonicalizing the rest
-/// (most URLs checked against a list are on no listed host). `None` means "canonicalize to know",
-/// never "no host".
-///
-/// The host is the one [`crate::canonicalize`] gives (and the input is a valid URL) when:
-/// - no byte up to the host's end is special (dropped, trimmed, escaped,
-///   unescaped or a fragment) — the rules change nothing before the first special byte, and an
-///   escape is only ever decoded from its `%` forward;
-/// - the scheme, if any, is `scheme://`, and the host is plain as the fast path reads it
-///   (no user info, port, brackets, stray dots or IPv4 spelling) and lowercase;
-/// - it ends at `/` or `?` before the first special byte, or at the end of the input.
-///
-/// Whatever follows the host (a path with escapes, dot segments, a fragment) cannot move its
-/// end, which is the first `/` or `?` after the scheme in the unescaped input either way.
-pub fn written_host(input: &[u8]) -> Option<&str> {
-    read_written_host(input).map(|written| written.host)
-}
-
-/// [`written_host`]'s host with where it starts in its input: what
-/// [`crate::Canonicalizer::canonicalize_written`] takes, so that the host is not read twice.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WrittenHost<'a> {
-    input: &'a [u8],
-    /// Where the host starts in `input` (after `scheme://`, if any).
-    start: usize,
-    host: &'a str,
-}
-
-impl<'a> WrittenHost<'a> {
-    /// The canonical host, as [`written_host`] gives it.
-    pub fn host(&self) -> &'a str {
-        self.host
-    }
-
-    /// The input it was read from.
-    pub fn input(&self) -> &'a [u8] {
-        self.input
-    }
-}
-
-/// [`written_host`], keeping where the host lies ([`WrittenHost`]).
-pub fn read_written_host(input: &[u8]) -> Option<WrittenHost<'_>> {
-    let (start, len) = written_host_span(input)?;
-    let host = plain_host_text(&input[start..start + len])?;
-    Some(WrittenHost { input, start, host })
-}
-
-/// Where [`written_host`]'s host lies in `input` (start, length), before [`plain_name`].
-fn written_host_span(input: &[u8]) -> Option<(usize, usize)> {
-    // Without a scheme the host starts the input: one scan finds its end. The scan stops at the
-    // `:` of any `scheme://` (or before it: a scheme's bytes are letters, digits, `+`, `-` and
-    // `.`, and the scan stops at upper case and stray dots), so an input that reaches `/`, `?`
-    // or its end first has no scheme (a scheme's first non-scheme byte is its `:`) — the split
-    // would leave it whole.
-    if let Some((_, rest)) = split_http(input) {
-        return Some((input.len() - rest.len(), host_scan(rest)?));
-    }
-    match host_scan(input) {
-        Some(len) => Some((0, len)),
-        // Another stop: after a scheme, if there is one, scan again.
-        None => match split_scheme(input) {
-            (Some(_), rest) => Some((input.len() - rest.len(), host_scan(rest)?)),
-            (None, _) => None,
-        },
-    }
-}
-
-/// The length of the host at the start of `rest` if the first byte that ends it or is not a
-/// plain lowercase host's is `/`, `?` or the end; `None` at any other stop.
-#[inline(always)]
-fn host_scan(rest: &[u8]) -> Option<usize> {
-    let stop = find(rest, |b, next| {
-        host_stop(b, next) | is_special(b) | (b.wrapping_sub(b'A') <= b'Z' - b'A')
-    });
-    match stop {
-        None => Some(rest.len()),
-        Some(at) if matches!(rest[at], b'/' | b'?') => Some(at),
-        Some(_) => None,
-    }
-}
-
-/// `host` as text if the full rules keep it as written ([`plain_name`]).
-#[inline(always)]
-fn plain_host_text(host: &[u8]) -> Option<&str> {
-    if !plain_name(host) {
-        return None;
-    }
-    ascii_text(host)
-}
-
 /// The fast path proper, for `s` without special bytes: checks everything first, then writes.
-/// `written`: where the host starts in `s` and its length, when [`read_written_host`] read it
+/// `written`: where the host starts in `s` and its length, when [`crate::read_written_host`] read it
 /// (plain and lowercase, after `scheme://` or at the start) — then neither is looked for again.
 fn plain_into(s: &[u8], out: &mut String, written: Option<(usize, usize)>) -> Option<FastParts> {
     let (scheme, rest, host) = match written {
@@ -258,7 +168,7 @@ fn plain_into(s: &[u8], out: &mut String, written: Option<(usize, usize)>) -> Op
 /// `s` as text if it is ASCII: [`std::str::from_utf8`] without its byte-by-byte walk to an
 /// aligned address, which costs more than the rest of the check for a URL.
 #[allow(unsafe_code)]
-fn ascii_text(s: &[u8]) -> Option<&str> {
+pub(crate) fn ascii_text(s: &[u8]) -> Option<&str> {
     if !s.is_ascii() {
         return None;
     }
@@ -280,7 +190,7 @@ struct PlainHost {
 /// more than lowercase it: user info, port or brackets (`@ : [ ]`), or a dot followed by a dot,
 /// by the end of the host or by the end of the URL (`next` 0: a plain URL has no 0 byte).
 #[inline(always)]
-fn host_stop(b: u8, next: u8) -> bool {
+pub(crate) fn host_stop(b: u8, next: u8) -> bool {
     // `/` (0x2F) and `?` (0x3F) are the only bytes that are `?` with bit 0x10 set.
     let end = |c: u8| (c | 0x10) == b'?';
     let bad_dot = (b == b'.') & ((next == b'.') | end(next) | (next == 0));
@@ -322,7 +232,7 @@ fn plain_host(rest: &[u8]) -> Option<PlainHost> {
 /// Whether `host` — without stops ([`host_stop`]) or special bytes — is kept as written by the
 /// full rules: not empty, no leading dot, and not an IPv4 address in any spelling.
 #[inline]
-fn plain_name(host: &[u8]) -> bool {
+pub(crate) fn plain_name(host: &[u8]) -> bool {
     // A leading dot; or an empty host (`http:///x`).
     if host.first().is_none_or(|&b| b == b'.') {
         return false;
@@ -413,6 +323,7 @@ fn push_collapsed(path: &str, out: &mut String) {
 mod tests {
     use super::*;
     use crate::canonical::{parse_full, CanonicalUrl, Canonicalizer};
+    use crate::written::{read_written_host, written_host};
     use proptest::prelude::*;
 
     /// Wherever the fast path answers, it answers exactly as the full rules do; and the

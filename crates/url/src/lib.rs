@@ -59,6 +59,7 @@ mod fast;
 mod host;
 pub mod scan;
 mod scheme;
+mod written;
 
 pub use canonical::{canonicalize, CanonicalUrl, Canonicalizer};
 pub use components::{components_by_slash, components_reversed_host};
@@ -68,4 +69,4 @@ pub use expression::{
     Expression, ExpressionKind, Expressions, HostSuffixes, PathPrefixes, MAX_ENTRY_HOST_LABELS,
     MAX_ENTRY_PATH_DEPTH, MAX_HOST_SUFFIXES, MAX_HOST_SUFFIX_LABELS, MAX_PATH_PREFIXES,
 };
-pub use fast::{read_written_host, written_host, WrittenHost};
+pub use written::{read_written_host, written_host, WrittenHost};

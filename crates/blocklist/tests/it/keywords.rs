@@ -1,4 +1,4 @@
-//! Issue 14's tests of keyword lists and scanning, through the library: where keywords must be
+//! Keyword lists and scanning, through the library: where keywords must be
 //! found (across lines, in encoded MIME parts, in HTML, in other cases and compatibility forms,
 //! in Chinese without spaces, across punctuation), where they must not (inside longer words),
 //! inputs that must not panic, the index's behaviour under files changed underneath, the

@@ -29,6 +29,8 @@ use phishbloom_filter::Filter;
 use clap::ValueEnum;
 use phishbloom_blocklist::documents::DocumentFormat;
 use phishbloom_blocklist::near::{expand_inputs, read_near_docs};
+use phishbloom_core::near::NearInfo;
+use phishbloom_core::structure::Layers;
 use phishbloom_core::NearOptions;
 use phishbloom_text::simhash::{SimHashParams, Weighting};
 
@@ -42,22 +44,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     // time on the input (the inputs are compared with the output again when it is written).
     check_output(&args.output, &[])?;
     check_flags(args)?;
-    let kind = Kind::from(args.kind);
-    let options = BuildOptions {
-        kind,
-        fpp: args.filter.fpp,
-        expression_bound: args.expressions.unwrap_or(DEFAULT_EXPRESSION_BOUND),
-        strategy: args.filter.hash.into(),
-        verify: args.verify,
-        threads: default_threads(args.threads),
-        name: list_name(args),
-        version: next_version(&args.output),
-        created: now(),
-        capacity: args.capacity,
-        grow: args.grow,
-        force: args.force,
-        host_gate: !args.no_host_gate,
-    };
+    let options = build_options(args);
     if let Some(list) = &args.keywords {
         return build_keywords_list(args, list, &options, started);
     }
@@ -66,56 +53,9 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     }
     let inputs: Vec<Input> = args.inputs.iter().map(|i| Input::from_arg(i)).collect();
     let (blocklist, files) = if args.exact {
-        let scheme = scheme(args);
-        let files: Vec<PathBuf> = inputs
-            .iter()
-            .filter_map(Input::file)
-            .map(Path::to_path_buf)
-            .collect();
-        if let Some(input) = streamed(args, &inputs, &options) {
-            // One list of whole keys: read as it arrives, its hashes spilled to temporary files
-            // (see `phishbloom_blocklist::stream`), never held in memory.
-            let bar = progress_bar(input);
-            let (keys, summary) = read_hashed(
-                input,
-                &list_options(args, scheme),
-                options.threads,
-                &mut |read| bar.set_position(read),
-            )?;
-            bar.finish_and_clear();
-            print_list_summary(&input.display_path().display().to_string(), &summary);
-            let category = category_of(args, input);
-            let blocklist = Blocklist::from_hashed_keys(&keys, &category, scheme, &options)?;
-            // The temporary files go before the output is written.
-            drop(keys);
-            (blocklist, files)
-        } else {
-            (in_memory(args, &inputs, scheme, &options)?, files)
-        }
+        build_keys(args, &inputs, &options)?
     } else {
-        let mut sources: Vec<EntrySource> = inputs
-            .iter()
-            .map(|input| EntrySource::List {
-                input: input.clone(),
-                options: list_options(args, KeyScheme::Expressions),
-                category: args.category.clone(),
-                role: Role::Block,
-            })
-            .collect();
-        sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
-        sources.extend(args.allow.iter().map(|list| EntrySource::List {
-            input: Input::from_arg(list),
-            options: ListOptions {
-                format: Format::Auto,
-                ..ListOptions::default()
-            },
-            category: Some("exceptions".into()),
-            role: Role::Allow,
-        }));
-        let (set, summary) = read_entries(&sources)?;
-        print_entry_summary(&summary, &set);
-        let files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
-        (Blocklist::from_entries(&set, &options)?, files)
+        build_entries(args, &inputs, &options)?
     };
     if !args.force {
         check_room(&blocklist, &args.output)?;
@@ -128,6 +68,89 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
     })?;
     print_summary(args, &blocklist, started);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The build options the flags give.
+fn build_options(args: &BuildArgs) -> BuildOptions {
+    BuildOptions {
+        kind: Kind::from(args.kind),
+        fpp: args.filter.fpp,
+        expression_bound: args.expressions.unwrap_or(DEFAULT_EXPRESSION_BOUND),
+        strategy: args.filter.hash.into(),
+        verify: args.verify,
+        threads: default_threads(args.threads),
+        name: list_name(args),
+        version: next_version(&args.output),
+        created: now(),
+        capacity: args.capacity,
+        grow: args.grow,
+        force: args.force,
+        host_gate: !args.no_host_gate,
+    }
+}
+
+/// `build --exact`: a blocklist of whole keys, and the files read.
+fn build_keys(
+    args: &BuildArgs,
+    inputs: &[Input],
+    options: &BuildOptions,
+) -> anyhow::Result<(Blocklist, Vec<PathBuf>)> {
+    let scheme = scheme(args);
+    let files: Vec<PathBuf> = inputs
+        .iter()
+        .filter_map(Input::file)
+        .map(Path::to_path_buf)
+        .collect();
+    let Some(input) = streamed(args, inputs, options) else {
+        return Ok((in_memory(args, inputs, scheme, options)?, files));
+    };
+    // One list of whole keys: read as it arrives, its hashes spilled to temporary files (see
+    // `phishbloom_blocklist::stream`), never held in memory.
+    let bar = progress_bar(input);
+    let (keys, summary) = read_hashed(
+        input,
+        &list_options(args, scheme),
+        options.threads,
+        &mut |read| bar.set_position(read),
+    )?;
+    bar.finish_and_clear();
+    print_list_summary(&input.display_path().display().to_string(), &summary);
+    let category = category_of(args, input);
+    let blocklist = Blocklist::from_hashed_keys(&keys, &category, scheme, options)?;
+    // The temporary files go before the output is written.
+    drop(keys);
+    Ok((blocklist, files))
+}
+
+/// A blocklist of URL entries (lists, UT1 categories and allow lists), and the files read.
+fn build_entries(
+    args: &BuildArgs,
+    inputs: &[Input],
+    options: &BuildOptions,
+) -> anyhow::Result<(Blocklist, Vec<PathBuf>)> {
+    let mut sources: Vec<EntrySource> = inputs
+        .iter()
+        .map(|input| EntrySource::List {
+            input: input.clone(),
+            options: list_options(args, KeyScheme::Expressions),
+            category: args.category.clone(),
+            role: Role::Block,
+        })
+        .collect();
+    sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
+    sources.extend(args.allow.iter().map(|list| EntrySource::List {
+        input: Input::from_arg(list),
+        options: ListOptions {
+            format: Format::Auto,
+            ..ListOptions::default()
+        },
+        category: Some("exceptions".into()),
+        role: Role::Allow,
+    }));
+    let (set, summary) = read_entries(&sources)?;
+    print_entry_summary(&summary, &set);
+    let files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
+    Ok((Blocklist::from_entries(&set, options)?, files))
 }
 
 /// `build --keywords LIST`: reads, normalizes and builds, saves, prints the summary.
@@ -529,54 +552,10 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
         Engine::Keywords(engine) => {
             print_filter(args, &**engine.filter(), meta.entries, "keywords")
         }
-        Engine::Near(engine) => {
-            let info = engine.info();
-            println!(
-                "built {}: {} documents, 64-bit SimHash of {} in {} permuted tables of {} blocks \
-                 (distance up to {}), {}; {} in memory",
-                args.output.display(),
-                fmt::count(meta.entries),
-                shingles(info.shingle, info.weighting),
-                info.tables,
-                info.blocks,
-                info.max_distance,
-                match info.check_shingle {
-                    0 => "no check".to_string(),
-                    w => format!(
-                        "each match checked by a SimHash of {} within {} bits",
-                        shingles(w, info.weighting),
-                        info.check_distance
-                    ),
-                },
-                fmt::bytes(info.memory_bytes),
-            );
-        }
+        Engine::Near(engine) => print_near(args, &engine.info(), meta.entries),
         _ => match (blocklist.filter(), blocklist.layers()) {
             (Some(filter), _) => print_filter(args, &**filter, meta.entries, what),
-            (None, Some(layers)) => {
-                println!(
-                    "built {}: {} {what} in a {} filter{}, {}",
-                    args.output.display(),
-                    fmt::count(meta.entries),
-                    blocklist.kind(),
-                    if layers.grows() {
-                        " that grows when full"
-                    } else {
-                        ""
-                    },
-                    fmt::bytes(layers.size_in_bytes()),
-                );
-                for layer in layers.describe() {
-                    println!(
-                        "  {}: {} of {} entries, {} ({:.2} bits/entry sized)",
-                        layer.structure,
-                        fmt::count(layer.items),
-                        fmt::count(layer.capacity),
-                        fmt::bytes(layer.bytes),
-                        layer.bytes as f64 * 8.0 / layer.capacity.max(1) as f64,
-                    );
-                }
-            }
+            (None, Some(layers)) => print_layers(args, blocklist, layers, what),
             (None, None) => {}
         },
     }
@@ -598,6 +577,56 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
             fmt::percent(args.filter.fpp),
             meta.probes_per_item,
             fmt::percent(per_probe_fpp(args.filter.fpp, meta.probes_per_item)),
+        );
+    }
+}
+
+/// The summary line of a near-duplicate list of `entries` documents.
+fn print_near(args: &BuildArgs, info: &NearInfo, entries: u64) {
+    println!(
+        "built {}: {} documents, 64-bit SimHash of {} in {} permuted tables of {} blocks \
+         (distance up to {}), {}; {} in memory",
+        args.output.display(),
+        fmt::count(entries),
+        shingles(info.shingle, info.weighting),
+        info.tables,
+        info.blocks,
+        info.max_distance,
+        match info.check_shingle {
+            0 => "no check".to_string(),
+            w => format!(
+                "each match checked by a SimHash of {} within {} bits",
+                shingles(w, info.weighting),
+                info.check_distance
+            ),
+        },
+        fmt::bytes(info.memory_bytes),
+    );
+}
+
+/// The summary lines of a list of `what` in layers: the list, then each layer.
+fn print_layers(args: &BuildArgs, blocklist: &Blocklist, layers: &Layers, what: &str) {
+    let entries = blocklist.meta().entries;
+    println!(
+        "built {}: {} {what} in a {} filter{}, {}",
+        args.output.display(),
+        fmt::count(entries),
+        blocklist.kind(),
+        if layers.grows() {
+            " that grows when full"
+        } else {
+            ""
+        },
+        fmt::bytes(layers.size_in_bytes()),
+    );
+    for layer in layers.describe() {
+        println!(
+            "  {}: {} of {} entries, {} ({:.2} bits/entry sized)",
+            layer.structure,
+            fmt::count(layer.items),
+            fmt::count(layer.capacity),
+            fmt::bytes(layer.bytes),
+            layer.bytes as f64 * 8.0 / layer.capacity.max(1) as f64,
         );
     }
 }

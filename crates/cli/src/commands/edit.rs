@@ -23,6 +23,7 @@ use phishbloom_core::Change;
 use phishbloom_core::{fmt, Blocklist, Kind};
 
 use crate::args::{ApplyArgs, ChangeArgs, DiffArgs, MergeArgs};
+use crate::commands::plural;
 
 /// `add`: the items (and the `--from` list) join the list; for a near-duplicate list the
 /// items (and `--from`) are document files, fingerprinted as the list's were.
@@ -86,10 +87,13 @@ fn change(
         (_, n) => format!(" ({} not in that category)", fmt::count(n)),
     };
     println!(
-        "{}: {verb} {} {}{unchanged}; {}",
+        "{}: {verb} {}{unchanged}; {}",
         args.file.display(),
-        fmt::count(change.changed),
-        if near { "documents" } else { "entries" },
+        if near {
+            plural(change.changed, "document", "documents")
+        } else {
+            plural(change.changed, "entry", "entries")
+        },
         state(&list)
     );
     Ok(ExitCode::SUCCESS)

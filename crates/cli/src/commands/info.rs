@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::keywords::KeywordsInfo;
+use phishbloom_core::near::NearInfo;
 use phishbloom_core::structure::LayerInfo;
 use phishbloom_core::{fmt, Blocklist};
 use phishbloom_core::{Description, FilterInfo};
@@ -27,7 +28,33 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The text form of `info`: section by section, in this order.
 fn print_text(file: &str, d: &Description) {
+    print_list(file, d);
+    print_rate(d);
+    print_categories(d);
+    if let Some(keywords) = &d.keywords {
+        print_keywords_info(keywords);
+    }
+    if let Some(near) = &d.near {
+        print_near_info(near);
+    }
+    print_structure(d);
+    print_filters(d);
+    println!("sections");
+    for section in &d.sections {
+        println!(
+            "  {:<22} offset {:>10}  {:>12}  xxh3 {}",
+            section.name,
+            section.offset,
+            fmt::bytes(section.bytes),
+            section.checksum
+        );
+    }
+}
+
+/// The file, its format and kind, and the list's name, version, entries and fingerprint.
+fn print_list(file: &str, d: &Description) {
     let meta = &d.meta;
     println!("file              {file} ({})", fmt::bytes(d.file_bytes));
     println!(
@@ -61,6 +88,11 @@ fn print_text(file: &str, d: &Description) {
         );
     }
     println!("set fingerprint   {}", meta.fingerprint);
+}
+
+/// The target rate, per what it is stated for.
+fn print_rate(d: &Description) {
+    let meta = &d.meta;
     if let Some(p) = d.per_item_fpp {
         let per = if meta.scheme == KeyScheme::Keywords {
             format!(
@@ -77,6 +109,10 @@ fn print_text(file: &str, d: &Description) {
         };
         println!("target rate       {} {per}", fmt::percent(p));
     }
+}
+
+/// The categories and the exceptions.
+fn print_categories(d: &Description) {
     let categories: Vec<String> = d
         .categories
         .iter()
@@ -89,33 +125,36 @@ fn print_text(file: &str, d: &Description) {
             fmt::count(d.exceptions)
         );
     }
-    if let Some(keywords) = &d.keywords {
-        print_keywords_info(keywords);
-    }
-    if let Some(near) = &d.near {
-        println!(
-            "fingerprints      64-bit SimHash of {}{}; {} document(s) under {} tokens by an exact \
-             hash",
-            super::build::shingles(near.shingle, near.weighting),
-            match near.check_shingle {
-                0 => String::new(),
-                w => format!(
-                    ", checked by a SimHash of {} within {} bits",
-                    super::build::shingles(w, near.weighting),
-                    near.check_distance
-                ),
-            },
-            fmt::count(near.exact),
-            near.min_tokens
-        );
-        println!(
-            "tables            {} permuted tables of {} blocks: distance up to {}, {} in memory",
-            near.tables,
-            near.blocks,
-            near.max_distance,
-            fmt::bytes(near.memory_bytes)
-        );
-    }
+}
+
+/// The near-duplicate lines of `info`.
+fn print_near_info(near: &NearInfo) {
+    println!(
+        "fingerprints      64-bit SimHash of {}{}; {} document(s) under {} tokens by an exact \
+         hash",
+        super::build::shingles(near.shingle, near.weighting),
+        match near.check_shingle {
+            0 => String::new(),
+            w => format!(
+                ", checked by a SimHash of {} within {} bits",
+                super::build::shingles(w, near.weighting),
+                near.check_distance
+            ),
+        },
+        fmt::count(near.exact),
+        near.min_tokens
+    );
+    println!(
+        "tables            {} permuted tables of {} blocks: distance up to {}, {} in memory",
+        near.tables,
+        near.blocks,
+        near.max_distance,
+        fmt::bytes(near.memory_bytes)
+    );
+}
+
+/// The verification table, the CaBF split and growth.
+fn print_structure(d: &Description) {
     match d.verification {
         _ if d.keywords.is_some() || d.near.is_some() => {}
         Some(count) => println!(
@@ -137,6 +176,10 @@ fn print_text(file: &str, d: &Description) {
             d.layers.len()
         );
     }
+}
+
+/// Every filter, patch and layer, and the phrase gate.
+fn print_filters(d: &Description) {
     for (i, filter) in d.filters.iter().enumerate() {
         let label = if d.filters.len() == 1 {
             "filter".to_string()
@@ -169,16 +212,6 @@ fn print_text(file: &str, d: &Description) {
     }
     if let Some(gate) = &d.gate {
         print_filter(&format!("{} gate", gate.kind), &gate.filter);
-    }
-    println!("sections");
-    for section in &d.sections {
-        println!(
-            "  {:<22} offset {:>10}  {:>12}  xxh3 {}",
-            section.name,
-            section.offset,
-            fmt::bytes(section.bytes),
-            section.checksum
-        );
     }
 }
 

@@ -59,3 +59,10 @@ pub fn init_logging() {
         .log_internal_errors(false)
         .try_init();
 }
+
+/// A count and its noun, singular for one: `1 entry`, `2 entries`, `1,000 keys` (thousands
+/// separated as [`phishbloom_core::fmt::count`] does).
+pub fn plural(count: u64, one: &str, many: &str) -> String {
+    let noun = if count == 1 { one } else { many };
+    format!("{} {noun}", phishbloom_core::fmt::count(count))
+}

@@ -14,6 +14,7 @@ use phishbloom_sync::schedule::{run_every, Event};
 use phishbloom_sync::{fetch, keys};
 
 use crate::args::{KeygenArgs, PublishArgs, SyncArgs};
+use crate::commands::plural;
 
 /// `publish FILE DIR`.
 pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
@@ -38,17 +39,17 @@ pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
         (Some(_), None, None) => "unchanged".to_string(),
     };
     println!(
-        "{}: {} v{} ({} entries, {}), {change}; {} deltas kept{}{}",
+        "{}: {} v{} ({}, {}), {change}; {} kept{}{}",
         args.dir.display(),
         index.name,
         index.version,
-        fmt::count(index.entries),
+        plural(index.entries, "entry", "entries"),
         fmt::bytes(index.file.bytes),
-        index.deltas.len(),
+        plural(index.deltas.len() as u64, "delta", "deltas"),
         signed.map_or(String::new(), |id| format!("; signed by key {id}")),
         match published.removed {
             0 => String::new(),
-            n => format!("; {n} old files removed"),
+            n => format!("; {} removed", plural(n as u64, "old file", "old files")),
         }
     );
     Ok(ExitCode::SUCCESS)
@@ -123,8 +124,7 @@ fn describe(outcome: &Outcome) -> String {
             let from = from.map_or("nothing".to_string(), |v| format!("v{v}"));
             let how = match via {
                 Via::Whole => "the whole file".to_string(),
-                Via::Deltas(1) => "1 delta".to_string(),
-                Via::Deltas(n) => format!("{n} deltas"),
+                Via::Deltas(n) => plural(*n as u64, "delta", "deltas"),
                 Via::WholeAfter(why) => format!("the whole file (the deltas failed: {why})"),
             };
             format!(

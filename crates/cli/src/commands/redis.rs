@@ -18,7 +18,7 @@ use phishbloom_redis::push::{PushOptions, PushSource};
 use phishbloom_redis::{RedisBlocklist, Target};
 
 use crate::args::{AddArgs, CheckArgs, PushArgs, RedisCommand, RedisInfoArgs};
-use crate::commands::{default_threads, stdin_is_file};
+use crate::commands::{default_threads, plural, stdin_is_file};
 
 /// Runs a `redis` subcommand.
 pub fn run(command: &RedisCommand) -> anyhow::Result<ExitCode> {
@@ -48,7 +48,7 @@ fn push(args: &PushArgs) -> anyhow::Result<ExitCode> {
         args.name,
         meta.version,
         fmt::bytes(meta.chunking.bytes),
-        plural(meta.chunking.chunks(), "chunk"),
+        plural(meta.chunking.chunks(), "chunk", "chunks"),
         fmt::bytes(meta.chunking.chunk_bytes)
     );
     if let Some(verify) = &meta.verify {
@@ -97,11 +97,11 @@ fn add(args: &AddArgs) -> anyhow::Result<ExitCode> {
     )?;
     println!(
         "added {} to list {:?} version {} on {}: {} newly set; keys whose bits were all set already: {}",
-        plural(added.keys, "key"),
+        plural(added.keys, "key", "keys"),
         args.name,
         added.version,
         target.shown(),
-        plural(added.new_bits, "bit"),
+        plural(added.new_bits, "bit", "bits"),
         fmt::count(added.already_set)
     );
     Ok(ExitCode::SUCCESS)
@@ -171,7 +171,7 @@ fn print_info(info: &Info) {
     }
     println!(
         "added             {} since the push",
-        plural(info.added, "key")
+        plural(info.added, "key", "keys")
     );
     let filter = &info.filter;
     println!(
@@ -195,12 +195,6 @@ fn categories(categories: &[Category]) -> String {
         .map(|c| format!("{} ({})", c.name, fmt::count(c.entries)))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// `1 key`, `2 keys`, `1,000 keys`.
-fn plural(count: u64, word: &str) -> String {
-    let s = if count == 1 { "" } else { "s" };
-    format!("{} {word}{s}", fmt::count(count))
 }
 
 /// `check --redis URL --name NAME`: the verdicts of `check FILE` on the pushed file, through

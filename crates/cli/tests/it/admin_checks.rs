@@ -1,6 +1,7 @@
-//! Issue 20's refusals and verifications, through the real executable: `check` on a keyword
-//! list (item 5), `info` verifying a keyword index whole (item 6), rates a kind cannot reach
-//! (item 8), an absurd capacity and a failed allocation (item 7), a failed writer's temporary files (item 9), a held edit lock (item 10).
+//! Refusals and verifications an admin meets, through the real executable: `check` on a keyword
+//! list, `info` verifying a keyword index whole, rates a kind cannot reach, an absurd capacity
+//! and a failed allocation, a failed writer's temporary files, a held edit lock, and what
+//! `remove --help` says.
 
 use crate::common;
 
@@ -18,7 +19,7 @@ fn keyword_list(dir: &std::path::Path, n: usize) -> std::path::PathBuf {
 }
 
 #[test]
-fn item_05_check_refuses_a_keyword_list_and_names_scan() {
+fn check_refuses_a_keyword_list_and_names_scan() {
     let dir = tempfile::tempdir().unwrap();
     let list = keyword_list(dir.path(), 10);
     assert_error(
@@ -35,7 +36,7 @@ fn item_05_check_refuses_a_keyword_list_and_names_scan() {
 }
 
 #[test]
-fn item_06_info_verifies_every_block_of_a_keyword_index() {
+fn info_verifies_every_block_of_a_keyword_index() {
     let dir = tempfile::tempdir().unwrap();
     let list = keyword_list(dir.path(), 3000);
     let info = info_json(&list);
@@ -72,7 +73,7 @@ fn item_06_info_verifies_every_block_of_a_keyword_index() {
 }
 
 #[test]
-fn item_08_a_rate_the_kind_cannot_reach_is_refused_in_a_short_message() {
+fn a_rate_the_kind_cannot_reach_is_refused_in_a_short_message() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("l.txt");
     std::fs::write(&input, "evil.example\nbad.example/login\n").unwrap();
@@ -112,7 +113,7 @@ fn room_list(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 #[test]
-fn item_09_the_next_writer_removes_a_dead_writers_temporary_file() {
+fn the_next_writer_removes_a_dead_writers_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let list = room_list(dir.path());
     // What a writer killed mid-write leaves (PIDs never exceed 2^22: 99,999,999 is gone).
@@ -137,7 +138,7 @@ fn item_09_the_next_writer_removes_a_dead_writers_temporary_file() {
 }
 
 #[test]
-fn item_10_a_held_edit_lock_is_waited_for_at_most_the_lock_timeout() {
+fn a_held_edit_lock_is_waited_for_at_most_the_lock_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let list = room_list(dir.path());
     // This test process holds the lock, as a writer stopped with SIGSTOP would.
@@ -174,7 +175,7 @@ fn item_10_a_held_edit_lock_is_waited_for_at_most_the_lock_timeout() {
 }
 
 #[test]
-fn item_18_remove_help_says_what_remove_works_on() {
+fn remove_help_says_what_remove_works_on() {
     let help = phishbloom()
         .args(["remove", "--help"])
         .assert()
@@ -198,7 +199,7 @@ fn item_18_remove_help_says_what_remove_works_on() {
 }
 
 #[test]
-fn item_07_an_absurd_capacity_is_refused_and_a_failed_allocation_is_an_error() {
+fn an_absurd_capacity_is_refused_and_a_failed_allocation_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("keys.txt");
     let keys: Vec<String> = (0..1000).map(|i| format!("key{i}")).collect();

@@ -1,7 +1,6 @@
-//! Issue 20's inputs, through the real executable: every list is read or refused, never read
-//! wrongly — a byte-order mark before an exact key (item 1), a URL with user info (item 2),
-//! gzip and zstd lists by their magic bytes (item 3), binary input refused unless `--exact`
-//! (item 4).
+//! Inputs through the real executable: every list is read or refused, never read wrongly — a
+//! byte-order mark before an exact key, a URL with user info, gzip and zstd lists by their
+//! magic bytes, binary input refused unless `--exact`.
 
 use crate::common;
 
@@ -10,7 +9,7 @@ use std::io::Write;
 use common::*;
 
 #[test]
-fn item_01_a_byte_order_mark_is_not_part_of_the_first_key() {
+fn a_byte_order_mark_is_not_part_of_the_first_key() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("pw.txt");
     std::fs::write(&input, b"\xef\xbb\xbfpassword123\nletmein\n").unwrap();
@@ -50,7 +49,7 @@ fn item_01_a_byte_order_mark_is_not_part_of_the_first_key() {
 }
 
 #[test]
-fn item_02_a_url_with_a_scheme_and_user_info_is_listed() {
+fn a_url_with_a_scheme_and_user_info_is_listed() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("urls.txt");
     std::fs::write(
@@ -82,7 +81,7 @@ fn item_02_a_url_with_a_scheme_and_user_info_is_listed() {
 }
 
 #[test]
-fn item_03_gzip_and_zstd_lists_are_read_by_their_magic() {
+fn gzip_and_zstd_lists_are_read_by_their_magic() {
     let dir = tempfile::tempdir().unwrap();
     let text = "evil.example\nbad.example/login\n";
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -121,7 +120,7 @@ fn item_03_gzip_and_zstd_lists_are_read_by_their_magic() {
 }
 
 #[test]
-fn item_04_binary_input_is_refused_unless_exact() {
+fn binary_input_is_refused_unless_exact() {
     let dir = tempfile::tempdir().unwrap();
     let binary = std::fs::read(env!("CARGO_BIN_EXE_phishbloom")).unwrap();
     let input = dir.path().join("program");

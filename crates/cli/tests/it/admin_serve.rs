@@ -1,8 +1,7 @@
-//! Issue 20's monitoring items, against a running `phishbloom serve`: `/healthz` says
-//! `degraded` and `/readyz` 503 while reloads are refused (item 11), every list's counters are
-//! exported from 0 (item 12), a served list does not go back to an older version unless
-//! allowed (item 13), `/v1/lists` names the checksum of the file an HTTP write saved, and logs
-//! to a file carry no colour codes (item 14).
+//! Monitoring a running `phishbloom serve`: `/healthz` says `degraded` and `/readyz` 503 while
+//! reloads are refused, every list's counters are exported from 0, a served list does not go
+//! back to an older version unless allowed, `/v1/lists` names the checksum of the file an HTTP
+//! write saved, and logs to a file carry no colour codes.
 
 use crate::serve_common;
 
@@ -36,7 +35,7 @@ fn list(dir: &Path, name: &str, n: usize) -> PathBuf {
 }
 
 #[test]
-fn item_11_health_says_degraded_and_ready_fails_while_reloads_are_refused() {
+fn health_says_degraded_and_ready_fails_while_reloads_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let served = list(dir.path(), "phish", 10);
     let good = std::fs::read(&served).unwrap();
@@ -82,7 +81,7 @@ fn item_11_health_says_degraded_and_ready_fails_while_reloads_are_refused() {
 }
 
 #[test]
-fn item_12_every_counter_of_a_list_is_exported_from_zero() {
+fn every_counter_of_a_list_is_exported_from_zero() {
     let dir = tempfile::tempdir().unwrap();
     let served = list(dir.path(), "phish", 10);
     let server = Server::start(dir.path(), &[served.to_str().unwrap()]);
@@ -94,7 +93,7 @@ fn item_12_every_counter_of_a_list_is_exported_from_zero() {
 }
 
 #[test]
-fn item_13_an_older_version_is_not_reloaded_unless_allowed() {
+fn an_older_version_is_not_reloaded_unless_allowed() {
     for allow in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let served = list(dir.path(), "phish", 10);
@@ -146,7 +145,7 @@ fn item_13_an_older_version_is_not_reloaded_unless_allowed() {
 }
 
 #[test]
-fn item_14_lists_name_the_saved_checksum_and_logs_carry_no_colour() {
+fn lists_name_the_saved_checksum_and_logs_carry_no_colour() {
     let dir = tempfile::tempdir().unwrap();
     let served = list(dir.path(), "phish", 10);
     let token = dir.path().join("token");

@@ -1,4 +1,4 @@
-//! Issue 9's findings, as a user meets them through the real `phishbloom` executable: stale
+//! Blocklist files as a user meets them through the real `phishbloom` executable: stale
 //! verification tables, outputs that must not be overwritten, `info` and `check` on every kind,
 //! sizing at absurd rates, first-format files, and I/O errors that name the path once.
 

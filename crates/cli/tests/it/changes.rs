@@ -62,7 +62,7 @@ fn add_and_remove_change_the_file_in_place_and_move_the_version() {
         .arg("fresh.example.org")
         .assert()
         .success()
-        .stdout(predicates::str::contains("added 1 entries"));
+        .stdout(predicates::str::contains("added 1 entry;"));
     assert_eq!(verdicts(&file, &fresh), ["listed"]);
     let more = list(dir.path(), "more.txt", &hosts(500..520));
     phishbloom()

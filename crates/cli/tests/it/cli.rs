@@ -513,8 +513,10 @@ fn ut1_category(dir: &Path) -> PathBuf {
     category
 }
 
-/// Checks issue 4's examples against a filter built from [`ut1_category`].
-fn check_issue_examples(check: &mut Command) {
+/// Checks the canonicalization examples (case, port, dot segments, fragment; a domain that only
+/// ends like a listed one; a URL entry matching its paths) against a filter built from
+/// [`ut1_category`].
+fn check_canonical_examples(check: &mut Command) {
     check
         .write_stdin(
             "HTTP://WWW.Example-Listed-Domain.com:80/x/../y#f\nnotexample-listed-domain.com\n\
@@ -531,7 +533,7 @@ fn check_issue_examples(check: &mut Command) {
 }
 
 #[test]
-fn ut1_build_and_the_issue_examples() {
+fn ut1_build_answers_the_canonical_examples() {
     let dir = tempfile::tempdir().unwrap();
     let category = ut1_category(dir.path());
     let filter = dir.path().join("p.bloom");
@@ -543,7 +545,7 @@ fn ut1_build_and_the_issue_examples() {
         .assert()
         .success()
         .stdout(predicate::str::contains("2 domain, 1 URL"));
-    check_issue_examples(phishbloom().arg("check").arg(&filter));
+    check_canonical_examples(phishbloom().arg("check").arg(&filter));
     assert_error(
         phishbloom()
             .args(["build", "--ut1"])
@@ -567,7 +569,7 @@ fn cabf_engine_has_the_same_semantics() {
         .assert()
         .success()
         .stdout(predicate::str::contains("CaBF engine"));
-    check_issue_examples(phishbloom().args(["check", "--verify"]).arg(&filter));
+    check_canonical_examples(phishbloom().args(["check", "--verify"]).arg(&filter));
     let mut bytes = std::fs::read(&filter).unwrap();
     let last = bytes.len() - 20;
     bytes[last] ^= 1;

@@ -1,4 +1,4 @@
-//! Issue 19: the same verdicts through every front end. One UT1-style list (two categories,
+//! The same verdicts through every front end. One UT1-style list (two categories,
 //! entries in both, `liste_blanche` exceptions, built with `--verify`) and 1,500 generated items
 //! — listed entries in odd spellings, exceptions, clean URLs, IDN hosts, IPv4 in dotted, decimal,
 //! hex and octal form, 100 KB URLs, bytes that are not UTF-8 and items that are no URL — answered

@@ -1,4 +1,4 @@
-//! Issue 19: adds through `phishbloom serve` agree between its front ends. On a list built the
+//! Adds through `phishbloom serve` agree between its front ends. On a list built the
 //! README's way (`build --ut1` of two categories with `--verify`, no `--capacity`), an
 //! authenticated RESP `BF.ADD` and an HTTP `POST /v1/lists/NAME/entries` with a category both
 //! succeed (and the entries are then listed) or both refuse with the same message; an HTTP add

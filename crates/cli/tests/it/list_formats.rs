@@ -1,4 +1,4 @@
-//! Issue 20 item 17, through the real executable: the lists admins already have — hosts files,
+//! List formats through the real executable: the lists admins already have — hosts files,
 //! AdBlock / uBlock Origin rules, PhishTank's and URLhaus's CSVs, OpenPhish's feed, gzip'd or
 //! not — are recognized by their content (or forced with `--format`), their entries answer
 //! `listed`, AdBlock `@@` exceptions answer `allowed`, and the build summary counts every
@@ -130,7 +130,7 @@ fn hosts_file(generated: usize) -> (String, Vec<String>) {
 const HOSTS_COMMENTS: usize = 16;
 
 #[test]
-fn item_17_a_hosts_file_is_recognized_and_its_localhost_lines_skipped() {
+fn a_hosts_file_is_recognized_and_its_localhost_lines_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let (text, names) = hosts_file(30);
     let input = dir.path().join("hosts");
@@ -159,7 +159,7 @@ fn item_17_a_hosts_file_is_recognized_and_its_localhost_lines_skipped() {
 }
 
 #[test]
-fn item_17_a_gzipped_hosts_file_builds() {
+fn a_gzipped_hosts_file_builds() {
     let dir = tempfile::tempdir().unwrap();
     let (text, names) = hosts_file(20);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -228,7 +228,7 @@ fn adblock_list(generated: usize) -> (String, Vec<String>, Vec<String>) {
 }
 
 #[test]
-fn item_17_adblock_rules_block_domains_allow_exceptions_and_count_the_rest() {
+fn adblock_rules_block_domains_allow_exceptions_and_count_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let (text, blocked, allowed) = adblock_list(25);
     let input = dir.path().join("phishing-filter.txt");
@@ -296,7 +296,7 @@ fn phishtank_csv(rows: usize) -> (String, Vec<String>) {
 }
 
 #[test]
-fn item_17_phishtank_csv_gzipped_is_read_by_its_url_column() {
+fn phishtank_csv_gzipped_is_read_by_its_url_column() {
     let dir = tempfile::tempdir().unwrap();
     let (text, urls) = phishtank_csv(30);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -365,7 +365,7 @@ fn urlhaus_csv(rows: usize) -> (String, Vec<String>) {
 }
 
 #[test]
-fn item_17_urlhaus_csv_with_its_comment_box_is_read_by_its_url_column() {
+fn urlhaus_csv_with_its_comment_box_is_read_by_its_url_column() {
     let dir = tempfile::tempdir().unwrap();
     let (text, urls) = urlhaus_csv(24);
     let input = dir.path().join("csv.txt");
@@ -400,7 +400,7 @@ fn item_17_urlhaus_csv_with_its_comment_box_is_read_by_its_url_column() {
 }
 
 #[test]
-fn item_17_an_openphish_feed_is_plain_lines() {
+fn an_openphish_feed_is_plain_lines() {
     let dir = tempfile::tempdir().unwrap();
     let paths = [
         "/signin/",
@@ -431,7 +431,7 @@ fn item_17_an_openphish_feed_is_plain_lines() {
 }
 
 #[test]
-fn item_17_format_forces_what_detection_would_not_choose() {
+fn format_forces_what_detection_would_not_choose() {
     let dir = tempfile::tempdir().unwrap();
     // Mostly bare names: detected as lines, where the hosts line is rejected as an entry.
     let input = dir.path().join("mixed.txt");
@@ -496,7 +496,7 @@ fn item_17_format_forces_what_detection_would_not_choose() {
 }
 
 #[test]
-fn item_17_an_allow_list_in_adblock_form_gives_exceptions() {
+fn an_allow_list_in_adblock_form_gives_exceptions() {
     let dir = tempfile::tempdir().unwrap();
     let (text, names) = hosts_file(5);
     let hosts: PathBuf = dir.path().join("hosts");

@@ -20,6 +20,8 @@ mod redis;
 mod scan;
 mod serve_common;
 mod serve_http;
+mod serve_http_connections;
+mod serve_http_routes;
 mod serve_redisbloom;
 mod serve_reload;
 mod serve_resp;

@@ -354,7 +354,7 @@ fn documents_are_removed_by_name_and_lists_merged() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    assert!(String::from_utf8_lossy(&output.stdout).contains("added 1 documents"));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("added 1 document;"));
     let added_info = info_json(&added);
     assert_eq!(added_info["meta"]["entries"], 8);
     // The categories differ (no --category when added), so compare names only through scan.

@@ -1,4 +1,4 @@
-//! Acceptance test of issue 22 through the real executable: known documents of real prose
+//! Acceptance test of near-duplicate lists through the real executable: known documents of real prose
 //! (The Debian Administrator's Handbook, Debian package `debian-handbook`, cut into ~3 KB
 //! documents by `phishbloom_lab::corpus`) become a near-duplicate list with
 //! `phishbloom build --near FILES… -o known.bloom`; copies with 2 % of their words edited and
@@ -9,7 +9,7 @@
 //!
 //! The lab's measurement (docs/report/near.md, `cargo run --release -p phishbloom-lab-cli --
 //! near`) chose the defaults: words (`w = 1`, tf) looked up within k = 3, confirmed by word
-//! pairs (`w = 2`) within 8 bits. This test asserts the issue's bounds with them.
+//! pairs (`w = 2`) within 8 bits. This test asserts the acceptance bounds below with them.
 //!
 //! Unrelated documents come from the other half of the English pages and from the German and
 //! French translations. Some translated pages keep English passages, listings or command
@@ -251,7 +251,7 @@ fn run(flags: &[&str]) -> Option<Counts> {
     })
 }
 
-/// The issue's acceptance bounds with the defaults (lookup w = 1 tf within k = 3, check w = 2
+/// The acceptance bounds with the defaults (lookup w = 1 tf within k = 3, check w = 2
 /// within 8): ≥ 90 % of the copies with 2 % of their words edited found with the right match,
 /// ≤ 0.5 % of unrelated documents matched.
 ///

@@ -1,4 +1,4 @@
-//! Issue 14 through the real `phishbloom` executable: `build --keywords`, `scan` of e-mail,
+//! Keyword lists through the real `phishbloom` executable: `build --keywords`, `scan` of e-mail,
 //! mbox and text with its exit codes and JSON answers, `info`'s two rates, and the errors a
 //! user meets.
 

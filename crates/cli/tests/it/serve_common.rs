@@ -229,3 +229,22 @@ pub fn eventually(timeout: Duration, mut probe: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A blocking HTTP client that waits 30 s at most for an answer.
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// The error message of a JSON error answer with `status`.
+pub fn error_of(response: reqwest::blocking::Response, status: reqwest::StatusCode) -> String {
+    assert_eq!(response.status(), status);
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let body: serde_json::Value = response.json().unwrap();
+    body["error"].as_str().unwrap().to_owned()
+}

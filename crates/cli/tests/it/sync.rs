@@ -221,7 +221,7 @@ fn publish_then_sync_the_whole_file_then_a_small_delta() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("v1 → v2 by 1 delta"), "{out}");
     let transferred = server.sent() - before;
-    // Issue 21's goal: after 1,000 additions a --verify list syncs in ≤ 12 KB, index included.
+    // The bound a sync must keep: after 1,000 additions a --verify list syncs in ≤ 12 KB, index included.
     assert!(
         transferred <= 12_000,
         "{transferred} bytes for 1,000 additions (the whole file was {whole})"

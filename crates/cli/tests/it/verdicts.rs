@@ -1,4 +1,4 @@
-//! Issue 10's findings through the real `phishbloom` executable: verdicts that name their
+//! Verdicts and messages through the real `phishbloom` executable: verdicts that name their
 //! categories, exceptions, answers as they come (co-process use), the silent traps refused,
 //! the three canonicalization fixes, and messages and help written for users.
 

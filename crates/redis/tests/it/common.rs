@@ -14,7 +14,8 @@ use phishbloom_core::Blocklist;
 use phishbloom_core::BuildOptions;
 use phishbloom_core::EntrySet;
 use phishbloom_filter::rng::SplitMix64;
-use phishbloom_redis::RedisBlocklist;
+use phishbloom_redis::push::{push, PushOptions, PushSource};
+use phishbloom_redis::{RedisBlocklist, Target};
 use phishbloom_url::Entry;
 
 /// `../shared/data/ut1` seen from the repository root, read in place when present.
@@ -142,4 +143,16 @@ pub fn truly_listed(exact: &ExactMatcher, item: &[u8]) -> bool {
     phishbloom_url::canonicalize(item)
         .ok()
         .is_some_and(|url| exact.find(&url, &mut Scratch::default()).is_some())
+}
+
+/// Pushes the blocklist `list` (opened from `path`) as `name`.
+pub fn push_file(
+    target: &Target,
+    name: &str,
+    list: &Blocklist,
+    path: &std::path::Path,
+    options: &PushOptions,
+) {
+    let source = PushSource::of(list, path).unwrap();
+    push(&mut target.connect().unwrap(), name, &source, options).unwrap();
 }

@@ -2,6 +2,7 @@
 //! One test binary for the crate (one link instead of one per file); each module is one
 //! concern, and `cargo test -p phishbloom-redis --test it MODULE::` runs one.
 
+mod categories;
 mod cluster;
 mod common;
 mod single_node;

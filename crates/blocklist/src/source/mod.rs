@@ -4,23 +4,32 @@
 //! hosts files, AdBlock rules (with their exceptions), PhishTank's and URLhaus's CSVs,
 //! OpenPhish's feed. Malformed rows, duplicates and skipped lines counted, not fatal. (UT1
 //! category folders are read as two plain lists, see [`crate::entries`].)
+//!
+//! This module holds the inputs, options and summaries and chooses how a list is read; the
+//! reading itself is by job: [`csv_rows`] (CSVs), [`lines`] (every other format, line by
+//! line, each line bounded) and [`collect`] (the keys kept, distinct, by group).
+
+mod collect;
+mod csv_rows;
+mod lines;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
 use phishbloom_filter::KeyHash;
 
-use crate::formats::{detect, is_urlhaus_header, parse_adblock_line, parse_hosts_line};
-use crate::formats::{Line, ListFormat, Skip};
-use crate::partition::Partitioner;
+use crate::formats::{detect, ListFormat, Skip};
 use crate::{Error, Result};
 use phishbloom_core::keys::KeyScheme;
 
 use phishbloom_core::KeyList;
+
+pub(crate) use collect::Collector;
+pub(crate) use csv_rows::read_csv;
+pub use lines::read_bounded_line;
+use lines::{read_lines, LineReading};
 
 /// Longest key accepted from a list, in bytes. Far above real URLs (browsers and servers cap them
 /// near 8–64 KiB) and short enough that a hostile multi-megabyte line cannot dominate memory;
@@ -290,113 +299,6 @@ impl ListSummary {
     }
 }
 
-/// Collects distinct keys per group (category) and counts duplicates (by 128-bit xxh3: a false
-/// "duplicate" needs a 128-bit collision, probability ~n²/2^129) — or, streaming
-/// ([`Collector::hashing`]), only hashes the keys into partitions, which
-/// [`crate::stream`] deduplicates afterwards.
-pub(crate) struct Collector {
-    groups: Vec<(String, KeyList, HashSet<u128>)>,
-    scratch: Vec<u8>,
-    scheme: KeyScheme,
-    hashes: Option<Partitioner>,
-    /// A list's own exceptions (AdBlock `@@` rules), when its lines are entries; `None` for
-    /// whole keys, which have none.
-    exceptions: Option<KeyList>,
-}
-
-impl Collector {
-    fn new(scheme: KeyScheme, default_group: &str) -> Self {
-        Collector {
-            groups: vec![(
-                default_group.to_string(),
-                KeyList::default(),
-                HashSet::new(),
-            )],
-            scratch: Vec::new(),
-            scheme,
-            hashes: None,
-            exceptions: None,
-        }
-    }
-
-    /// A collector that also keeps the list's own exceptions (lines that are entries).
-    fn with_exceptions(scheme: KeyScheme, default_group: &str) -> Self {
-        Collector {
-            exceptions: Some(KeyList::default()),
-            ..Collector::new(scheme, default_group)
-        }
-    }
-
-    /// Records an exception rule's entry, or counts it skipped when the list holds keys.
-    fn add_exception(&mut self, raw: &[u8], summary: &mut ListSummary) {
-        match &mut self.exceptions {
-            Some(exceptions) if self.scheme.normalize_into(raw, &mut self.scratch) => {
-                summary.exceptions += 1;
-                exceptions.push(&self.scratch);
-            }
-            Some(_) => summary.blank += 1,
-            None => summary.skip(Skip::Exception),
-        }
-    }
-
-    /// A collector that keeps no key, only its hash, in `partitioner` (one group).
-    pub(crate) fn hashing(scheme: KeyScheme, partitioner: Partitioner) -> Self {
-        Collector {
-            hashes: Some(partitioner),
-            ..Collector::new(scheme, "")
-        }
-    }
-
-    /// The partitions of a hashing collector.
-    pub(crate) fn into_partitioner(self) -> Option<Partitioner> {
-        self.hashes
-    }
-
-    /// Normalizes and records one selected raw key, in group `group` (0 is the default). Fails
-    /// only when a hashing collector cannot write its temporary file.
-    fn add(
-        &mut self,
-        raw: &[u8],
-        line: u64,
-        summary: &mut ListSummary,
-        group: usize,
-    ) -> Result<()> {
-        summary.selected += 1;
-        if raw.len() > MAX_KEY_BYTES {
-            summary.malformed(line, format!("key longer than {MAX_KEY_BYTES} bytes"));
-            return Ok(());
-        }
-        if !self.scheme.normalize_into(raw, &mut self.scratch) {
-            summary.blank += 1;
-            return Ok(());
-        }
-        let hash = KeyHash::of(&self.scratch);
-        if let Some(partitioner) = &mut self.hashes {
-            return partitioner.push(hash);
-        }
-        let (_, keys, seen) = &mut self.groups[group];
-        if seen.insert(u128::from(hash.h1) | u128::from(hash.h2) << 64) {
-            keys.push(&self.scratch);
-        } else {
-            summary.duplicates += 1;
-        }
-        Ok(())
-    }
-
-    /// The group named `name`, created if new.
-    fn group(&mut self, name: &[u8]) -> usize {
-        let name = String::from_utf8_lossy(name.trim_ascii());
-        match self.groups.iter().position(|(n, _, _)| *n == name) {
-            Some(index) => index,
-            None => {
-                self.groups
-                    .push((name.into_owned(), KeyList::default(), HashSet::new()));
-                self.groups.len() - 1
-            }
-        }
-    }
-}
-
 /// Reads `input` as `options` say. `progress` is called now and then with the bytes read so far.
 /// Malformed rows are counted in the summary, not fatal; an input without any key is an error.
 pub fn read_list(
@@ -571,6 +473,18 @@ fn read_parts(
     })
 }
 
+/// Refuses a plain list whose first line (without its `\n`) is a CSV header
+/// ([`looks_like_csv_header`]), naming the header.
+pub(crate) fn refuse_csv_header(first_line: &[u8], path: &Path) -> Result<()> {
+    if looks_like_csv_header(first_line) {
+        return Err(Error::LooksLikeCsv {
+            path: path.to_path_buf(),
+            header: String::from_utf8_lossy(first_line).trim_end().to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Whether a plain list's first line looks like a CSV header (`url,isMalicious`): two or more
 /// comma-separated fields, each a column name — letters, digits, `_`, `-` or spaces, starting
 /// with a letter — and none of them a host or URL. Such a list read as lines would make its
@@ -585,359 +499,6 @@ pub(crate) fn looks_like_csv_header(line: &[u8]) -> bool {
                     .iter()
                     .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b' '))
         })
-}
-
-/// Reports progress every this many rows (cheap enough not to show in profiles).
-const PROGRESS_EVERY: u64 = 1 << 16;
-
-/// How [`read_lines`] reads a list that is not a CSV.
-#[derive(Clone, Copy)]
-struct LineReading {
-    /// Lines, OpenPhish's feed, a hosts file or AdBlock rules.
-    format: ListFormat,
-    /// Refuse a first line that is a CSV header.
-    sniff: bool,
-    /// `#` lines of plain lines are comments (lines of entries, which never start with `#`).
-    comments: bool,
-}
-
-fn read_lines(
-    reader: Box<dyn Read + Send>,
-    path: &Path,
-    how: LineReading,
-    collector: &mut Collector,
-    summary: &mut ListSummary,
-    progress: &mut dyn FnMut(u64),
-) -> Result<()> {
-    summary.format = how.format.name();
-    // 1 MiB buffer: few read syscalls on large lists.
-    let mut reader = BufReader::with_capacity(1 << 20, reader);
-    let mut line = Vec::new();
-    let mut bytes_read = 0u64;
-    loop {
-        let (consumed, complete) = read_bounded_line(&mut reader, &mut line, MAX_KEY_BYTES)
-            .map_err(|e| Error::io(path, "read", e))?;
-        if consumed == 0 {
-            return Ok(());
-        }
-        bytes_read += consumed as u64;
-        summary.rows += 1;
-        let number = summary.rows;
-        if number == 1 && how.sniff && looks_like_csv_header(&line) {
-            return Err(Error::LooksLikeCsv {
-                path: path.to_path_buf(),
-                header: String::from_utf8_lossy(&line).trim_end().to_string(),
-            });
-        }
-        if !complete {
-            summary.selected += 1;
-            summary.malformed(number, format!("line longer than {MAX_KEY_BYTES} bytes"));
-        } else {
-            let parsed = match how.format {
-                ListFormat::Hosts => Some(parse_hosts_line(&line)),
-                ListFormat::Adblock => Some(parse_adblock_line(&line)),
-                _ if how.comments && line.trim_ascii_start().starts_with(b"#") => {
-                    Some(Line::Skip(Skip::Comment))
-                }
-                // Plain lines, the common case: the line is the key.
-                _ => None,
-            };
-            match parsed {
-                None => collector.add(&line, number, summary, 0)?,
-                Some(parsed) => take_line(parsed, number, collector, summary)?,
-            }
-        }
-        if number.is_multiple_of(PROGRESS_EVERY) {
-            progress(bytes_read);
-        }
-    }
-}
-
-/// Records what one line of a hosts file or an AdBlock list holds.
-fn take_line(
-    parsed: Line<'_>,
-    number: u64,
-    collector: &mut Collector,
-    summary: &mut ListSummary,
-) -> Result<()> {
-    match parsed {
-        Line::Block(keys) => {
-            for key in keys {
-                collector.add(key, number, summary, 0)?;
-            }
-        }
-        Line::Blank => {
-            summary.selected += 1;
-            summary.blank += 1;
-        }
-        Line::Allow(entry) => collector.add_exception(entry, summary),
-        Line::Skip(reason) => summary.skip(reason),
-        Line::Malformed(reason) => {
-            summary.selected += 1;
-            summary.malformed(number, reason);
-        }
-    }
-    Ok(())
-}
-
-/// Reads one line into `line` (without its `\n`), keeping at most `limit + 1` bytes of it and
-/// discarding the rest, so that a line of any length costs bounded memory. Returns the bytes
-/// consumed (0 at end of input) and whether the line fit the limit.
-pub fn read_bounded_line(
-    reader: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    limit: usize,
-) -> std::io::Result<(usize, bool)> {
-    line.clear();
-    let mut consumed = 0;
-    loop {
-        let buffer = match reader.fill_buf() {
-            Ok(buffer) => buffer,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buffer.is_empty() {
-            return Ok((consumed, line.len() <= limit));
-        }
-        let (take, done) = match memchr::memchr(b'\n', buffer) {
-            Some(at) => (at + 1, true),
-            None => (buffer.len(), false),
-        };
-        let content = if done {
-            &buffer[..take - 1]
-        } else {
-            &buffer[..take]
-        };
-        let room = (limit + 1).saturating_sub(line.len());
-        line.extend_from_slice(&content[..content.len().min(room)]);
-        reader.consume(take);
-        consumed += take;
-        if done {
-            return Ok((consumed, line.len() <= limit));
-        }
-    }
-}
-
-/// Reads a CSV (`format`: plain, PhishTank's or URLhaus's, whose `#` lines are comments and
-/// whose header is the commented `# id,dateadded,url,…` line).
-pub(crate) fn read_csv(
-    reader: Box<dyn Read + Send>,
-    path: &Path,
-    format: ListFormat,
-    options: &ListOptions,
-    collector: &mut Collector,
-    summary: &mut ListSummary,
-    progress: &mut dyn FnMut(u64),
-) -> Result<()> {
-    summary.format = format.name();
-    let comments = Arc::new(AtomicU64::new(0));
-    let reader: Box<dyn Read + Send> = match format {
-        ListFormat::Urlhaus => Box::new(CommentLines::new(reader, Arc::clone(&comments))),
-        _ => reader,
-    };
-    let result = read_csv_rows(reader, path, options, collector, summary, progress);
-    summary.skip_many(Skip::Comment, comments.load(Ordering::Relaxed));
-    result
-}
-
-fn read_csv_rows(
-    reader: Box<dyn Read + Send>,
-    path: &Path,
-    options: &ListOptions,
-    collector: &mut Collector,
-    summary: &mut ListSummary,
-    progress: &mut dyn FnMut(u64),
-) -> Result<()> {
-    let mut csv = csv::ReaderBuilder::new()
-        .flexible(true)
-        .buffer_capacity(1 << 20)
-        .from_reader(reader);
-    let header = csv
-        .byte_headers()
-        .map_err(|e| Error::CsvHeader {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?
-        .clone();
-    let columns: Vec<String> = header
-        .iter()
-        .map(|c| String::from_utf8_lossy(c).trim().to_string())
-        .collect();
-    let find = |name: &str| columns.iter().position(|c| c.eq_ignore_ascii_case(name));
-    let missing = |column: &str, role| Error::MissingColumn {
-        path: path.to_path_buf(),
-        column: column.to_string(),
-        role,
-        found: columns.join(", "),
-    };
-    let key_index = find(&options.key_column).ok_or_else(|| missing(&options.key_column, "key"))?;
-    let label = match &options.label {
-        LabelFilter::All => None,
-        LabelFilter::Default => find(DEFAULT_LABEL.0)
-            .map(|i| (i, DEFAULT_LABEL.0.to_string(), DEFAULT_LABEL.1.to_string())),
-        LabelFilter::Equals { column, value } => {
-            let index = find(column).ok_or_else(|| missing(column, "label"))?;
-            Some((index, column.clone(), value.clone()))
-        }
-    };
-    summary.label = label.as_ref().map(|(_, c, v)| format!("{c} = {v}"));
-    let category_index = match &options.category_column {
-        Some(column) => Some(find(column).ok_or_else(|| missing(column, "category"))?),
-        None => None,
-    };
-    let mut labels_seen: Vec<String> = Vec::new();
-    let mut record = csv::ByteRecord::new();
-    loop {
-        let line = csv.position().line();
-        match csv.read_byte_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => {
-                summary.rows += 1;
-                summary.malformed(line, e.to_string());
-                if matches!(e.kind(), csv::ErrorKind::Io(_)) {
-                    return Err(Error::io(
-                        path,
-                        "read",
-                        std::io::Error::other(e.to_string()),
-                    ));
-                }
-                continue;
-            }
-        }
-        summary.rows += 1;
-        if record.len() != header.len() {
-            summary.malformed(
-                line,
-                format!("{} fields, header has {}", record.len(), header.len()),
-            );
-            continue;
-        }
-        if let Some((index, _, value)) = &label {
-            let cell = record
-                .get(*index)
-                .map(<[u8]>::trim_ascii)
-                .unwrap_or_default();
-            if cell != value.as_bytes() {
-                remember_label(&mut labels_seen, cell);
-                continue;
-            }
-        }
-        let group = match category_index {
-            Some(index) => collector.group(record.get(index).unwrap_or_default()),
-            None => 0,
-        };
-        collector.add(
-            record.get(key_index).unwrap_or_default(),
-            line,
-            summary,
-            group,
-        )?;
-        if summary.rows.is_multiple_of(PROGRESS_EVERY) {
-            progress(csv.position().byte());
-        }
-    }
-    if let Some((_, column, value)) = label {
-        if summary.selected == 0 && summary.rows > summary.malformed {
-            return Err(Error::NoMatchingRows {
-                path: path.to_path_buf(),
-                column,
-                value,
-                seen: labels_seen.join(", "),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// URLhaus's CSV as a plain CSV: every `#` line becomes an empty line (which the CSV reader
-/// skips, so that its line numbers stay the file's), counted in `comments`, except the
-/// commented header line `# id,dateadded,url,…`, which loses its `#`. Lines that do not start
-/// with `#` pass through untouched, however long.
-struct CommentLines {
-    inner: BufReader<Box<dyn Read + Send>>,
-    comments: Arc<AtomicU64>,
-    /// Bytes to hand out before reading on: a header or an emptied comment line.
-    pending: Vec<u8>,
-    pending_at: usize,
-    at_line_start: bool,
-    header_seen: bool,
-    line: Vec<u8>,
-}
-
-/// The longest comment or header line kept whole; longer ones are cut (a comment is dropped
-/// anyway, and no header is that long).
-const COMMENT_BYTES: usize = 4096;
-
-impl CommentLines {
-    fn new(reader: Box<dyn Read + Send>, comments: Arc<AtomicU64>) -> Self {
-        CommentLines {
-            inner: BufReader::with_capacity(1 << 16, reader),
-            comments,
-            pending: Vec::new(),
-            pending_at: 0,
-            at_line_start: true,
-            header_seen: false,
-            line: Vec::new(),
-        }
-    }
-}
-
-impl Read for CommentLines {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if out.is_empty() {
-            return Ok(0);
-        }
-        loop {
-            if self.pending_at < self.pending.len() {
-                let n = (self.pending.len() - self.pending_at).min(out.len());
-                out[..n].copy_from_slice(&self.pending[self.pending_at..self.pending_at + n]);
-                self.pending_at += n;
-                return Ok(n);
-            }
-            let buffer = self.inner.fill_buf()?;
-            if buffer.is_empty() {
-                return Ok(0);
-            }
-            if self.at_line_start && buffer[0] == b'#' {
-                read_bounded_line(&mut self.inner, &mut self.line, COMMENT_BYTES)?;
-                let lower = self.line.trim_ascii().to_ascii_lowercase();
-                self.pending.clear();
-                self.pending_at = 0;
-                if !self.header_seen && is_urlhaus_header(&lower) {
-                    self.header_seen = true;
-                    // The trimmed line starts with its `#` (`is_urlhaus_header` checked), so
-                    // `[1..]` is in bounds.
-                    let header = self.line.trim_ascii();
-                    self.pending
-                        .extend_from_slice(header[1..].trim_ascii_start());
-                } else {
-                    self.comments.fetch_add(1, Ordering::Relaxed);
-                }
-                self.pending.push(b'\n');
-                continue;
-            }
-            // A line that is not a comment (an uncommented header counts as the header).
-            self.header_seen = true;
-            let take = memchr::memchr(b'\n', buffer)
-                .map_or(buffer.len(), |at| at + 1)
-                .min(out.len());
-            out[..take].copy_from_slice(&buffer[..take]);
-            self.at_line_start = buffer[take - 1] == b'\n';
-            self.inner.consume(take);
-            return Ok(take);
-        }
-    }
-}
-
-/// Keeps up to eight distinct label values for the "no matching rows" message.
-fn remember_label(seen: &mut Vec<String>, cell: &[u8]) {
-    if seen.len() < 8 {
-        let value = String::from_utf8_lossy(cell).into_owned();
-        if !seen.contains(&value) {
-            seen.push(value);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -1143,15 +704,5 @@ mod tests {
                 );
             }
         }
-    }
-
-    #[test]
-    fn bounded_line_reader_keeps_memory_bounded() {
-        let data = vec![b'a'; 10_000];
-        let mut reader = BufReader::with_capacity(64, &data[..]);
-        let mut line = Vec::new();
-        let (consumed, fits) = read_bounded_line(&mut reader, &mut line, 100).unwrap();
-        assert_eq!((consumed, fits, line.len()), (10_000, false, 101));
-        assert_eq!(read_bounded_line(&mut reader, &mut line, 100).unwrap().0, 0);
     }
 }

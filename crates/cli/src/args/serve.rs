@@ -1,0 +1,140 @@
+//! Options of the commands that serve lists or put them elsewhere: `redis`, `serve` and
+//! `squid-helper`.
+
+use super::*;
+
+/// The `redis` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RedisCommand {
+    /// Write a blocked-layout blocklist file into Redis as a new version and make it live.
+    Push(PushArgs),
+    /// Insert keys into the live version (one BITFIELD per key); without keys, one per line
+    /// on standard input.
+    Add(AddArgs),
+    /// Show a list's version, size and chunks, after verifying every chunk's checksum.
+    Info(RedisInfoArgs),
+}
+
+/// Options of `redis push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The blocklist file (blocked layout, xxh3 hash: `phishbloom build`'s default).
+    pub file: PathBuf,
+    /// redis://[:PASSWORD@]HOST:PORT, rediss://… (TLS) or redis+cluster://HOST:PORT,HOST:PORT,…
+    /// (the password may come from PHISHBLOOM_REDIS_PASSWORD instead).
+    pub url: String,
+    /// The list's name: its keys are NAME:current, NAME:vVERSION:meta, NAME:vVERSION:CHUNK, …
+    #[arg(long)]
+    pub name: String,
+    /// Seconds the replaced version stays readable (0 deletes it at once).
+    #[arg(long, default_value_t = DEFAULT_GRACE_SECS)]
+    pub grace: u64,
+    /// Bytes per chunk key: a multiple of 64 up to 1 MiB.
+    #[arg(long, default_value_t = MAX_CHUNK_BYTES)]
+    pub chunk_bytes: u64,
+    /// Push even if keys added with `redis add` since the live version was pushed are not in
+    /// the file (they would answer clean).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `redis add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The Redis URL (as for push).
+    pub url: String,
+    /// The list's name.
+    #[arg(long)]
+    pub name: String,
+    /// The category the keys join: one of the list's categories (needed when it has several;
+    /// with one, the keys join it).
+    #[arg(long, value_name = "NAME")]
+    pub category: Option<String>,
+    /// Keys (whole-key lists) or entries (`evil.com`, `evil.com/login`) to insert.
+    pub keys: Vec<OsString>,
+}
+
+/// Options of `redis info`.
+#[derive(Debug, Args)]
+pub struct RedisInfoArgs {
+    /// The Redis URL (as for push).
+    pub url: String,
+    /// The list's name.
+    #[arg(long)]
+    pub name: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Blocklist files, each served under its file stem (`lists/phish.bloom` as `phish`) or as
+    /// NAME=FILE.
+    #[arg(required = true, value_name = "FILE")]
+    pub lists: Vec<String>,
+    /// Answer HTTP/JSON on this address (default 127.0.0.1:8080 when --resp is not given
+    /// either; port 0 picks a free port, printed on standard output).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Answer the Redis protocol (RedisBloom's BF.* and CF.* commands) on this address.
+    #[arg(long, value_name = "ADDR")]
+    pub resp: Option<String>,
+    /// A file holding the bearer token that allows writes (HTTP `Authorization: Bearer`,
+    /// Redis `AUTH`); without it, writes are off.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Largest request body read whole, in bytes (larger: 413).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_body)]
+    pub max_body: usize,
+    /// Most URLs in one JSON batch (more: 413; stream NDJSON instead).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_batch)]
+    pub max_batch: usize,
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().header_timeout.as_secs_f64())]
+    pub header_timeout: f64,
+    /// Seconds a connection may move no byte before it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().idle_timeout.as_secs_f64())]
+    pub idle_timeout: f64,
+    /// Seconds to receive a whole request body (slower: 408).
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().body_timeout.as_secs_f64())]
+    pub body_timeout: f64,
+    /// Most pipelined Redis commands answered per connection before their replies are sent.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pipeline)]
+    pub max_pipeline: usize,
+    /// Longest Redis bulk string (one key or URL), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_bulk)]
+    pub max_bulk: usize,
+    /// Seconds requests in flight get to finish after SIGTERM.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().drain_timeout.as_secs_f64())]
+    pub drain_timeout: f64,
+    /// Seconds between checks of the served files for replacement.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().reload_interval.as_secs_f64())]
+    pub reload_interval: f64,
+    /// Seconds sync clients (`phishbloom sync`, the browser extension) wait at least between
+    /// polls of a list's index.json.
+    #[arg(long, value_name = "SECONDS", default_value_t = Limits::default().sync_interval.as_secs_f64())]
+    pub sync_interval: f64,
+    /// Reload a served file even when it holds an older list version than the one served
+    /// (refused and counted otherwise, unless it holds the same set of entries).
+    #[arg(long)]
+    pub allow_rollback: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// Options of `squid-helper`.
+#[derive(Debug, Args)]
+pub struct SquidHelperArgs {
+    /// Blocklist files (FILE or NAME=FILE); a URL listed by any of them is answered OK.
+    #[arg(required = true, value_name = "FILE")]
+    pub lists: Vec<String>,
+    /// Seconds between checks of the files for replacement.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub reload_interval: f64,
+    /// Unused; accepted so a squid line can name a log file the way other helpers take one.
+    #[arg(long, hide = true)]
+    pub log: Option<PathBuf>,
+}
