@@ -39,6 +39,8 @@ fn main() -> ExitCode {
         Command::Redis(command) => commands::redis::run(&command),
         Command::Serve(args) => commands::serve::run(&args),
         Command::SquidHelper(args) => commands::squid_helper::run(&args),
+        Command::Completions(args) => commands::completions::completions(&args),
+        Command::Man(args) => commands::completions::man(&args),
     };
     match result {
         Ok(code) => code,

@@ -233,7 +233,7 @@ pub enum Error {
     /// A list that does not grow has no room for another entry.
     #[error(
         "{path}: the {kind} list is full: it holds {items} entries and has no room for the new ones, \
-         and it does not grow (rebuild it with more room, or as a list that grows)"
+         and it does not grow; rebuild it with more room, or as a list that grows"
     )]
     Full {
         /// The file (empty until the blocklist names it).

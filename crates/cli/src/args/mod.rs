@@ -96,6 +96,10 @@ pub enum Command {
     /// squid's external ACL helper: answers OK for listed URLs, ERR for the rest
     /// (`external_acl_type … %URI`).
     SquidHelper(SquidHelperArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of phishbloom, or of one of its commands.
+    Man(ManArgs),
     /// Build from the default dataset, measure the filter, and show a few verdicts.
     #[command(hide = true)]
     Demo(DemoArgs),
@@ -258,6 +262,25 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
         ));
     }
     Ok(value as u64)
+}
+
+/// `phishbloom completions SHELL`.
+#[derive(Debug, Args)]
+#[command(after_help = "Install it, for bash: phishbloom completions bash > \
+    ~/.local/share/bash-completion/completions/phishbloom")]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `phishbloom man [COMMAND]`.
+#[derive(Debug, Args)]
+#[command(after_help = "Install them: phishbloom man > phishbloom.1; \
+    phishbloom man build > phishbloom-build.1 (into a man1 directory on MANPATH)")]
+pub struct ManArgs {
+    /// The command whose page to print (`build` prints phishbloom-build(1)); none, phishbloom(1).
+    pub command: Option<String>,
 }
 
 /// Options shared by the commands that build a filter.

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod canon;
 pub mod check;
+pub mod completions;
 pub mod demo;
 pub mod edit;
 pub mod eval;

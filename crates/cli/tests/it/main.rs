@@ -10,6 +10,7 @@ mod browser;
 mod changes;
 mod cli;
 mod common;
+mod completions;
 mod frontends;
 mod frontends_writes;
 mod list_formats;

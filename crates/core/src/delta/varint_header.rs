@@ -497,34 +497,4 @@ mod tests {
         let error = Delta::from_bytes(Path::new("d"), &delta.to_bytes()).unwrap_err();
         assert!(error.to_string().contains("promises"), "{error}");
     }
-
-    /// Prints the bytes of deltas of n additions at 1 % per probe in both formats and
-    /// codings, beside the bound n·log₂(1/p) bits:
-    /// `cargo test --release -p phishbloom-core --lib delta_sizes -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn delta_sizes() {
-        println!("n\tcoding\tfixed header\tvarint header\tbits/entry\tbound\tratio");
-        for n in [100usize, 1_000, 10_000, 100_000] {
-            let (old, new) = growth(100_000, n, 1);
-            let bound = n as f64 * (1.0f64 / 0.01).log2();
-            for (name, options, coding) in [
-                ("exact", DiffOptions::default(), PatchCoding::Smallest),
-                ("prefixes", compact(Some(0.01)), PatchCoding::Prefixes),
-                ("ribbon", compact(Some(0.01)), PatchCoding::Filter),
-            ] {
-                let delta = Delta::between_coded(&old, &new, &options, coding).unwrap();
-                let fixed = delta
-                    .to_fixed_header_bytes()
-                    .map_or("-".to_string(), |b| b.len().to_string());
-                let varint = delta.to_bytes().len();
-                let bits = varint as f64 * 8.0 / n as f64;
-                println!(
-                    "{n}\t{name}\t{fixed}\t{varint}\t{bits:.2}\t{:.2}\t{:.3}",
-                    bound / n as f64,
-                    varint as f64 * 8.0 / bound
-                );
-            }
-        }
-    }
 }
