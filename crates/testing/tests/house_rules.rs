@@ -172,8 +172,22 @@ fn source_files_are_at_most_1000_lines() {
     );
 }
 
-/// Whether `line` tells history: an issue's number, a round, a session before this one, an
-/// item of a list, or a test named after one.
+/// Phrases that tell history wherever they stand. Written with an escaped space or quote, so
+/// that this file holds none of them and is checked like every other.
+const HISTORY_PHRASES: &[&str] = &[
+    "issue\x27s",
+    "round\x20one",
+    "round\x20two",
+    "round\x20three",
+    "session\x20before",
+    "session\x20of the",
+    "before this\x20session",
+    "the last\x20session",
+    "earlier\x20sessions",
+];
+
+/// Whether `line` tells history: a tracker's issue by number, a numbered round, a session
+/// before this one, or a test named after an item of a list.
 fn tells_history(line: &str) -> bool {
     let lower = line.to_lowercase();
     let numbered = |word: &str| {
@@ -184,20 +198,8 @@ fn tells_history(line: &str) -> bool {
         })
     };
     numbered("issue")
-        || lower.contains("issue's")
-        || ["round one", "round two", "round three"]
-            .iter()
-            .any(|w| lower.contains(w))
-        || [
-            "session before",
-            "session of the",
-            "before this session",
-            "the last session",
-        ]
-        .iter()
-        .any(|w| lower.contains(w))
-        || lower.contains("earlier sessions")
-        || lower.contains("fn item_")
+        || numbered("fn\x20item_")
+        || HISTORY_PHRASES.iter().any(|phrase| lower.contains(phrase))
 }
 
 #[test]
@@ -218,10 +220,6 @@ fn no_history_in_the_tree() {
             continue; // not text (an image)
         };
         for (number, line) in text.lines().enumerate() {
-            // This file names the words it looks for.
-            if path.ends_with("house_rules.rs") {
-                break;
-            }
             if tells_history(line) {
                 found.push(format!("{}:{}: {}", shown(&path), number + 1, line.trim()));
             }
@@ -236,11 +234,11 @@ fn no_history_in_the_tree() {
 
 #[test]
 fn history_is_recognized_and_other_uses_are_not() {
-    assert!(tells_history("// Issue 23: the URL line path"));
-    assert!(tells_history("the issue's target"));
-    assert!(tells_history("Round two: instruction counts"));
-    assert!(tells_history("figures from the session before"));
-    assert!(tells_history("fn item_15_push_keeps_adds() {"));
+    assert!(tells_history("// Issue\x2023: the URL line path"));
+    assert!(tells_history("the issue\x27s target"));
+    assert!(tells_history("Round\x20two: instruction counts"));
+    assert!(tells_history("figures from the session\x20before"));
+    assert!(tells_history("fn item_\x315_push_keeps_adds() {"));
     assert!(!tells_history(
         "a RESP connection's session keeps its protocol version"
     ));

@@ -19,7 +19,7 @@
 //! that wherever this path answers, it answers exactly as they do, on arbitrary bytes.
 
 use crate::escape::unescape_fully_into;
-use crate::host::parse_ipv4;
+use crate::plain::{ascii_text, host_stop, is_special, plain_name};
 use crate::scan::find;
 use crate::scheme::split_scheme;
 use crate::written::WrittenHost;
@@ -38,17 +38,6 @@ pub(crate) struct FastParts {
     pub(crate) path_end: usize,
     /// Whether anything followed the host in the input (`evil.com/` or `evil.com?x`).
     pub(crate) explicit_path: bool,
-}
-
-/// Whether the full rules do more than copy byte `b`: drop it (tab, CR, LF), trim it (<= 0x20),
-/// escape it (<= 0x20, >= 0x7F), unescape from it (`%`) or cut the fragment at it (`#`).
-///
-/// The predicates given to [`crate::scan::find`] combine their tests with `|` and `&`, not `||` and `&&`:
-/// without branches the compiler can test a whole window at once.
-#[inline(always)]
-pub(crate) fn is_special(b: u8) -> bool {
-    // 0x21..=0x7E maps to 0..=0x5D; every other byte wraps around above 0x5D.
-    (b.wrapping_sub(0x21) > 0x7E - 0x21) | (b == b'%') | (b == b'#')
 }
 
 /// Index of the first [`is_special`] byte of `s`.
@@ -165,18 +154,6 @@ fn plain_into(s: &[u8], out: &mut String, written: Option<(usize, usize)>) -> Op
     })
 }
 
-/// `s` as text if it is ASCII: [`std::str::from_utf8`] without its byte-by-byte walk to an
-/// aligned address, which costs more than the rest of the check for a URL.
-#[allow(unsafe_code)]
-pub(crate) fn ascii_text(s: &[u8]) -> Option<&str> {
-    if !s.is_ascii() {
-        return None;
-    }
-    // SAFETY: every byte of `s` is ASCII (checked just above), and a string of ASCII bytes is
-    // valid UTF-8.
-    Some(unsafe { std::str::from_utf8_unchecked(s) })
-}
-
 /// A host the full rules keep as it is, lowercased (see [`plain_host`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct PlainHost {
@@ -184,17 +161,6 @@ struct PlainHost {
     len: usize,
     /// Whether it has uppercase letters to lowercase.
     upper: bool,
-}
-
-/// Whether byte `b`, followed by `next`, ends a host (`/` or `?`) or makes the full rules do
-/// more than lowercase it: user info, port or brackets (`@ : [ ]`), or a dot followed by a dot,
-/// by the end of the host or by the end of the URL (`next` 0: a plain URL has no 0 byte).
-#[inline(always)]
-pub(crate) fn host_stop(b: u8, next: u8) -> bool {
-    // `/` (0x2F) and `?` (0x3F) are the only bytes that are `?` with bit 0x10 set.
-    let end = |c: u8| (c | 0x10) == b'?';
-    let bad_dot = (b == b'.') & ((next == b'.') | end(next) | (next == 0));
-    end(b) | (b == b'@') | (b == b':') | (b == b'[') | (b == b']') | bad_dot
 }
 
 /// The host at the start of `rest` (the URL after `scheme://`), up to `/`, `?` or the end, if
@@ -227,30 +193,6 @@ fn plain_host(rest: &[u8]) -> Option<PlainHost> {
         }
     };
     plain_name(&rest[..len]).then_some(PlainHost { len, upper })
-}
-
-/// Whether `host` — without stops ([`host_stop`]) or special bytes — is kept as written by the
-/// full rules: not empty, no leading dot, and not an IPv4 address in any spelling.
-#[inline]
-pub(crate) fn plain_name(host: &[u8]) -> bool {
-    // A leading dot; or an empty host (`http:///x`).
-    if host.first().is_none_or(|&b| b == b'.') {
-        return false;
-    }
-    // Every part of an IPv4 address starts with a digit (`0x…` and octal with `0`), so a host
-    // whose first or last label does not is a name, and `parse_ipv4` need not be asked (most
-    // hosts start with a letter). The check is on the host as written: the full rules
-    // lowercase first, and `parse_ipv4` reads `0X` and hex digits of either case.
-    if host[0].is_ascii_digit() {
-        let last_label = host
-            .iter()
-            .rposition(|&b| b == b'.')
-            .map_or(0, |dot| dot + 1);
-        if host[last_label].is_ascii_digit() && parse_ipv4(host).is_some() {
-            return false;
-        }
-    }
-    true
 }
 
 /// The length of the path at the start of `after` (the URL after the host: empty, or from `/`

@@ -44,7 +44,7 @@
 //! # Ok::<(), phishbloom_url::Error>(())
 //! ```
 
-// Two exceptions, each with its reason: `fast::ascii_text` (text from bytes just checked to be
+// Two exceptions, each with its reason: `plain::ascii_text` (text from bytes just checked to be
 // ASCII) and `scan::pack` (SSE2's `pmovmskb`, in the x86-64 baseline).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -57,6 +57,7 @@ mod escape;
 mod expression;
 mod fast;
 mod host;
+mod plain;
 pub mod scan;
 mod scheme;
 mod written;

@@ -2,7 +2,7 @@
 //! a caller may look up before canonicalizing, and where it lies so that the fast path
 //! ([`crate::fast`]) does not read it again.
 
-use crate::fast::{ascii_text, host_stop, is_special, plain_name};
+use crate::plain::{ascii_text, host_stop, is_special, plain_name};
 use crate::scan::find;
 use crate::scheme::{split_http, split_scheme};
 
@@ -54,7 +54,7 @@ pub fn read_written_host(input: &[u8]) -> Option<WrittenHost<'_>> {
     Some(WrittenHost { input, start, host })
 }
 
-/// Where [`written_host`]'s host lies in `input` (start, length), before [`crate::fast::plain_name`].
+/// Where [`written_host`]'s host lies in `input` (start, length), before [`crate::plain::plain_name`].
 fn written_host_span(input: &[u8]) -> Option<(usize, usize)> {
     // Without a scheme the host starts the input: one scan finds its end. The scan stops at the
     // `:` of any `scheme://` (or before it: a scheme's bytes are letters, digits, `+`, `-` and
@@ -88,7 +88,7 @@ fn host_scan(rest: &[u8]) -> Option<usize> {
     }
 }
 
-/// `host` as text if the full rules keep it as written ([`crate::fast::plain_name`]).
+/// `host` as text if the full rules keep it as written ([`crate::plain::plain_name`]).
 #[inline(always)]
 fn plain_host_text(host: &[u8]) -> Option<&str> {
     if !plain_name(host) {

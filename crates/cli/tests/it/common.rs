@@ -180,15 +180,26 @@ pub fn installed(program: &str) -> bool {
         .any(|dir| dir.join(program).is_file())
 }
 
-/// A throw-away redis-server on a free loopback port, or `None` after saying loudly on stderr
-/// that `test` is skipped because redis-server is not installed (CI installs it).
+/// Says loudly on stderr that `test` is skipped, and `why` — or fails it when `CI` is set: CI
+/// installs everything a test needs (`.ci/run`), so there nothing passes by skipping.
+pub fn skip(test: &str, why: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test} cannot run in CI: {why}"
+    );
+    eprintln!("\n=== SKIPPED {test}: {why} ===\n");
+}
+
+/// A throw-away redis-server on a free loopback port, or `None` after [`skip`] when
+/// redis-server is not installed.
 pub fn redis_server_or_skip(test: &str) -> Option<phishbloom_testing::redis_server::RedisServer> {
     if installed("redis-server") && installed("redis-cli") {
         return Some(phishbloom_testing::redis_server::RedisServer::start());
     }
-    eprintln!(
-        "\n=== SKIPPED {test}: redis-server/redis-cli are not installed \
-         (apt-get install -y redis-server redis-tools; .ci/run does) ===\n"
+    skip(
+        test,
+        "redis-server/redis-cli are not installed (apt-get install -y redis-server redis-tools; \
+         .ci/run does)",
     );
     None
 }

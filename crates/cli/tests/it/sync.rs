@@ -555,11 +555,10 @@ fn https_server(root: &Path, cert: &Path, key: &Path) -> Option<(Child, u16)> {
     {
         Ok(child) => child,
         Err(error) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "python3 is needed for the HTTPS test in CI: {error}"
+            crate::common::skip(
+                "the HTTPS sync test",
+                &format!("python3 does not run: {error}"),
             );
-            eprintln!("\n=== SKIPPED the HTTPS sync test: python3 is not installed ===\n");
             return None;
         }
     };

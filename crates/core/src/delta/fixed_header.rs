@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 
-use super::read::{bad, check_distinct, check_removed, Decoded, FIXED_HEADER_LEN};
+use super::decoded::{bad, check_distinct, check_removed, Decoded, FIXED_HEADER_LEN};
 use super::{sealed, Additions, Delta, ListState, FIXED_HEADER_VERSION, MAGIC};
 
 /// The coded parts of a fixed-header delta and their Rice parameters.

@@ -40,6 +40,7 @@ use crate::bytes::PutLe;
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 
+mod decoded;
 mod diff;
 mod extras;
 mod fixed_header;

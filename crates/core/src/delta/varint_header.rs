@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 
-use super::read::{bad, check_distinct, check_removed, Decoded};
+use super::decoded::{bad, check_distinct, check_removed, Decoded};
 use super::{coding, sealed, Additions, Delta, ListState, PartSizes, CHECKSUM_LEN, MAGIC, VERSION};
 
 /// The parts of a varint-header delta: header (through the part lengths), additions,
