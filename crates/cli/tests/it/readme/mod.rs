@@ -17,9 +17,9 @@
 //!   compared exactly; only white space at the end of a line and blank lines at the end of the
 //!   output are ignored.
 //! - A command that exits with a status above 1 fails unless the page shows an error for it.
-//! - An HTML comment `<!-- readme-test: skip (REASON) -->` on the line before a block skips it;
-//!   the test prints every skipped block and allows at most [`MAX_SKIPPED`] in all the pages.
-//!   A command whose output cannot be shown belongs in a `sh` block instead.
+//! - Every block runs: an HTML comment `<!-- readme-test: skip (REASON) -->` on the line before
+//!   a block marks it skipped, and the test then fails naming it. A command whose output cannot
+//!   be shown belongs in a `sh` block instead.
 //!
 //! # Where it runs ([`section`], [`fixtures`], [`servers`])
 //!
@@ -48,10 +48,6 @@ use std::time::Instant;
 
 use markdown::{parse_blocks, Block};
 use section::run_section;
-
-/// At most this many blocks, in all the pages, may be marked skipped: none, so that every
-/// `console` block of the documentation runs.
-const MAX_SKIPPED: usize = 0;
 
 /// The environment variable that lets the test pass without `../shared/data`.
 const WITHOUT_DATA: &str = "PHISHBLOOM_README_WITHOUT_DATA";
@@ -201,8 +197,9 @@ fn console_blocks_of_readme_and_guides_print_what_the_pages_show() {
         eprintln!("=== SKIPPED block {skip}");
     }
     assert!(
-        skipped.len() <= MAX_SKIPPED,
-        "{} blocks are marked skipped, at most {MAX_SKIPPED} may be:\n{}",
+        skipped.is_empty(),
+        "{} blocks are marked skipped; every console block must run (a command whose output \
+         cannot be shown belongs in a sh block):\n{}",
         skipped.len(),
         skipped.join("\n")
     );
