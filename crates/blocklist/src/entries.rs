@@ -9,6 +9,8 @@
 //! with user info would list whole domains), or anything else where most lines fail.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 use phishbloom_url::{Entry, ExpressionKind};
@@ -184,8 +186,9 @@ pub fn read_entries(sources: &[EntrySource]) -> Result<(EntrySet, EntrySummary)>
 #[derive(Default)]
 struct Entries {
     set: EntrySet,
-    /// Each entry's key and its place in `set.entries`.
-    index: HashMap<String, usize>,
+    /// Each entry's place in `set.entries`, by the xxh3-128 of its key (two keys that share
+    /// it — a 2⁻¹²⁸ chance a pair — would be read as one).
+    index: FxHashMap<u128, usize>,
     /// The exceptions' keys.
     exception_keys: HashMap<String, ()>,
     /// Each category's id.
@@ -243,7 +246,9 @@ impl Entries {
 
     /// Records an entry of category `id`: a new one, or a category more for one read before.
     fn add_entry(&mut self, entry: Entry, id: u16) {
-        let key = entry.to_key_string();
+        let key = entry.key();
+        let host = xxhash_rust::xxh3::xxh3_128(key.host.as_bytes());
+        let key = xxhash_rust::xxh3::xxh3_128_with_seed(key.path.as_bytes(), host as u64) ^ host;
         let summary = &mut self.summary;
         match self.index.get(&key) {
             Some(&at) => {
@@ -261,7 +266,9 @@ impl Entries {
                 }
                 self.index.insert(key, self.set.entries.len());
                 self.set.entries.push(entry);
-                self.set.membership.push(vec![id]);
+                self.set
+                    .membership
+                    .push(phishbloom_core::Membership::from_slice(&[id]));
             }
         }
     }
@@ -417,7 +424,7 @@ mod tests {
                 .iter()
                 .position(|e| e.to_key_string() == key)
                 .unwrap();
-            set.membership[at].clone()
+            set.membership[at].to_vec()
         };
         assert_eq!(of("evil.com"), [0]);
         assert_eq!(of("bad.org"), [0, 1]);

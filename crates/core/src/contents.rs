@@ -52,6 +52,9 @@ impl KeyList {
     }
 }
 
+/// An entry's category ids, sorted: up to four inline, without an allocation.
+pub type Membership = smallvec::SmallVec<[u16; 4]>;
+
 /// Distinct entries with their categories, and the exceptions.
 #[derive(Clone, Debug, Default)]
 pub struct EntrySet {
@@ -60,7 +63,7 @@ pub struct EntrySet {
     /// Category names; ids are indices.
     pub categories: Vec<String>,
     /// Per entry (parallel to `entries`): its category ids, sorted.
-    pub membership: Vec<Vec<u16>>,
+    pub membership: Vec<Membership>,
     /// The exceptions, distinct.
     pub exceptions: Vec<Entry>,
 }
@@ -73,7 +76,7 @@ impl EntrySet {
 
     /// Entries without categories (each in one category named `category`), no exceptions.
     pub fn uncategorized(entries: Vec<Entry>, category: &str) -> Self {
-        let membership = vec![vec![0]; entries.len()];
+        let membership = vec![smallvec::smallvec![0]; entries.len()];
         EntrySet {
             entries,
             categories: vec![category.to_string()],

@@ -221,6 +221,18 @@ pub enum Error {
         action: &'static str,
     },
 
+    /// A compact list asked to change in place.
+    #[error(
+        "{path}: cannot {action} a compact blocklist: its table is coded whole, so it changes only \
+         by being built again from its sources"
+    )]
+    StaticList {
+        /// The file.
+        path: PathBuf,
+        /// `add to`, `remove from`, `merge into`, `apply a delta to`.
+        action: &'static str,
+    },
+
     /// An option that does not apply to this kind of list.
     #[error("{what} cannot be used here: {why}")]
     Unsupported {

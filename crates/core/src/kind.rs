@@ -22,11 +22,15 @@ pub enum Kind {
     /// Known documents by SimHash in Manku's permuted tables: near-duplicates within a Hamming
     /// distance (`phishbloom build --near`, [`crate::near`]).
     Near,
+    /// Entries' fingerprint prefixes with their category sets, Elias–Fano coded: what a
+    /// verified list answers, near the information bound ([`crate::resolve::CompactTable`]).
+    /// Static: changed by rebuilding, shipped by `publish`.
+    Compact,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Classic,
         Kind::Blocked,
         Kind::Cabf,
@@ -34,16 +38,18 @@ impl Kind {
         Kind::Counting,
         Kind::Split,
         Kind::Near,
+        Kind::Compact,
     ];
 
     /// Every kind built from keys or entries (all but [`Kind::Near`], which holds documents).
-    pub const FILTERS: [Kind; 6] = [
+    pub const FILTERS: [Kind; 7] = [
         Kind::Classic,
         Kind::Blocked,
         Kind::Cabf,
         Kind::Cuckoo,
         Kind::Counting,
         Kind::Split,
+        Kind::Compact,
     ];
 
     /// The code stored in the file header.
@@ -56,6 +62,7 @@ impl Kind {
             Kind::Counting => 5,
             Kind::Split => 6,
             Kind::Near => 7,
+            Kind::Compact => 8,
         }
     }
 
@@ -74,6 +81,7 @@ impl Kind {
             Kind::Counting => "counting",
             Kind::Split => "split",
             Kind::Near => "near",
+            Kind::Compact => "compact",
         }
     }
 
@@ -84,6 +92,24 @@ impl Kind {
             Kind::Blocked => Some(LayoutKind::Blocked),
             Kind::Split => Some(LayoutKind::Split),
             _ => None,
+        }
+    }
+
+    /// Whether lists of this kind are built once and never changed in place (`compact`: its
+    /// table is coded whole; a change is a rebuild).
+    pub fn is_static(self) -> bool {
+        self == Kind::Compact
+    }
+
+    /// The false-positive rate per checked item a list of this kind is built for unless told:
+    /// 1 % for the filters (seed 000's rate), and 10⁻⁹ for `compact` — an exact-answering list
+    /// meant to travel, whose prefixes cost only `log₂(1/p)` bits each, so a rate at which a
+    /// client checking a million URLs a day sees a false "listed" once in about three years
+    /// costs about 30 bits per entry.
+    pub fn default_fpp(self) -> f64 {
+        match self {
+            Kind::Compact => 1e-9,
+            _ => 0.01,
         }
     }
 

@@ -83,12 +83,12 @@ pub mod sections;
 pub mod structure;
 pub mod sync;
 
-pub use contents::{EntrySet, KeyList};
+pub use contents::{EntrySet, KeyList, Membership};
 pub use error::{Error, Result};
 pub use kind::Kind;
 pub use list::{
-    write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats, Description, Engine,
-    FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, SectionInfo,
+    write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats, CompactInfo, Description,
+    Engine, FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, SectionInfo,
 };
 
 /// Serializes a value through its `Display` form (for types of other crates, such as

@@ -86,6 +86,7 @@ fn dependencies_are_the_wasm_ready_ones() {
         "sha2",
         "ed25519-dalek",
         "icu_casemap",
+        "smallvec",
     ];
     for name in &names {
         assert!(

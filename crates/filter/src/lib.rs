@@ -17,6 +17,7 @@
 //!   [`counting`] — the 4-bit counting Bloom filter (deletes; saturated counters stay).
 //! - [`prefix`] — sorted fingerprint prefixes (a Golomb-coded set when stored), and
 //!   [`golomb`] — the Golomb–Rice coder behind it and behind delta files.
+//! - [`prefix_map`] — Elias–Fano coded prefixes with a small value each: the compact list kind.
 //! - [`near`] — Manku's permuted tables: 64-bit fingerprints within a Hamming distance.
 //! - [`ribbon`] — a static ribbon filter: the smaller coding of a compact delta's additions.
 //! - [`cabf`] — BBF−/BBF+ and CaBF−/CaBF longest-prefix structures over component sequences.
@@ -64,6 +65,7 @@ mod layout;
 pub mod math;
 pub mod near;
 pub mod prefix;
+pub mod prefix_map;
 pub mod ribbon;
 pub mod rng;
 

@@ -319,7 +319,7 @@ fn write_sections(
         Some(table) => Some(write(
             store,
             Section::CategorySets,
-            &sections::encode_category_sets(table),
+            &sections::encode_category_sets(table.sets(), table.set_of()),
         )?),
     };
     let exceptions = match resolver.exceptions() {

@@ -1,7 +1,7 @@
 //! Collecting a list's keys: distinct keys per group (category), duplicates counted, a list's
 //! own exceptions kept apart — or, for streamed builds, only the keys' hashes, partitioned.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::KeyList;
@@ -34,7 +34,7 @@ impl Collector {
             groups: vec![(
                 default_group.to_string(),
                 KeyList::default(),
-                HashSet::new(),
+                HashSet::default(),
             )],
             scratch: Vec::new(),
             scheme,
@@ -114,7 +114,7 @@ impl Collector {
             Some(index) => index,
             None => {
                 self.groups
-                    .push((name.into_owned(), KeyList::default(), HashSet::new()));
+                    .push((name.into_owned(), KeyList::default(), HashSet::default()));
                 self.groups.len() - 1
             }
         }

@@ -73,6 +73,7 @@ fn categorized(lines: &[String], picks: &[u8]) -> EntrySet {
             2 => vec![2],
             _ => vec![0, 2],
         })
+        .map(Into::into)
         .collect();
     set
 }
@@ -262,7 +263,7 @@ proptest! {
                     None => {
                         keys.push(entry.to_key_string());
                         both.entries.push(entry);
-                        both.membership.push(vec![id]);
+                        both.membership.push([id].as_slice().into());
                     }
                 }
             }

@@ -83,12 +83,15 @@ fn entry_set(rng: &mut Rng) -> EntrySet {
             continue;
         }
         entries.push(entry);
-        membership.push(match rng.below(4) {
-            0 => vec![0, 2],
-            1 => vec![1],
-            2 => vec![2],
-            _ => vec![0],
-        });
+        membership.push(
+            match rng.below(4) {
+                0 => vec![0, 2],
+                1 => vec![1],
+                2 => vec![2],
+                _ => vec![0],
+            }
+            .into(),
+        );
         if i % 17 == 0 {
             let allow = format!("docs.{host}");
             exceptions.push(Entry::parse(allow.as_bytes()).expect("generated exceptions parse"));

@@ -73,7 +73,7 @@ fn categories_name_the_entrys_own_lists() {
         ("both.com", vec![0, 1]),
     ] {
         set.entries.push(Entry::parse(line.as_bytes()).unwrap());
-        set.membership.push(ids);
+        set.membership.push(ids.into());
     }
     let mut scratch = Scratch::default();
     for verify in [true, false] {

@@ -74,7 +74,7 @@ pub fn run(args: &BuildArgs) -> anyhow::Result<ExitCode> {
 fn build_options(args: &BuildArgs) -> BuildOptions {
     BuildOptions {
         kind: Kind::from(args.kind),
-        fpp: args.filter.fpp,
+        fpp: args.filter.fpp_for(Kind::from(args.kind)),
         expression_bound: args.expressions.unwrap_or(DEFAULT_EXPRESSION_BOUND),
         strategy: args.filter.hash.into(),
         verify: args.verify,
@@ -193,9 +193,12 @@ fn build_keywords_list(
         "  phrase lengths {} tokens; per scanned document: target {} at up to {} probes, so {} \
          per probe",
         lengths.join(", "),
-        fmt::percent(args.filter.fpp),
+        fmt::percent(args.filter.fpp_for(Kind::from(args.kind))),
         fmt::count(u64::from(summary.probes_per_doc)),
-        fmt::percent(per_probe_fpp(args.filter.fpp, summary.probes_per_doc)),
+        fmt::percent(per_probe_fpp(
+            args.filter.fpp_for(Kind::from(args.kind)),
+            summary.probes_per_doc
+        )),
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -574,9 +577,12 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
     if meta.scheme == KeyScheme::Expressions {
         println!(
             "  per checked URL: target {} at up to {} expressions, so {} per probe",
-            fmt::percent(args.filter.fpp),
+            fmt::percent(args.filter.fpp_for(Kind::from(args.kind))),
             meta.probes_per_item,
-            fmt::percent(per_probe_fpp(args.filter.fpp, meta.probes_per_item)),
+            fmt::percent(per_probe_fpp(
+                args.filter.fpp_for(Kind::from(args.kind)),
+                meta.probes_per_item
+            )),
         );
     }
 }

@@ -94,7 +94,7 @@ fn eval_args(args: &DemoArgs, layout: LayoutArg) -> EvalArgs {
     EvalArgs {
         data: args.data.clone(),
         filter: FilterArgs {
-            fpp: SEED_FPP,
+            fpp: Some(SEED_FPP),
             hash: HashArg::Xxh3,
         },
         layout,

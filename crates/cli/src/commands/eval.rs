@@ -86,7 +86,7 @@ pub fn evaluate(args: &EvalArgs) -> anyhow::Result<EvalReport> {
 fn config(args: &EvalArgs) -> EvalConfig {
     EvalConfig {
         data: args.data.clone(),
-        fpp: args.filter.fpp,
+        fpp: args.filter.fpp_for(phishbloom_core::Kind::Blocked),
         layout: args.layout.into(),
         strategy: args.filter.hash.into(),
         random_queries: args.random,

@@ -153,10 +153,41 @@ fn print_near_info(near: &NearInfo) {
     );
 }
 
+/// A compact list's table against the information bound.
+fn print_compact(d: &Description) {
+    let Some(c) = &d.compact else { return };
+    println!(
+        "compact table     {} prefixes in a universe of 2^{:.2}, {} category set(s) ({}): \
+         every hit is confirmed by the table",
+        fmt::count(c.prefixes),
+        (c.universe as f64).log2(),
+        fmt::count(c.sets),
+        c.set_coding
+    );
+    let bound = c.bound_bits_per_entry();
+    let file = c.file_bits_per_entry.map_or(String::new(), |bits| {
+        format!(
+            "; the whole file {bits:.2} ({:.3} × the bound)",
+            bits / bound
+        )
+    });
+    println!(
+        "  bits per entry  {:.2} in the table ({:.3} × the bound){file}",
+        c.table_bits_per_entry,
+        c.table_bits_per_entry / bound
+    );
+    println!(
+        "  bound           {bound:.2} = log₂(1/q) {:.2} at q = {:.3e} per probe + the category \
+         sets' entropy {:.2}",
+        c.rate_bits, c.target_per_probe, c.category_bits
+    );
+}
+
 /// The verification table, the CaBF split and growth.
 fn print_structure(d: &Description) {
     match d.verification {
         _ if d.keywords.is_some() || d.near.is_some() => {}
+        _ if d.compact.is_some() => print_compact(d),
         Some(count) => println!(
             "verification      {} fingerprints: every hit is confirmed exactly",
             fmt::count(count)

@@ -10,6 +10,7 @@ mod browser;
 mod changes;
 mod cli;
 mod common;
+mod compact;
 mod completions;
 mod frontends;
 mod frontends_writes;

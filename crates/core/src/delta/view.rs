@@ -77,7 +77,7 @@ impl ListView {
             .entries
             .iter()
             .zip(&set.membership)
-            .map(|(entry, ids)| (fingerprint(expression_hash(entry.key())), ids.clone()))
+            .map(|(entry, ids)| (fingerprint(expression_hash(entry.key())), ids.to_vec()))
             .collect();
         ListView::new(
             KeyScheme::Expressions,

@@ -49,7 +49,7 @@ pub struct UrlProbes {
 impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones): every expression.
     pub fn compute(&mut self, url: &CanonicalUrl) {
-        self.compute_gated(url, None);
+        self.compute_gated(url, None, false);
     }
 
     /// Hashes each suffix of `host` — a URL's canonical host, known before its URL is
@@ -81,12 +81,12 @@ impl UrlProbes {
     /// no entry's host has no probe, one that is only a domain entry's host its domain probe,
     /// and only the others their path prefixes hashed and probed. [`UrlProbes::spot`] names the
     /// probes kept.
-    pub fn compute_gated(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) {
+    pub fn compute_gated(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>, no_paths: bool) {
         self.path_lens.clear();
         self.paths.clear();
         self.probes.clear();
         self.pairs.clear();
-        let any_paths = self.gate_suffixes(url, gate);
+        let any_paths = self.gate_suffixes(url, gate, no_paths);
         // Every path prefix is a prefix of the path and query: their lengths name them.
         self.path_lens.push(0);
         self.paths.push(EMPTY_HASH);
@@ -137,10 +137,16 @@ impl UrlProbes {
         }
     }
 
-    /// Keeps the host suffixes of `url` that `gate` lets through (all without a gate) with
-    /// their hashes, answered as [`UrlProbes::gate_host`] answered before if it did for this
-    /// host and gate; returns whether any has its path prefixes probed.
-    fn gate_suffixes(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>) -> bool {
+    /// Keeps the host suffixes of `url` that `gate` lets through (all without a gate; with
+    /// `no_paths`, a list none of whose entries has a path, their domain expressions alone)
+    /// with their hashes, answered as [`UrlProbes::gate_host`] answered before if it did for
+    /// this host and gate; returns whether any has its path prefixes probed.
+    fn gate_suffixes(
+        &mut self,
+        url: &CanonicalUrl,
+        gate: Option<&HostGate>,
+        no_paths: bool,
+    ) -> bool {
         // The gate's answers for this host, if they were asked before canonicalizing (used
         // once: the next URL asks again), are taken as they are.
         let known = gate.is_some_and(|gate| gate_address(gate) == self.gated_by)
@@ -161,7 +167,7 @@ impl UrlProbes {
                         // Hosts are at most a line long, far below 4 GiB (lines are capped).
                         start: (host.len() - suffix.len()) as u32,
                         hash,
-                        pass: Pass::All,
+                        pass: if no_paths { Pass::Domain } else { Pass::All },
                     }
                 })),
             }
@@ -184,6 +190,7 @@ impl UrlProbes {
         &mut self,
         url: &CanonicalUrl,
         gate: Option<&HostGate>,
+        no_paths: bool,
         mut probe: impl FnMut(KeyHash) -> bool,
         mut accept: impl FnMut(Spot) -> Option<T>,
     ) -> Option<(Spot, T)> {
@@ -195,7 +202,7 @@ impl UrlProbes {
         // Bit `j`: `paths[j]` holds the hash of prefix `j` (at most MAX_PATH_PREFIXES = 64
         // prefixes, `phishbloom_url`'s expression rules: bits 0..=63).
         let mut hashed = 0u64;
-        if self.gate_suffixes(url, gate) {
+        if self.gate_suffixes(url, gate, no_paths) {
             url.path_prefix_lengths(&mut self.path_lens);
             if base.len() > STREAMING_PATH_BYTES {
                 streamed_prefix_hashes(base, &self.path_lens, &mut self.paths);
@@ -328,7 +335,7 @@ mod tests {
         let elsewhere = HostGate::of_entries([("other.org", 2)], 10).unwrap();
         let fresh = |gate: &HostGate| {
             let mut probes = UrlProbes::default();
-            probes.compute_gated(&url, Some(gate));
+            probes.compute_gated(&url, Some(gate), false);
             probes.hashes().to_vec()
         };
         assert!(fresh(&with_path).len() > fresh(&domain_only).len());
@@ -336,20 +343,20 @@ mod tests {
         // Asked early, then probed through the same gate: the same probes as asking late.
         for gate in [&domain_only, &with_path] {
             assert!(!probes.gate_host(host, gate));
-            probes.compute_gated(&url, Some(gate));
+            probes.compute_gated(&url, Some(gate), false);
             assert_eq!(probes.hashes(), fresh(gate));
         }
         // Asked of one gate, probed through another: the other gate's own answers.
         assert!(!probes.gate_host(host, &domain_only));
-        probes.compute_gated(&url, Some(&with_path));
+        probes.compute_gated(&url, Some(&with_path), false);
         assert_eq!(probes.hashes(), fresh(&with_path));
         // Ruled out by one gate, probed through another: nothing kept from the first.
         assert!(probes.gate_host(host, &elsewhere));
-        probes.compute_gated(&url, Some(&with_path));
+        probes.compute_gated(&url, Some(&with_path), false);
         assert_eq!(probes.hashes(), fresh(&with_path));
         // Without a gate, every expression.
         assert!(!probes.gate_host(host, &domain_only));
-        probes.compute_gated(&url, None);
+        probes.compute_gated(&url, None, false);
         assert_eq!(probes.hashes().len(), url.expression_count());
     }
 

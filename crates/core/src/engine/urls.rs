@@ -17,13 +17,21 @@ use crate::structure::Layers;
 pub struct UrlFilter {
     layers: Layers,
     gate: Option<HostGate>,
+    /// No entry has a path (a compact list of domains says so): only domain expressions are
+    /// probed.
+    no_paths: bool,
 }
 
 impl UrlFilter {
     /// Wraps a structure that holds [`expression_hash`](crate::keys::expression_hash)es of
     /// entry keys, and the gate of the entries' hosts (`None`: every expression is probed).
     pub fn new(layers: Layers, gate: Option<HostGate>) -> Self {
-        UrlFilter { layers, gate }
+        let no_paths = layers.compact_table().is_some_and(|t| t.domains_only());
+        UrlFilter {
+            layers,
+            gate,
+            no_paths,
+        }
     }
 
     /// The structure.
@@ -88,10 +96,17 @@ impl UrlFilter {
     ) -> Option<(Spot, T)> {
         let layers = &self.layers;
         let single = layers.single_bloom();
+        // A compact table's probe is its confirmation's own lookup: every expression goes to
+        // `accept`, which looks it up once.
+        let compact = layers.is_compact();
         scratch.url.first_in_order(
             url,
             self.gate.as_ref(),
+            self.no_paths,
             |hash| {
+                if compact {
+                    return true;
+                }
                 // Behind the gate most probes hit: the confirmation's memory is asked for now,
                 // while the filter's block is fetched.
                 prefetch(fingerprint(hash));
@@ -107,7 +122,9 @@ impl UrlFilter {
 
 impl Matcher for UrlFilter {
     fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
-        scratch.url.compute_gated(url, self.gate.as_ref());
+        scratch
+            .url
+            .compute_gated(url, self.gate.as_ref(), self.no_paths);
         let probes = scratch.url.hashes();
         scratch.answers.clear();
         if probes.is_empty() {

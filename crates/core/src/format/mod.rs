@@ -90,6 +90,8 @@ pub mod tag {
     pub const PATCH: u16 = 11;
     /// A static patch: a ribbon filter of fingerprints a compact delta added to a Bloom list.
     pub const STATIC_PATCH: u16 = 12;
+    /// A compact list's table ([`crate::resolve::CompactTable`]).
+    pub const COMPACT: u16 = 13;
     /// A keyword list's phrase lengths in tokens (what a scan probes).
     pub const KEYWORD_LENGTHS: u16 = 0x10;
     /// A keyword list's exact keywords, sorted by phrase hash, read on hits.
@@ -109,6 +111,8 @@ pub mod tag {
     /// A list of URL entries' host gate in the split-block layout (what this version writes;
     /// [`HOST_GATE`] is the blocked one files written before hold), optional.
     pub const SPLIT_HOST_GATE: u16 = 0x8002;
+    /// Optional: a compact list's gate of its entries' hosts alone (a split-block filter).
+    pub const HOSTS_GATE: u16 = 0x8003;
 }
 
 pub use tag::OPTIONAL_TAGS;
@@ -128,12 +132,13 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::GROWTH => "growth",
         tag::PATCH => "patch",
         tag::STATIC_PATCH => "static patch",
+        tag::COMPACT => "compact",
         tag::KEYWORD_LENGTHS => "phrase lengths",
         tag::KEYWORD_INDEX => "keyword index",
         tag::NEAR_TABLES => "near tables",
         tag::NEAR_DOCS => "near documents",
         // Two layouts of one thing: `info` shows the layout on the gate's own line.
-        tag::HOST_GATE | tag::SPLIT_HOST_GATE => "host gate",
+        tag::HOST_GATE | tag::SPLIT_HOST_GATE | tag::HOSTS_GATE => "host gate",
         tag::PHRASE_GATE => "phrase gate",
         t if t >= OPTIONAL_TAGS => "optional",
         _ => "unknown",

@@ -22,6 +22,7 @@ impl Blocklist {
     /// memory may be partly changed: save nothing and start again from the file.
     pub fn apply(&mut self, delta: &Delta) -> Result<Applied> {
         let path = self.origin();
+        self.refuse_static("apply a delta to")?;
         if self.layers().is_none() {
             return Err(Error::CannotChange {
                 path: self.origin(),

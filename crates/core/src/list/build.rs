@@ -1,19 +1,23 @@
 //! Building a [`Blocklist`] in memory: from whole keys, from key hashes, from URL entries.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use phishbloom_filter::{AnyFilter, HashStrategy, KeyHash};
 use phishbloom_url::Entry;
 
 use crate::contents::{EntrySet, KeyList};
 use crate::engine::cabf::CabfEngine;
-use crate::engine::gate::HostGate;
+use crate::engine::gate::{HostGate, COMPACT_GATE_FPP};
 use crate::engine::urls::UrlFilter;
 use crate::error::{Error, Result};
 use crate::keys::{expression_hash, fingerprint, KeyScheme};
 use crate::kind::Kind;
 use crate::rates::per_probe_fpp;
-use crate::resolve::{Category, Exceptions, Resolver, Verification};
+use crate::resolve::{
+    compact_universe, intern_run, Category, CategorySets, CompactTable, Exceptions, Resolver,
+    Verification,
+};
 use crate::sections::{Meta, SetFingerprint};
 use crate::structure::Layers;
 
@@ -238,36 +242,48 @@ impl Blocklist {
         }
         refuse_near(options)?;
         let (counts, set_fingerprint, entries) = count_distinct(groups);
-        let layers = fill(options, entries, options.fpp, |layers| {
-            insert_groups(options, groups, layers)
-        })?;
-        let verification = options.verify.then(|| {
-            let pairs = groups
+        let pairs = || -> Vec<(u64, Vec<u16>)> {
+            groups
                 .iter()
                 .enumerate()
                 .flat_map(|(id, (_, keys))| {
                     keys.iter()
                         .map(move |k| (key_fingerprint(k), vec![id as u16]))
                 })
-                .collect();
-            Verification::new(pairs, groups.len() > 1)
-        });
-        let categories = groups
-            .iter()
-            .zip(counts)
-            .map(|((name, _), entries)| Category {
-                name: name.clone(),
-                entries,
-            })
-            .collect();
+                .collect()
+        };
+        if options.kind == Kind::Compact {
+            let table = compact_table(options, pairs(), 1)?;
+            let list = Self::of_keys(
+                options,
+                scheme,
+                Layers::compact(table.clone()),
+                (entries as u64, set_fingerprint),
+                categories_of(groups, counts),
+                None,
+            );
+            return Ok(list.with_compact(table));
+        }
+        let layers = fill(options, entries, options.fpp, |layers| {
+            insert_groups(options, groups, layers)
+        })?;
+        let verification = options
+            .verify
+            .then(|| Verification::new(pairs(), groups.len() > 1));
         Ok(Self::of_keys(
             options,
             scheme,
             layers,
             (entries as u64, set_fingerprint),
-            categories,
+            categories_of(groups, counts),
             verification,
         ))
+    }
+
+    /// The list with `table` as the resolver's confirmation (a compact list's).
+    fn with_compact(mut self, table: Arc<CompactTable>) -> Self {
+        self.resolver = self.resolver.with_compact(table);
+        self
     }
 
     /// A list of whole keys from its built parts: `held` is its distinct entry count and set
@@ -381,11 +397,40 @@ impl Blocklist {
         phishbloom_filter::math::validate_fpp(options.fpp)?;
         refuse_near(options)?;
         let entries = &set.entries;
+        let mut compact = None;
         let (engine, fingerprints) = match options.kind {
             Kind::Cabf => {
                 let (engine, fingerprints) =
                     CabfEngine::build(entries, options.fpp, options.expression_bound)?;
                 (Engine::Cabf(engine), fingerprints)
+            }
+            Kind::Compact => {
+                let mut sets = CategorySets::default();
+                let mut last = None;
+                let pairs: Vec<(u64, u32)> = entries
+                    .iter()
+                    .zip(&set.membership)
+                    .map(|(e, ids)| {
+                        let v = fingerprint(expression_hash(e.key()));
+                        (v, intern_run(&mut sets, &mut last, ids.to_vec()))
+                    })
+                    .collect();
+                // A list of domains probes no path: it needs no gate to spare path probes, and
+                // a gate of its hosts would cost as many bits per entry as a fifth of the table.
+                let domains_only = entries.iter().all(|e| e.key().path.is_empty());
+                let universe =
+                    compact_universe_for(options, pairs.len(), options.expression_bound)?;
+                let table = CompactTable::build_interned(pairs, sets, universe)?;
+                let table = Arc::new(table.with_domains_only(domains_only));
+                compact = Some(table.clone());
+                let layers = Layers::compact(table);
+                let gate = (options.host_gate && !domains_only)
+                    .then(|| {
+                        let hosts = entries.iter().map(|e| e.key().host);
+                        HostGate::of_hosts(hosts, COMPACT_GATE_FPP)
+                    })
+                    .transpose()?;
+                (Engine::Urls(UrlFilter::new(layers, gate)), Vec::new())
             }
             _ => {
                 let probe = per_probe_fpp(options.fpp, options.expression_bound);
@@ -419,11 +464,11 @@ impl Blocklist {
                 .iter()
                 .map(|e| fingerprint(expression_hash(e.key()))),
         );
-        let verification = options.verify.then(|| {
+        let verification = (options.verify && compact.is_none()).then(|| {
             let pairs = fingerprints
                 .into_iter()
                 .zip(&set.membership)
-                .map(|(f, ids)| (f, ids.clone()))
+                .map(|(f, ids)| (f, ids.to_vec()))
                 .collect();
             Verification::new(pairs, set.categories.len() > 1)
         });
@@ -448,15 +493,56 @@ impl Blocklist {
             target_fpp: Some(options.fpp),
             exact_count: true,
         };
-        Ok(Blocklist {
+        let list = Blocklist {
             kind: options.kind,
             meta,
             engine,
             resolver: Resolver::new(categories, verification, exceptions),
             directory: None,
             origin: PathBuf::from(&options.name),
+        };
+        Ok(match compact {
+            Some(table) => list.with_compact(table),
+            None => list,
         })
     }
+}
+
+/// A compact list's table of `(fingerprint, category ids)` pairs (see
+/// [`compact_universe_for`]).
+fn compact_table(
+    options: &BuildOptions,
+    pairs: Vec<(u64, Vec<u16>)>,
+    probes: u32,
+) -> Result<Arc<CompactTable>> {
+    let universe = compact_universe_for(options, pairs.len(), probes)?;
+    Ok(Arc::new(CompactTable::build(pairs, universe)?))
+}
+
+/// The prefix universe of a compact list of `entries` entries, as large as the list's rate
+/// per item over `probes` probes needs; refused for a list that grows (a compact list is
+/// static).
+fn compact_universe_for(options: &BuildOptions, entries: usize, probes: u32) -> Result<u64> {
+    if options.grow {
+        return Err(Error::Unsupported {
+            what: "growing",
+            why: "a compact list is built once for its entries; build it again when they change",
+        });
+    }
+    let per_probe = per_probe_fpp(options.fpp, probes);
+    Ok(compact_universe(entries as u64, per_probe))
+}
+
+/// The categories of groups of keys, with their key counts.
+fn categories_of(groups: &[(String, KeyList)], counts: Vec<u64>) -> Vec<Category> {
+    groups
+        .iter()
+        .zip(counts)
+        .map(|((name, _), entries)| Category {
+            name: name.clone(),
+            entries,
+        })
+        .collect()
 }
 /// Refuses [`Kind::Near`] for a list of keys or entries: near-duplicate lists hold documents
 /// ([`Blocklist::from_near`]).

@@ -5,8 +5,8 @@ use phishbloom_filter::Filter;
 use crate::format::{self, Directory, SectionEntry};
 use crate::keywords::KeywordsInfo;
 use crate::kind::Kind;
-use crate::rates::per_item_fpp;
-use crate::resolve::Category;
+use crate::rates::{per_item_fpp, per_probe_fpp};
+use crate::resolve::{bound_bits_per_entry, Category, SetCoding};
 use crate::sections::Meta;
 use crate::structure::{Layer, LayerInfo, Layers};
 
@@ -88,6 +88,8 @@ pub struct Description {
     pub split: Option<&'static str>,
     /// Fingerprints in the verification section, if there is one.
     pub verification: Option<u64>,
+    /// A compact list's table against the information bound.
+    pub compact: Option<CompactInfo>,
     /// The categories and their entry counts.
     pub categories: Vec<Category>,
     /// Exception entries.
@@ -99,6 +101,37 @@ pub struct Description {
     /// The gate a check or scan asks first, if the list has one: a list of URL entries' host
     /// gate or a keyword list's phrase gate (its fill shows how much of its 2 % it has used).
     pub gate: Option<GateInfo>,
+}
+
+/// What `info` shows about a compact list's table: its size per entry against the bound of
+/// a list that answers as it does ([`crate::resolve::bound_bits_per_entry`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CompactInfo {
+    /// Distinct fingerprint prefixes.
+    pub prefixes: u64,
+    /// The universe the prefixes are in (`log₂ u` bits of fingerprint each, before coding).
+    pub universe: u64,
+    /// How set indices are coded: `S-bit indices`, or `one set but for N entries`.
+    pub set_coding: String,
+    /// Category sets.
+    pub sets: u64,
+    /// The table's bits per entry, as stored.
+    pub table_bits_per_entry: f64,
+    /// The whole file's bits per entry (`None` for a list not read from a file).
+    pub file_bits_per_entry: Option<f64>,
+    /// The per-probe rate the list was built for (its per-item rate over its probes).
+    pub target_per_probe: f64,
+    /// `log₂(1/q)`: the bits per entry telling entries from strangers takes.
+    pub rate_bits: f64,
+    /// The entropy of the entries' category sets, in bits per entry.
+    pub category_bits: f64,
+}
+
+impl CompactInfo {
+    /// The bound: `log₂(1/q)` plus the category sets' entropy.
+    pub fn bound_bits_per_entry(&self) -> f64 {
+        self.rate_bits + self.category_bits
+    }
 }
 
 /// What `info` shows about a list's gate.
@@ -124,6 +157,32 @@ pub struct SectionInfo {
 }
 
 impl Blocklist {
+    /// A compact list's table against the bound (`file_len` 0: not read from a file).
+    fn describe_compact(&self, file_len: u64) -> Option<CompactInfo> {
+        let table = self.resolver.compact()?;
+        let entries = self.meta.entries.max(1) as f64;
+        let per_item = self.meta.target_fpp.unwrap_or(1.0);
+        let target_per_probe = per_probe_fpp(per_item, self.meta.probes_per_item);
+        let counts = table.set_counts();
+        let rate_bits = bound_bits_per_entry(target_per_probe, &[]);
+        Some(CompactInfo {
+            prefixes: table.len(),
+            universe: table.map().universe(),
+            set_coding: match table.coding() {
+                SetCoding::InMap => format!("{}-bit indices", table.map().value_bits()),
+                SetCoding::Majority { others, .. } => {
+                    format!("one set but for {} entries", others.len())
+                }
+            },
+            sets: table.sets().all().len() as u64,
+            table_bits_per_entry: table.stored_bits() as f64 / entries,
+            file_bits_per_entry: (file_len > 0).then(|| file_len as f64 * 8.0 / entries),
+            target_per_probe,
+            rate_bits,
+            category_bits: bound_bits_per_entry(target_per_probe, &counts) - rate_bits,
+        })
+    }
+
     /// The facts `info` prints (the directory fields are empty for a blocklist not read from a
     /// file).
     pub fn describe(&self) -> Description {
@@ -152,6 +211,7 @@ impl Blocklist {
             grows,
             split,
             verification: self.resolver.verification().map(|t| t.len() as u64),
+            compact: self.describe_compact(directory.file_len),
             categories: self.resolver.categories().to_vec(),
             exceptions: self.resolver.exceptions().len() as u64,
             keywords: match &self.engine {

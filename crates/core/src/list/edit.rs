@@ -126,6 +126,7 @@ impl Blocklist {
     /// On an error (a full cuckoo filter that does not grow) the blocklist in memory may hold
     /// some of the items: save nothing and start again from the file.
     pub fn add(&mut self, items: &[&[u8]], category: Option<&str>) -> Result<Change> {
+        self.refuse_static("add to")?;
         if self.layers().is_none() {
             return Err(Error::CannotChange {
                 path: self.origin(),
@@ -259,6 +260,7 @@ impl Blocklist {
             // A near-duplicate list's documents are removed by name.
             return self.remove_near(items);
         }
+        self.refuse_static("remove from")?;
         let cannot = Error::CannotChange {
             path: self.origin(),
             kind: self.kind,
@@ -432,6 +434,17 @@ impl Blocklist {
         self.meta.version = self.meta.version.saturating_add(1);
         self.meta.created = 0;
         self.directory = None;
+    }
+
+    /// Refuses to `action` a list of a static kind ([`crate::Kind::is_static`]).
+    pub fn refuse_static(&self, action: &'static str) -> Result<()> {
+        match self.kind.is_static() {
+            true => Err(Error::StaticList {
+                path: self.origin(),
+                action,
+            }),
+            false => Ok(()),
+        }
     }
 
     /// Sets the list version (a rebuild continues the version of the file it replaces).

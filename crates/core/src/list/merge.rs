@@ -19,6 +19,8 @@ impl Blocklist {
     /// count and set fingerprint — sums, exact only if the lists are disjoint — are marked
     /// approximate.
     pub fn merge(&mut self, other: &Blocklist) -> Result<()> {
+        self.refuse_static("merge into")?;
+        other.refuse_static("merge from")?;
         self.check_mergeable(other)?;
         if self.kind == crate::Kind::Near {
             return self.merge_near(other);

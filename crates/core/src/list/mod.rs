@@ -17,7 +17,7 @@ mod write;
 
 pub use build::{BuildOptions, KeyHashes};
 pub use check::{write_answered, CheckStats};
-pub use describe::{Description, FilterInfo, GateInfo, SectionInfo};
+pub use describe::{CompactInfo, Description, FilterInfo, GateInfo, SectionInfo};
 pub use edit::{Applied, Change};
 pub use model::{Blocklist, Engine};
 pub use near::{NamedDoc, NearOptions};

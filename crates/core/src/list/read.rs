@@ -16,7 +16,7 @@ use crate::keywords::gate::PhraseGate;
 use crate::keywords::KeywordEngine;
 use crate::kind::Kind;
 use crate::near::NearEngine;
-use crate::resolve::{Category, Exceptions, Resolver, Verification};
+use crate::resolve::{Category, CompactTable, Exceptions, Resolver, Verification};
 use crate::sections::{self, Meta, SetFingerprint};
 use crate::structure::{Layer, Layers};
 
@@ -85,14 +85,19 @@ impl Blocklist {
             kind,
             meta: &meta,
         };
+        let mut resolver = read_resolver(path, source, &directory, &meta, kind)?;
         let engine = match kind {
             Kind::Near => file.near_engine()?,
             Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cuckoo | Kind::Counting => {
                 file.layered_engine()?
             }
             Kind::Cabf => file.cabf_engine()?,
+            Kind::Compact => {
+                let table = std::sync::Arc::new(file.compact_table(resolver.categories().len())?);
+                resolver = resolver.with_compact(table.clone());
+                file.keyed_engine(Layers::compact(table))?
+            }
         };
-        let resolver = read_resolver(path, source, &directory, &meta)?;
         if directory.version < 3 {
             recompute_fingerprint(kind, &resolver, &mut meta);
         }
@@ -113,6 +118,7 @@ fn layer_tag(kind: Kind) -> u16 {
         Kind::Classic | Kind::Blocked | Kind::Split | Kind::Cabf | Kind::Near => tag::FILTER,
         Kind::Cuckoo => tag::CUCKOO,
         Kind::Counting => tag::COUNTERS,
+        Kind::Compact => tag::COMPACT,
     }
 }
 
@@ -127,6 +133,17 @@ fn check_sections(path: &Path, directory: &Directory, kind: Kind) -> Result<()> 
                     entry.tag,
                     tag::META | tag::CATEGORIES | tag::NEAR_TABLES | tag::NEAR_DOCS
                 ) && entry.index == 0
+            }
+            _ if kind == Kind::Compact => {
+                entry.tag >= format::OPTIONAL_TAGS
+                    || matches!(
+                        entry.tag,
+                        tag::META
+                            | tag::CATEGORIES
+                            | tag::CATEGORY_SETS
+                            | tag::EXCEPTIONS
+                            | tag::COMPACT
+                    ) && entry.index == 0
             }
             tag::META | tag::VERIFY | tag::CATEGORIES | tag::CATEGORY_SETS => entry.index == 0,
             tag::EXCEPTIONS => entry.index == 0,
@@ -233,10 +250,30 @@ impl File<'_> {
         )?))
     }
 
+    /// A compact list's table: its compact section, whose set indices point into its category
+    /// sets section (of ids below `categories`).
+    fn compact_table(&self, categories: usize) -> Result<CompactTable> {
+        let sets = self.required(tag::CATEGORY_SETS, "category sets")?;
+        let (_, sets) = sections::decode_category_sets(self.path, &sets, 0, categories)?;
+        let bytes = self.required(tag::COMPACT, "compact")?;
+        sections::decode_compact(self.path, &bytes, sets)
+    }
+
     /// The engine of a list of layers (Bloom, cuckoo or counting), by its key scheme.
     fn layered_engine(&self) -> Result<Engine> {
-        let layers = self.layers()?;
+        self.keyed_engine(self.layers()?)
+    }
+
+    /// The engine over `layers`, by the list's key scheme.
+    fn keyed_engine(&self, layers: Layers) -> Result<Engine> {
         let path = self.path;
+        if self.kind == Kind::Compact && self.meta.scheme == KeyScheme::Keywords {
+            return Err(Error::invalid(
+                path,
+                "metadata key scheme",
+                "keywords in a compact list",
+            ));
+        }
         Ok(match self.meta.scheme {
             KeyScheme::Expressions => Engine::Urls(self.url_filter(layers)?),
             KeyScheme::Exact | KeyScheme::Folded | KeyScheme::Url => Engine::Keys(layers),
@@ -376,6 +413,15 @@ impl File<'_> {
         };
         let gate = match patched {
             true => None,
+            false if self.kind == Kind::Compact => read_gate(
+                self.path,
+                self.source,
+                self.directory,
+                tag::HOSTS_GATE,
+                "host gate",
+                LayoutKind::Split,
+                HostGate::hosts_from_filter,
+            )?,
             false => match gate(tag::SPLIT_HOST_GATE, LayoutKind::Split)? {
                 Some(gate) => Some(gate),
                 None => gate(tag::HOST_GATE, LayoutKind::Blocked)?,
@@ -500,6 +546,7 @@ fn read_resolver(
     source: &dyn Source,
     directory: &Directory,
     meta: &Meta,
+    kind: Kind,
 ) -> Result<Resolver> {
     let categories = match directory.find(tag::CATEGORIES, 0) {
         Some(entry) => {
@@ -524,7 +571,8 @@ fn read_resolver(
             };
             Some(Verification::from_parts(fingerprints, set_of, sets))
         }
-        None if directory.find(tag::CATEGORY_SETS, 0).is_some() => {
+        // A compact list's sets are its table's (read with it).
+        None if kind != Kind::Compact && directory.find(tag::CATEGORY_SETS, 0).is_some() => {
             return Err(Error::invalid(
                 path,
                 "category sets section",

@@ -153,7 +153,13 @@ impl Blocklist {
         if let Some(table) = with_sets {
             out.push(Section::owned(
                 tag::CATEGORY_SETS,
-                sections::encode_category_sets(table),
+                sections::encode_category_sets(table.sets(), table.set_of()),
+            ));
+        }
+        if let Some(table) = resolver.compact() {
+            out.push(Section::owned(
+                tag::CATEGORY_SETS,
+                sections::encode_category_sets(table.sets(), &[]),
             ));
         }
         if !resolver.exceptions().is_empty() {
@@ -172,12 +178,7 @@ fn layer_sections(layers: &Layers) -> Vec<Section<'_>> {
     let mut out = Vec::new();
     for (index, layer) in layers.layers().iter().enumerate() {
         let (tag, params, bytes) = sections::encode_layer(layer);
-        out.push(Section::two(
-            tag,
-            index as u16,
-            params,
-            Cow::Borrowed(bytes),
-        ));
+        out.push(Section::two(tag, index as u16, params, bytes));
     }
     // Each patch is a parameter block and its coded prefixes or ribbon solution.
     let patches: Vec<_> = layers

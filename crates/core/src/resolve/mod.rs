@@ -25,11 +25,13 @@ use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
 use crate::hits::{Candidate, Hit};
 
 mod categories;
+mod compact;
 mod exceptions;
 mod verdict;
 mod verification;
 
 pub use categories::{Categories, Category, CategorySets, MAX_CATEGORIES};
+pub use compact::{bound_bits_per_entry, compact_universe, intern_run, CompactTable, SetCoding};
 use exceptions::specificity;
 pub use exceptions::Exceptions;
 pub use verdict::{Decision, Spot, Status, Verdict};
@@ -39,6 +41,8 @@ pub use verification::Verification;
 #[derive(Clone, Debug, Default)]
 pub struct Resolver {
     verification: Option<Verification>,
+    /// A compact list's table: it confirms hits as a verification table does.
+    compact: Option<std::sync::Arc<CompactTable>>,
     categories: Vec<Category>,
     /// The place of each category's name in name order (by id), so that a verdict's names are
     /// ordered without comparing strings ([`Resolver::order_categories`]).
@@ -56,6 +60,7 @@ impl Resolver {
     ) -> Self {
         let mut resolver = Resolver {
             verification,
+            compact: None,
             categories,
             name_rank: Vec::new(),
             exceptions,
@@ -73,6 +78,22 @@ impl Resolver {
     /// The verification table.
     pub fn verification(&self) -> Option<&Verification> {
         self.verification.as_ref()
+    }
+
+    /// Confirms hits with a compact list's table (shared with the list's structure).
+    pub fn with_compact(mut self, table: std::sync::Arc<CompactTable>) -> Self {
+        self.compact = Some(table);
+        self
+    }
+
+    /// A compact list's table.
+    pub fn compact(&self) -> Option<&CompactTable> {
+        self.compact.as_deref()
+    }
+
+    /// Whether every hit is confirmed exactly (a verification table or a compact table).
+    pub fn confirms(&self) -> bool {
+        self.verification.is_some() || self.compact.is_some()
     }
 
     /// The exceptions.
@@ -230,12 +251,14 @@ impl Resolver {
         fingerprint: u64,
         extra: &dyn Fn(u64) -> Option<Vec<u16>>,
     ) -> Option<Cow<'s, [u16]>> {
-        match &self.verification {
-            None => Some(Cow::Borrowed(&[])),
-            Some(table) => match table.lookup(fingerprint) {
-                Some(ids) => Some(Cow::Borrowed(ids)),
-                None => extra(fingerprint).map(Cow::Owned),
-            },
+        let found = match (&self.verification, &self.compact) {
+            (None, None) => return Some(Cow::Borrowed(&[])),
+            (Some(table), _) => table.lookup(fingerprint),
+            (None, Some(table)) => table.lookup(fingerprint),
+        };
+        match found {
+            Some(ids) => Some(Cow::Borrowed(ids)),
+            None => extra(fingerprint).map(Cow::Owned),
         }
     }
 

@@ -7,7 +7,7 @@ use crate::bytes::{ByteReader, PutLe};
 use crate::engine::Fingerprints;
 use crate::error::{Error, Result};
 use crate::format::{self, SectionEntry, Source};
-use crate::resolve::{Category, CategorySets, Exceptions, Verification, MAX_CATEGORIES};
+use crate::resolve::{Category, CategorySets, Exceptions, MAX_CATEGORIES};
 
 use super::MAX_NAME_BYTES;
 
@@ -90,9 +90,10 @@ pub fn decode_categories(path: &Path, bytes: &[u8]) -> Result<Vec<Category>> {
 }
 
 /// Encodes the category sets section: the interned sets (count, then each as a member count
-/// and ids), then one `u32` set index per fingerprint of the verification section.
-pub fn encode_category_sets(verification: &Verification) -> Vec<u8> {
-    let sets = verification.sets().all();
+/// and ids), then one `u32` set index per fingerprint of the verification section (none for a
+/// compact list, whose table holds its entries' set indices).
+pub fn encode_category_sets(sets: &CategorySets, set_of: &[u32]) -> Vec<u8> {
+    let sets = sets.all();
     let mut out = Vec::new();
     out.put_u32(sets.len() as u32);
     for set in sets {
@@ -101,7 +102,7 @@ pub fn encode_category_sets(verification: &Verification) -> Vec<u8> {
             out.put_u16(id);
         }
     }
-    for &index in verification.set_of() {
+    for &index in set_of {
         out.put_u32(index);
     }
     out

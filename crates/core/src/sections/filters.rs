@@ -1,6 +1,7 @@
 //! The sections of a list's structures: Bloom filter parameters and bits, cuckoo and counting
 //! parameter blocks, the layers of a growing list, and the patches deltas add to a Bloom list.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use phishbloom_filter::counting::{CountingFilter, CountingParams};
@@ -307,24 +308,30 @@ pub fn read_layer(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Res
     })
 }
 
-/// A layer's section: its tag, parameter block and data.
-pub fn encode_layer(layer: &Layer) -> (u16, Vec<u8>, &[u8]) {
+/// A layer's section: its tag, parameter block and data (a structure's bits in place; a
+/// compact table coded afresh, after its parameter block).
+pub fn encode_layer(layer: &Layer) -> (u16, Vec<u8>, Cow<'_, [u8]>) {
     match layer {
         Layer::Bloom(filter) => (
             format::tag::FILTER,
             encode_filter_params(&filter.params()),
-            filter.bit_bytes(),
+            Cow::Borrowed(filter.bit_bytes()),
         ),
         Layer::Cuckoo(filter) => (
             format::tag::CUCKOO,
             encode_cuckoo_params(&filter.params()),
-            filter.bytes(),
+            Cow::Borrowed(filter.bytes()),
         ),
         Layer::Counting(filter) => (
             format::tag::COUNTERS,
             encode_counting_params(&filter.params()),
-            filter.bytes(),
+            Cow::Borrowed(filter.bytes()),
         ),
+        Layer::Compact(table) => {
+            let mut all = super::encode_compact(table);
+            let data = all.split_off(FILTER_PARAMS);
+            (format::tag::COMPACT, all, Cow::Owned(data))
+        }
     }
 }
 

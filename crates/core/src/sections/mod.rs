@@ -5,7 +5,7 @@
 //!
 //! `filters` holds the structures' sections (filters, cuckoo and counting parameters,
 //! patches); `entries` what confirms and names entries (verification table, categories,
-//! category sets, exceptions); this file the list's metadata, growth and CaBF parameters.
+//! category sets, exceptions); `compact` a compact list's table; this file the list's metadata, growth and CaBF parameters.
 
 use std::path::Path;
 
@@ -13,9 +13,11 @@ use crate::bytes::{ByteReader, PutLe};
 use crate::error::{Error, Result};
 use crate::keys::KeyScheme;
 
+mod compact;
 mod entries;
 mod filters;
 
+pub use compact::{decode_compact, encode_compact};
 pub use entries::{
     decode_categories, decode_category_sets, decode_exceptions, encode_categories,
     encode_category_sets, encode_exceptions, encode_verify, read_verify,

@@ -27,6 +27,10 @@ impl Layers {
                         filter.num_counters(),
                         filter.num_hashes()
                     ),
+                    Layer::Compact(table) => format!(
+                        "compact, fingerprint prefixes in a universe of 2^{:.2} (Elias–Fano)",
+                        (table.map().universe() as f64).log2(),
+                    ),
                 },
                 items: layer.items(),
                 capacity: layer.capacity(),

@@ -7,6 +7,7 @@ use phishbloom_filter::{AnyFilter, HashStrategy, KeyHash};
 
 use crate::error::Result;
 use crate::kind::Kind;
+use crate::resolve::CompactTable;
 
 use super::fingerprint_hash;
 
@@ -19,6 +20,8 @@ pub enum Layer {
     Cuckoo(CuckooFilter),
     /// A counting Bloom filter.
     Counting(CountingFilter),
+    /// A compact list's table (shared with its resolver, which confirms with it).
+    Compact(std::sync::Arc<CompactTable>),
 }
 
 impl Layer {
@@ -39,8 +42,10 @@ impl Layer {
             }
             Kind::Cuckoo => Layer::Cuckoo(CuckooFilter::with_load(capacity, fpp, load)?),
             Kind::Counting => Layer::Counting(CountingFilter::new(capacity, fpp)?),
-            Kind::Cabf | Kind::Near => {
-                unreachable!("CaBF and near-duplicate lists are not built from layers")
+            Kind::Cabf | Kind::Near | Kind::Compact => {
+                unreachable!(
+                    "CaBF, near-duplicate and compact lists are not built from empty layers"
+                )
             }
         })
     }
@@ -52,6 +57,7 @@ impl Layer {
             Layer::Bloom(filter) => filter.contains_hash(hash),
             Layer::Cuckoo(filter) => filter.contains_hash(fingerprint_hash(v)),
             Layer::Counting(filter) => filter.contains_hash(fingerprint_hash(v)),
+            Layer::Compact(table) => table.contains(v),
         }
     }
 
@@ -63,6 +69,7 @@ impl Layer {
             Layer::Bloom(_) => false,
             Layer::Cuckoo(filter) => filter.contains_hash(fingerprint_hash(v)),
             Layer::Counting(filter) => filter.contains_hash(fingerprint_hash(v)),
+            Layer::Compact(table) => table.contains(v),
         }
     }
 
@@ -72,6 +79,7 @@ impl Layer {
             Layer::Bloom(filter) => filter.items(),
             Layer::Cuckoo(filter) => filter.items(),
             Layer::Counting(filter) => filter.items(),
+            Layer::Compact(table) => table.len(),
         }
     }
 
@@ -81,6 +89,7 @@ impl Layer {
             Layer::Bloom(filter) => filter.expected_items().unwrap_or(0),
             Layer::Cuckoo(filter) => filter.params().expected_items,
             Layer::Counting(filter) => filter.params().expected_items,
+            Layer::Compact(table) => table.len(),
         }
     }
 
@@ -90,6 +99,8 @@ impl Layer {
             Layer::Bloom(filter) => filter.target_fpp(),
             Layer::Cuckoo(filter) => filter.params().target_fpp,
             Layer::Counting(filter) => filter.params().target_fpp,
+            // Its prefix width is chosen for the rate: the rate it holds is its target.
+            Layer::Compact(table) => Some(table.map().expected_fpp()),
         }
     }
 
@@ -99,6 +110,7 @@ impl Layer {
             Layer::Bloom(filter) => filter.expected_fpp(),
             Layer::Cuckoo(filter) => filter.expected_fpp(),
             Layer::Counting(filter) => filter.expected_fpp(),
+            Layer::Compact(table) => table.map().expected_fpp(),
         }
     }
 
@@ -108,6 +120,7 @@ impl Layer {
             Layer::Bloom(filter) => filter.size_in_bytes(),
             Layer::Cuckoo(filter) => filter.size_in_bytes(),
             Layer::Counting(filter) => filter.size_in_bytes(),
+            Layer::Compact(table) => table.size_in_bytes(),
         }
     }
 }

@@ -66,6 +66,19 @@ pub struct Layers {
 }
 
 impl Layers {
+    /// The one layer of a compact list: its table.
+    pub fn compact(table: std::sync::Arc<crate::resolve::CompactTable>) -> Self {
+        Layers::from_parts(
+            Kind::Compact,
+            vec![Layer::Compact(table)],
+            false,
+            Vec::new(),
+            Vec::new(),
+        )
+    }
+}
+
+impl Layers {
     /// One empty layer of `kind` for `capacity` keys at per-probe rate `fpp` — for a list that
     /// grows, at `fpp·(1 − r)`, leaving the rest of the budget to the layers it may add.
     pub fn new(
@@ -166,6 +179,20 @@ impl Layers {
     /// Whether the list grows.
     pub fn grows(&self) -> bool {
         self.grows
+    }
+
+    /// Whether the structure is a compact list's table, which confirms its own hits: a probe
+    /// of it is the confirmation's lookup, so a walk that confirms each hit may skip the probe.
+    pub fn is_compact(&self) -> bool {
+        self.compact_table().is_some()
+    }
+
+    /// A compact list's table.
+    pub fn compact_table(&self) -> Option<&crate::resolve::CompactTable> {
+        match self.layers.as_slice() {
+            [Layer::Compact(table)] => Some(table),
+            _ => None,
+        }
     }
 
     /// The single Bloom filter of a one-layer Bloom list without patches.
@@ -309,6 +336,8 @@ impl Layers {
                 filter.insert_hash(fingerprint_hash(v));
                 Ok(())
             }
+            // Never reached: edits refuse static lists first (`Blocklist::refuse_static`).
+            Layer::Compact(_) => Err(Full),
         })
     }
 
@@ -335,8 +364,8 @@ impl Layers {
                 filter.insert_hash(fingerprint_hash(v));
                 Ok(())
             }
-            // Bloom lists were handled above.
-            Layer::Bloom(_) => Err(Full),
+            // Bloom lists were handled above; static lists are refused before.
+            Layer::Bloom(_) | Layer::Compact(_) => Err(Full),
         })
     }
 
@@ -440,7 +469,7 @@ impl Layers {
             [i] => Ok(match &mut self.layers[*i] {
                 Layer::Cuckoo(filter) => filter.remove_hash(fingerprint_hash(v)),
                 Layer::Counting(filter) => filter.remove_hash(fingerprint_hash(v)),
-                Layer::Bloom(_) => false,
+                Layer::Bloom(_) | Layer::Compact(_) => false,
             }),
             _ => Err(Error::AmbiguousRemoval {
                 path: Default::default(),

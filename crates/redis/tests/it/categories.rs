@@ -49,7 +49,7 @@ fn categories_exceptions_and_added_keys_decide_as_the_file_does() {
             (format!("mixed{i}.example"), vec![0, 1]),
         ] {
             set.entries.push(parse(line));
-            set.membership.push(ids);
+            set.membership.push(ids.into());
         }
         set.exceptions.push(parse(format!("docs.evil{i}.example")));
         set.exceptions.push(parse(format!("mixed{i}.example/safe")));

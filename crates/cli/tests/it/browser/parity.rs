@@ -1,5 +1,6 @@
 //! Parity: `node clients/browser/cli.mjs` (the extension's WebAssembly core) prints exactly
-//! what `phishbloom check` prints for 2,000 URLs of every kind.
+//! what `phishbloom check` prints for 2,000 URLs of every kind, and answers a compact list of
+//! UT1 as `check` answers the verified one for 10⁶.
 
 use super::*;
 
@@ -210,3 +211,25 @@ fn assert_same(expected: &[u8], found: &[u8]) {
 
 // ---------------------------------------------------------------------------------------------
 // Headless Chromium
+
+#[test]
+fn the_wasm_core_answers_a_compact_list_as_check_answers_the_verified_one() {
+    let Some(_) = prerequisites("the_wasm_core_answers_a_compact_list", &["node"]) else {
+        return;
+    };
+    let Some(ut1) = crate::compact::ut1_data() else {
+        common::skip(
+            "the_wasm_core_answers_a_compact_list",
+            "../shared/data/ut1 (phishing, malware) is missing",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (verified, compact, entries) = crate::compact::build_both(dir.path(), &ut1, true);
+    let urls = crate::compact::mixed_urls(&entries);
+    let (expected, code) = check(&[verified.to_str().unwrap()], &urls);
+    let (found, node_code) = node_cli(&[compact.to_str().unwrap()], &urls);
+    assert_eq!((code, node_code), (0, 0));
+    let allowed = crate::compact::allowed_differences(crate::compact::LINES, 1e-9);
+    crate::compact::assert_same_answers(&expected, &found, allowed);
+}

@@ -5,8 +5,8 @@ use phishbloom_blocklist::{BlocklistFile, DeltaFile};
 use std::path::Path;
 
 use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView};
-use phishbloom_core::EntrySet;
 use phishbloom_core::{Blocklist, BuildOptions, Kind};
+use phishbloom_core::{EntrySet, Membership};
 use phishbloom_url::Entry;
 
 use super::deltas::ChangeKind;
@@ -169,13 +169,16 @@ fn table_updates(list: &Blocklist, delta: &Delta, runs: usize) -> Result<Vec<f64
 /// The first `listed` entries of `set`, then `fill` synthetic ones in a category of their own.
 fn filled(set: &EntrySet, listed: u64, fill: u64) -> EntrySet {
     let mut entries: Vec<Entry> = set.entries[..listed as usize].to_vec();
-    let mut membership: Vec<Vec<u16>> = set.membership[..listed as usize].to_vec();
+    let mut membership: Vec<Membership> = set.membership[..listed as usize].to_vec();
     let mut categories = set.categories.clone();
     if fill > 0 {
         categories.push(FILL_CATEGORY.to_string());
         let id = (categories.len() - 1) as u16;
         let synthetic = synthetic_entries(FILL_PREFIX, 0, fill);
-        membership.extend(std::iter::repeat_n(vec![id], synthetic.len()));
+        membership.extend(std::iter::repeat_n(
+            Membership::from_slice(&[id]),
+            synthetic.len(),
+        ));
         entries.extend(synthetic);
     }
     EntrySet {
@@ -284,7 +287,7 @@ pub fn apply(settings: &Settings, set: &EntrySet) -> Result<ApplyTimes> {
         .progress
         .say("lists that change: apply, the same list in one category");
     let single = EntrySet {
-        membership: vec![vec![0]; whole.entries.len()],
+        membership: vec![Membership::from_slice(&[0]); whole.entries.len()],
         categories: vec![FILL_CATEGORY.to_string()],
         ..whole
     };

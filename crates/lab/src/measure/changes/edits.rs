@@ -2,7 +2,7 @@
 //! chosen at random with a fixed seed, and the list view after them.
 
 use phishbloom_core::delta::ListView;
-use phishbloom_core::EntrySet;
+use phishbloom_core::{EntrySet, Membership};
 use phishbloom_filter::rng::SplitMix64;
 use phishbloom_url::Entry;
 
@@ -69,7 +69,7 @@ pub(super) fn additions(
 ) -> Vec<(u64, Vec<u16>)> {
     let entries = synthetic_entries(ADDITION_PREFIX, start, count);
     let set = EntrySet {
-        membership: vec![vec![category]; entries.len()],
+        membership: vec![Membership::from_slice(&[category]); entries.len()],
         entries,
         categories: categories.to_vec(),
         exceptions: Vec::new(),

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::entries::{read_entries, ut1_categories, EntrySource};
-use phishbloom_core::EntrySet;
+use phishbloom_core::{EntrySet, Membership};
 
 use super::edits::synthetic_entries;
 use crate::error::Result;
@@ -51,7 +51,7 @@ pub fn read_list(settings: &Settings) -> Result<(EntrySet, ListSource)> {
             .map(String::from)
             .to_vec();
         let membership = (0..entries.len())
-            .map(|i| vec![(i % categories.len()) as u16])
+            .map(|i| Membership::from_slice(&[(i % categories.len()) as u16]))
             .collect();
         let set = EntrySet {
             entries,

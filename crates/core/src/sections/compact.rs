@@ -1,0 +1,176 @@
+//! The compact section (tag 13) of a `compact` list: its table's parameters, then the
+//! Elias–Fano coded prefixes, and the entries' category set indices — in the map, or a majority
+//! set and a side map of the others (docs/FORMAT.md, "Compact").
+
+use std::path::Path;
+
+use phishbloom_filter::prefix_map::{
+    stored_words, PrefixMap, PrefixMapParts, MAX_LEN, MAX_VALUE_BITS,
+};
+
+use crate::bytes::{ByteReader, PutLe};
+use crate::error::{Error, Result};
+use crate::resolve::{CategorySets, CompactTable, SetCoding};
+
+use super::FILTER_PARAMS;
+
+/// Encodes the compact section: a 64-byte parameter block — universe u, value bits c, coding,
+/// prefixes n; for the majority coding the side map's entries m, the majority set and the side
+/// map's value bits — then the main map's unary part, low parts and values, then the side
+/// map's, each in little-endian words.
+pub fn encode_compact(table: &CompactTable) -> Vec<u8> {
+    let main = table.map().parts();
+    let side = match table.coding() {
+        SetCoding::InMap => None,
+        SetCoding::Majority { set, others } => Some((*set, others.parts())),
+    };
+    let mut out = Vec::with_capacity(FILTER_PARAMS + 8 * words(&main));
+    out.put_u64(main.universe);
+    out.put_u32(main.value_bits);
+    out.push(u8::from(side.is_some()));
+    out.resize(16, 0);
+    out.put_u64(main.len);
+    match &side {
+        Some((set, others)) => {
+            out.put_u64(others.len);
+            out.put_u32(*set);
+            out.put_u32(others.value_bits);
+        }
+        None => out.resize(40, 0),
+    }
+    out.put_u32(u32::from(table.domains_only()));
+    out.resize(FILTER_PARAMS, 0);
+    for parts in std::iter::once(&main).chain(side.as_ref().map(|(_, others)| others)) {
+        for word in parts.upper.iter().chain(&parts.lower).chain(&parts.values) {
+            out.put_u64(*word);
+        }
+    }
+    out
+}
+
+/// Words of a map's stored parts.
+fn words(parts: &PrefixMapParts) -> usize {
+    parts.upper.len() + parts.lower.len() + parts.values.len()
+}
+
+/// Decodes the compact section, whose set indices index `sets` (the list's category sets
+/// section).
+pub fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<CompactTable> {
+    let bad = |what: String| Error::invalid(path, "compact section", what);
+    let (Some(block), Some(data)) = (bytes.get(..FILTER_PARAMS), bytes.get(FILTER_PARAMS..)) else {
+        return Err(bad(format!(
+            "{} bytes, shorter than its parameters",
+            bytes.len()
+        )));
+    };
+    let mut reader = ByteReader::new(block);
+    // The block has 64 bytes: every read below succeeds.
+    let universe = reader.u64().unwrap_or_default();
+    let value_bits = reader.u32().unwrap_or_default();
+    let coding = reader
+        .take(4)
+        .map_or(u32::MAX, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let len = reader.u64().unwrap_or_default();
+    let side_len = reader.u64().unwrap_or_default();
+    let majority = reader.u32().unwrap_or_default();
+    let side_bits = reader.u32().unwrap_or_default();
+    let flags = reader.u32().unwrap_or(u32::MAX);
+    let reserved = flags > 1 || reader.rest().iter().any(|&b| b != 0);
+    let side = match coding {
+        0 if side_len == 0 && majority == 0 && side_bits == 0 => None,
+        1 if value_bits == 0 => Some((side_len, majority, side_bits)),
+        _ => return Err(bad(format!("coding {coding:#x}"))),
+    };
+    let shape_ok = |n: u64, u: u64, c: u32| u > 0 && n <= MAX_LEN && n <= u && c <= MAX_VALUE_BITS;
+    let side_ok = side.is_none_or(|(m, _, c)| shape_ok(m, len.max(1), c));
+    if reserved || !shape_ok(len, universe, value_bits) || !side_ok {
+        return Err(bad(format!(
+            "{len} prefixes of a universe of {universe} with {value_bits}-bit values"
+        )));
+    }
+    // Sizes from the parameters, checked against the section before anything is allocated.
+    let main_words = stored_words(len, universe, value_bits);
+    let side_words = side.map_or([0; 3], |(m, _, c)| stored_words(m, len.max(1), c));
+    let total: usize = main_words.iter().chain(&side_words).sum();
+    if data.len() as u64 != 8 * total as u64 {
+        return Err(bad(format!(
+            "{} bytes of data where its parameters need {}",
+            data.len(),
+            8 * total
+        )));
+    }
+    let mut all = data
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()));
+    let mut take = |count: usize| all.by_ref().take(count).collect::<Vec<u64>>();
+    let mut map = |universe: u64, value_bits: u32, len: u64, [upper, lower, values]: [usize; 3]| {
+        let parts = PrefixMapParts {
+            universe,
+            value_bits,
+            len,
+            upper: take(upper),
+            lower: take(lower),
+            values: take(values),
+        };
+        PrefixMap::from_parts(parts).map_err(|e| bad(e.to_string()))
+    };
+    let main = map(universe, value_bits, len, main_words)?;
+    let coding = match side {
+        None => SetCoding::InMap,
+        Some((m, set, c)) => SetCoding::Majority {
+            set,
+            others: map(len.max(1), c, m, side_words)?,
+        },
+    };
+    Ok(CompactTable::from_parts(main, coding, sets, path)?.with_domains_only(flags == 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table of 300 entries whose sets are `set(i)`.
+    fn table(set: impl Fn(u64) -> Vec<u16>) -> CompactTable {
+        let pairs = (0..300u64)
+            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15), set(i)))
+            .collect();
+        CompactTable::build(pairs, 1 << 40).unwrap()
+    }
+
+    #[test]
+    fn the_section_round_trips_in_both_codings() {
+        let even = table(|i| vec![(i % 2) as u16]);
+        let mostly = table(|i| if i % 50 == 0 { vec![1] } else { vec![0, 1] });
+        assert!(matches!(even.coding(), SetCoding::InMap));
+        assert!(matches!(mostly.coding(), SetCoding::Majority { .. }));
+        for table in [even, mostly] {
+            let bytes = encode_compact(&table);
+            let read = decode_compact(Path::new("x"), &bytes, table.sets().clone()).unwrap();
+            assert_eq!(read, table);
+        }
+    }
+
+    #[test]
+    fn damaged_sections_are_refused() {
+        for table in [
+            table(|i| vec![(i % 2) as u16]),
+            table(|i| vec![(i % 50 == 0) as u16]),
+        ] {
+            let bytes = encode_compact(&table);
+            let path = Path::new("x");
+            let sets = || table.sets().clone();
+            assert!(decode_compact(path, &bytes[..bytes.len() - 8], sets()).is_err());
+            let mut reserved = bytes.clone();
+            reserved[60] = 1;
+            assert!(decode_compact(path, &reserved, sets()).is_err());
+            let mut huge = bytes.clone();
+            huge[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+            assert!(decode_compact(path, &huge, sets()).is_err());
+            let mut coding = bytes.clone();
+            coding[12] = 2;
+            assert!(decode_compact(path, &coding, sets()).is_err());
+            // Set indices that index no set.
+            assert!(decode_compact(path, &bytes, CategorySets::from_sets(vec![vec![0]])).is_err());
+        }
+    }
+}
