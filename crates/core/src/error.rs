@@ -221,6 +221,19 @@ pub enum Error {
         action: &'static str,
     },
 
+    /// A member of a never-warn list is listed by an entry, so it cannot answer clean.
+    #[error(
+        "member {} of the never-warn list is listed by the entry {entry:?}, so it cannot answer \
+         clean; take the member out of the never-warn list or the entry out of the list",
+        member + 1
+    )]
+    NeverListed {
+        /// The member's index (from 0) among the members given.
+        member: usize,
+        /// The entry's key.
+        entry: String,
+    },
+
     /// A compact list asked to change in place.
     #[error(
         "{path}: cannot {action} a compact blocklist: its table is coded whole, so it changes only \

@@ -88,7 +88,7 @@ pub use error::{Error, Result};
 pub use kind::Kind;
 pub use list::{
     write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats, CompactInfo, Description,
-    Engine, FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, SectionInfo,
+    Engine, FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, NeverReport, SectionInfo,
 };
 
 /// Serializes a value through its `Display` form (for types of other crates, such as

@@ -81,6 +81,12 @@ pub struct BuildArgs {
     /// Stored exactly, never in a filter.
     #[arg(long, value_name = "LIST")]
     pub allow: Vec<String>,
+    /// A list of URLs and domains (one per line; `#` comments) that must never be warned
+    /// about: your own sites, a country's top sites. Each is checked at build; where the list
+    /// answers for one by a false positive, the expression's fingerprint is stored so it never
+    /// does (64 bits each; `info` shows the cost). A member an entry lists is refused.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["exact", "keywords", "near"])]
+    pub never: Option<PathBuf>,
     /// Where to write the blocklist file (written atomically: a reader sees the old file or the
     /// new one; replacing a list moves its version forward).
     #[arg(short, long)]

@@ -52,7 +52,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Build a blocklist file from lists of URLs, domains or keys.
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Check URLs or keys against a blocklist: listed, allowed or clean.
     Check(CheckArgs),
     /// Find a keyword list's keywords and phrases inside e-mails and text: spam or clean per

@@ -149,8 +149,47 @@ fn build_entries(
     }));
     let (set, summary) = read_entries(&sources)?;
     print_entry_summary(&summary, &set);
-    let files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
-    Ok((Blocklist::from_entries(&set, options)?, files))
+    let mut files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
+    let mut blocklist = Blocklist::from_entries(&set, options)?;
+    if let Some(never) = &args.never {
+        never_warn(&mut blocklist, &set, never)?;
+        files.push(never.clone());
+    }
+    Ok((blocklist, files))
+}
+
+/// `build --never FILE`: every URL or domain of FILE (blank lines and `#` comments skipped)
+/// made to answer clean, or the member an entry lists named with its line.
+fn never_warn(blocklist: &mut Blocklist, set: &EntrySet, path: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read(path)
+        .with_context(|| format!("cannot read the never-warn list {}", path.display()))?;
+    let (lines, members): (Vec<usize>, Vec<&[u8]>) = text
+        .split(|&b| b == b'\n')
+        .map(phishbloom_text::line::content)
+        .enumerate()
+        .filter(|(_, line)| !line.trim_ascii().is_empty() && !line.starts_with(b"#"))
+        .map(|(at, line)| (at + 1, line.trim_ascii()))
+        .unzip();
+    let report = match blocklist.never_warn(set, &members) {
+        Err(phishbloom_core::Error::NeverListed { member, entry }) => anyhow::bail!(
+            "{}:{}: {:?} is listed by the entry {entry:?}, so it cannot answer clean; take it \
+             out of the never-warn list or the entry out of the list",
+            path.display(),
+            lines[member],
+            String::from_utf8_lossy(members[member])
+        ),
+        other => other?,
+    };
+    println!(
+        "  never-warn: {} members of {} answer clean ({} not URLs); {} false positive(s) \
+         overruled, {:.2} bits per entry",
+        fmt::count(report.members),
+        path.display(),
+        fmt::count(report.invalid),
+        fmt::count(report.excluded),
+        report.excluded as f64 * 64.0 / (blocklist.meta().entries.max(1) as f64)
+    );
+    Ok(())
 }
 
 /// `build --keywords LIST`: reads, normalizes and builds, saves, prints the summary.

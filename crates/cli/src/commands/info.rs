@@ -194,6 +194,14 @@ fn print_structure(d: &Description) {
         ),
         None => println!("verification      none (build --verify to confirm hits exactly)"),
     }
+    if d.never > 0 {
+        println!(
+            "never-warn        {} false positive(s) of a never-warn list overruled: {:.2} bits per \
+             entry",
+            fmt::count(d.never),
+            d.never as f64 * 64.0 / d.meta.entries.max(1) as f64
+        );
+    }
     if let Some(split) = d.split {
         println!(
             "CaBF              {} component filters + check filter, split {split}",

@@ -17,6 +17,7 @@ mod frontends_writes;
 mod list_formats;
 mod near;
 mod near_acceptance;
+mod never;
 mod readme;
 mod redis;
 mod scan;

@@ -92,6 +92,8 @@ pub mod tag {
     pub const STATIC_PATCH: u16 = 12;
     /// A compact list's table ([`crate::resolve::CompactTable`]).
     pub const COMPACT: u16 = 13;
+    /// The never set: fingerprints no hit is confirmed for (`build --never`).
+    pub const NEVER: u16 = 14;
     /// A keyword list's phrase lengths in tokens (what a scan probes).
     pub const KEYWORD_LENGTHS: u16 = 0x10;
     /// A keyword list's exact keywords, sorted by phrase hash, read on hits.
@@ -133,6 +135,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::PATCH => "patch",
         tag::STATIC_PATCH => "static patch",
         tag::COMPACT => "compact",
+        tag::NEVER => "never-warn",
         tag::KEYWORD_LENGTHS => "phrase lengths",
         tag::KEYWORD_INDEX => "keyword index",
         tag::NEAR_TABLES => "near tables",

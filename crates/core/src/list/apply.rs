@@ -265,6 +265,12 @@ impl Blocklist {
             Additions::Prefixes { bits, prefixes } => layers.patch(*bits, prefixes.clone())?,
             Additions::Filter(filter) => layers.patch_static(filter.clone()),
         }
+        // The never set must hold no entry: exact additions leave it, and additions known only
+        // by prefix or filter drop it (their entries could be any of its fingerprints).
+        match &delta.added {
+            Additions::Exact(values) => self.resolver.forget_never(values),
+            _ => self.resolver.set_never(Default::default()),
+        }
         let mut table_removed = removed.to_vec();
         for (v, ids) in recategorized {
             table_removed.push(*v);

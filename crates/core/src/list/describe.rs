@@ -90,6 +90,8 @@ pub struct Description {
     pub verification: Option<u64>,
     /// A compact list's table against the information bound.
     pub compact: Option<CompactInfo>,
+    /// Fingerprints of the never set (`build --never`): each 64 bits.
+    pub never: u64,
     /// The categories and their entry counts.
     pub categories: Vec<Category>,
     /// Exception entries.
@@ -212,6 +214,7 @@ impl Blocklist {
             split,
             verification: self.resolver.verification().map(|t| t.len() as u64),
             compact: self.describe_compact(directory.file_len),
+            never: self.resolver.never().len() as u64,
             categories: self.resolver.categories().to_vec(),
             exceptions: self.resolver.exceptions().len() as u64,
             keywords: match &self.engine {

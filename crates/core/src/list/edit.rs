@@ -140,6 +140,9 @@ impl Blocklist {
         let with_sets = self.resolver.categories().len() > 1;
         let mut change = Change::default();
         let mut table_added = Vec::new();
+        // An entry is never overruled by the never set.
+        let added: Vec<u64> = prepared.iter().map(|item| item.fingerprint).collect();
+        self.resolver.forget_never(&added);
         for item in &prepared {
             if !self.add_one(item, id, &mut change, &mut table_added)? {
                 break;

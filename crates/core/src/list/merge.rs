@@ -22,6 +22,9 @@ impl Blocklist {
         self.refuse_static("merge into")?;
         other.refuse_static("merge from")?;
         self.check_mergeable(other)?;
+        // The other list's entries could be fingerprints of this one's never set: the union
+        // keeps no never set (its members then answer at the list's rate).
+        self.resolver.set_never(Default::default());
         if self.kind == crate::Kind::Near {
             return self.merge_near(other);
         }

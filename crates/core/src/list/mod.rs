@@ -12,6 +12,7 @@ mod edit;
 mod merge;
 mod model;
 mod near;
+mod never;
 mod read;
 mod write;
 
@@ -21,3 +22,4 @@ pub use describe::{CompactInfo, Description, FilterInfo, GateInfo, SectionInfo};
 pub use edit::{Applied, Change};
 pub use model::{Blocklist, Engine};
 pub use near::{NamedDoc, NearOptions};
+pub use never::NeverReport;

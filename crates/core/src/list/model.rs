@@ -138,12 +138,12 @@ impl Blocklist {
         }
     }
 
-    /// Refuses a list without a verification section, for a caller that wants every hit
-    /// confirmed exactly.
+    /// Refuses a list without a verification section (or a compact table, which confirms as
+    /// one does), for a caller that wants every hit confirmed exactly.
     pub fn require_verification(&self) -> Result<()> {
-        match self.verification() {
-            Some(_) => Ok(()),
-            None => Err(Error::NoVerification {
+        match self.resolver.confirms() {
+            true => Ok(()),
+            false => Err(Error::NoVerification {
                 path: self.origin(),
             }),
         }

@@ -147,6 +147,7 @@ fn check_sections(path: &Path, directory: &Directory, kind: Kind) -> Result<()> 
             }
             tag::META | tag::VERIFY | tag::CATEGORIES | tag::CATEGORY_SETS => entry.index == 0,
             tag::EXCEPTIONS => entry.index == 0,
+            tag::NEVER => kind != Kind::Cabf && entry.index == 0,
             tag::FILTER | tag::CUCKOO | tag::COUNTERS => entry.tag == layer_tag,
             tag::CABF => kind == Kind::Cabf && entry.index == 0,
             tag::GROWTH => kind != Kind::Cabf && entry.index == 0,
@@ -594,7 +595,16 @@ fn read_resolver(
         }
         None => Exceptions::default(),
     };
-    Ok(Resolver::new(categories, verification, exceptions))
+    let mut resolver = Resolver::new(categories, verification, exceptions);
+    if let Some(entry) = directory.find(tag::NEVER, 0) {
+        resolver.set_never(sections::read_fingerprint_table(
+            path,
+            source,
+            entry,
+            "never-warn section",
+        )?);
+    }
+    Ok(resolver)
 }
 
 fn read_meta(path: &Path, source: &dyn Source, directory: &Directory) -> Result<Meta> {

@@ -162,6 +162,13 @@ impl Blocklist {
                 sections::encode_category_sets(table.sets(), &[]),
             ));
         }
+        if !resolver.never().is_empty() {
+            out.push(Section {
+                tag: tag::NEVER,
+                index: 0,
+                parts: vec![Cow::Borrowed(sections::encode_verify(resolver.never()))],
+            });
+        }
         if !resolver.exceptions().is_empty() {
             out.push(Section::owned(
                 tag::EXCEPTIONS,

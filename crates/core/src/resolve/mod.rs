@@ -22,7 +22,7 @@ use std::borrow::Cow;
 
 use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
 
-use crate::hits::{Candidate, Hit};
+use crate::hits::{Candidate, Fingerprints, Hit};
 
 mod categories;
 mod compact;
@@ -43,6 +43,9 @@ pub struct Resolver {
     verification: Option<Verification>,
     /// A compact list's table: it confirms hits as a verification table does.
     compact: Option<std::sync::Arc<CompactTable>>,
+    /// Fingerprints never confirmed: the false positives of a universe that never warns
+    /// ([`crate::Blocklist::never_warn`]).
+    never: Fingerprints,
     categories: Vec<Category>,
     /// The place of each category's name in name order (by id), so that a verdict's names are
     /// ordered without comparing strings ([`Resolver::order_categories`]).
@@ -61,6 +64,7 @@ impl Resolver {
         let mut resolver = Resolver {
             verification,
             compact: None,
+            never: Fingerprints::default(),
             categories,
             name_rank: Vec::new(),
             exceptions,
@@ -89,6 +93,38 @@ impl Resolver {
     /// A compact list's table.
     pub fn compact(&self) -> Option<&CompactTable> {
         self.compact.as_deref()
+    }
+
+    /// The never set: fingerprints no hit is confirmed for.
+    pub fn never(&self) -> &Fingerprints {
+        &self.never
+    }
+
+    /// Replaces the never set.
+    pub fn set_never(&mut self, never: Fingerprints) {
+        self.never = never;
+    }
+
+    /// Takes entries added to the list out of the never set (an entry is never overruled).
+    pub fn forget_never(&mut self, added: &[u64]) {
+        if self.never.is_empty() || added.is_empty() {
+            return;
+        }
+        let added: std::collections::HashSet<u64> = added.iter().copied().collect();
+        let kept: Vec<u64> = self
+            .never
+            .as_slice()
+            .iter()
+            .copied()
+            .filter(|v| !added.contains(v))
+            .collect();
+        // A subsequence of a sorted, distinct sequence.
+        self.never = Fingerprints::from_sorted(kept).unwrap_or_default();
+    }
+
+    /// Whether a hit of fingerprint `v` would be confirmed (the never set, then the table).
+    pub fn confirms_hit(&self, v: u64) -> bool {
+        self.confirm(v, &|_| None).is_some()
     }
 
     /// Whether every hit is confirmed exactly (a verification table or a compact table).
@@ -251,6 +287,9 @@ impl Resolver {
         fingerprint: u64,
         extra: &dyn Fn(u64) -> Option<Vec<u16>>,
     ) -> Option<Cow<'s, [u16]>> {
+        if !self.never.is_empty() && self.never.contains(fingerprint) {
+            return None;
+        }
         let found = match (&self.verification, &self.compact) {
             (None, None) => return Some(Cow::Borrowed(&[])),
             (Some(table), _) => table.lookup(fingerprint),

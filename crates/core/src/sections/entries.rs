@@ -20,25 +20,27 @@ pub fn encode_verify(table: &Fingerprints) -> &[u8] {
 
 /// Reads the verification section.
 pub fn read_verify(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Result<Fingerprints> {
-    if !entry.len.is_multiple_of(8) {
-        return Err(Error::invalid(
-            path,
-            "verification section length",
-            entry.len,
-        ));
+    read_fingerprint_table(path, source, entry, "verification section")
+}
+
+/// Reads a section of fingerprints, little-endian, strictly ascending (the verification
+/// section; the never-warn section); `what` names it in errors.
+pub fn read_fingerprint_table(
+    path: &Path,
+    source: &dyn Source,
+    entry: &SectionEntry,
+    what: &'static str,
+) -> Result<Fingerprints> {
+    if !entry.len.is_multiple_of(8) || entry.len == 0 {
+        return Err(Error::invalid(path, what, format!("{} bytes", entry.len)));
     }
     let bytes = format::read_section_vec(path, source, entry)?;
     let words: Vec<u64> = bytes
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
         .collect();
-    Fingerprints::from_sorted(words).ok_or_else(|| {
-        Error::invalid(
-            path,
-            "verification section",
-            "fingerprints not strictly ascending",
-        )
-    })
+    Fingerprints::from_sorted(words)
+        .ok_or_else(|| Error::invalid(path, what, "fingerprints not strictly ascending"))
 }
 
 /// Encodes the categories section: count, then per category its entry count and name.

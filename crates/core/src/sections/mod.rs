@@ -20,7 +20,7 @@ mod filters;
 pub use compact::{decode_compact, encode_compact};
 pub use entries::{
     decode_categories, decode_category_sets, decode_exceptions, encode_categories,
-    encode_category_sets, encode_exceptions, encode_verify, read_verify,
+    encode_category_sets, encode_exceptions, encode_verify, read_fingerprint_table, read_verify,
 };
 pub use filters::{
     decode_patch, decode_static_patch, encode_counting_params, encode_cuckoo_params,
