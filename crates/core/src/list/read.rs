@@ -256,8 +256,14 @@ impl File<'_> {
     fn compact_table(&self, categories: usize) -> Result<CompactTable> {
         let sets = self.required(tag::CATEGORY_SETS, "category sets")?;
         let (_, sets) = sections::decode_category_sets(self.path, &sets, 0, categories)?;
-        let bytes = self.required(tag::COMPACT, "compact")?;
-        sections::decode_compact(self.path, &bytes, sets)
+        let entry = self
+            .directory
+            .find(tag::COMPACT, 0)
+            .ok_or(Error::MissingSection {
+                path: self.path.to_path_buf(),
+                section: "compact",
+            })?;
+        sections::read_compact(self.path, self.source, entry, sets)
     }
 
     /// The engine of a list of layers (Bloom, cuckoo or counting), by its key scheme.

@@ -10,8 +10,10 @@ use phishbloom_filter::prefix_map::{
 
 use crate::bytes::{ByteReader, PutLe};
 use crate::error::{Error, Result};
+use crate::format::{self, SectionEntry, Source};
 use crate::resolve::{CategorySets, CompactTable, SetCoding};
 
+use super::filters::field_or_checksum;
 use super::FILTER_PARAMS;
 
 /// Encodes the compact section: a 64-byte parameter block — universe u, value bits c, coding,
@@ -53,23 +55,35 @@ fn words(parts: &PrefixMapParts) -> usize {
     parts.upper.len() + parts.lower.len() + parts.values.len()
 }
 
-/// Decodes the compact section, whose set indices index `sets` (the list's category sets
-/// section).
-pub fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<CompactTable> {
+/// The parameter block of a compact section, checked.
+struct Params {
+    universe: u64,
+    value_bits: u32,
+    len: u64,
+    /// Coding 1: the side map's entries, the majority set, the side map's value bits.
+    side: Option<(u64, u32, u32)>,
+    domains_only: bool,
+}
+
+impl Params {
+    /// Words of the main map's three parts, then of the side map's (zeros without one).
+    fn words(&self) -> [usize; 6] {
+        let [a, b, c] = stored_words(self.len, self.universe, self.value_bits);
+        let [d, e, f] = self.side.map_or([0; 3], |(m, _, bits)| {
+            stored_words(m, self.len.max(1), bits)
+        });
+        [a, b, c, d, e, f]
+    }
+}
+
+/// Reads and checks the parameter block.
+fn parse_params(path: &Path, block: &[u8]) -> Result<Params> {
     let bad = |what: String| Error::invalid(path, "compact section", what);
-    let (Some(block), Some(data)) = (bytes.get(..FILTER_PARAMS), bytes.get(FILTER_PARAMS..)) else {
-        return Err(bad(format!(
-            "{} bytes, shorter than its parameters",
-            bytes.len()
-        )));
-    };
     let mut reader = ByteReader::new(block);
     // The block has 64 bytes: every read below succeeds.
     let universe = reader.u64().unwrap_or_default();
     let value_bits = reader.u32().unwrap_or_default();
-    let coding = reader
-        .take(4)
-        .map_or(u32::MAX, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let coding = reader.u32().unwrap_or(u32::MAX);
     let len = reader.u64().unwrap_or_default();
     let side_len = reader.u64().unwrap_or_default();
     let majority = reader.u32().unwrap_or_default();
@@ -88,10 +102,74 @@ pub fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<C
             "{len} prefixes of a universe of {universe} with {value_bits}-bit values"
         )));
     }
-    // Sizes from the parameters, checked against the section before anything is allocated.
-    let main_words = stored_words(len, universe, value_bits);
-    let side_words = side.map_or([0; 3], |(m, _, c)| stored_words(m, len.max(1), c));
-    let total: usize = main_words.iter().chain(&side_words).sum();
+    Ok(Params {
+        universe,
+        value_bits,
+        len,
+        side,
+        domains_only: flags == 1,
+    })
+}
+
+/// The table of checked parameters and the words of its parts (each with room for one more
+/// word, the padding the map adds, so that adding it copies nothing).
+fn assemble(
+    path: &Path,
+    params: &Params,
+    words: [Vec<u64>; 6],
+    sets: CategorySets,
+) -> Result<CompactTable> {
+    let bad = |e: phishbloom_filter::Error| Error::invalid(path, "compact section", e);
+    let [upper, lower, values, side_upper, side_lower, side_values] = words;
+    let main = PrefixMap::from_parts(PrefixMapParts {
+        universe: params.universe,
+        value_bits: params.value_bits,
+        len: params.len,
+        upper,
+        lower,
+        values,
+    })
+    .map_err(bad)?;
+    let coding = match params.side {
+        None => SetCoding::InMap,
+        Some((m, set, c)) => SetCoding::Majority {
+            set,
+            others: PrefixMap::from_parts(PrefixMapParts {
+                universe: params.len.max(1),
+                value_bits: c,
+                len: m,
+                upper: side_upper,
+                lower: side_lower,
+                values: side_values,
+            })
+            .map_err(bad)?,
+        },
+    };
+    Ok(CompactTable::from_parts(main, coding, sets, path)?.with_domains_only(params.domains_only))
+}
+
+/// Zeroed words for each part, each with room for one more.
+fn part_buffers(words: [usize; 6]) -> [Vec<u64>; 6] {
+    words.map(|count| {
+        let mut part = Vec::with_capacity(count + 1);
+        part.resize(count, 0);
+        part
+    })
+}
+
+/// Decodes the compact section from its bytes, whose set indices index `sets` (the list's
+/// category sets section).
+pub fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<CompactTable> {
+    let bad = |what: String| Error::invalid(path, "compact section", what);
+    let (Some(block), Some(data)) = (bytes.get(..FILTER_PARAMS), bytes.get(FILTER_PARAMS..)) else {
+        return Err(bad(format!(
+            "{} bytes, shorter than its parameters",
+            bytes.len()
+        )));
+    };
+    let params = parse_params(path, block)?;
+    let words = params.words();
+    let total: usize = words.iter().sum();
     if data.len() as u64 != 8 * total as u64 {
         return Err(bad(format!(
             "{} bytes of data where its parameters need {}",
@@ -99,30 +177,64 @@ pub fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<C
             8 * total
         )));
     }
-    let mut all = data
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()));
-    let mut take = |count: usize| all.by_ref().take(count).collect::<Vec<u64>>();
-    let mut map = |universe: u64, value_bits: u32, len: u64, [upper, lower, values]: [usize; 3]| {
-        let parts = PrefixMapParts {
-            universe,
-            value_bits,
-            len,
-            upper: take(upper),
-            lower: take(lower),
-            values: take(values),
-        };
-        PrefixMap::from_parts(parts).map_err(|e| bad(e.to_string()))
-    };
-    let main = map(universe, value_bits, len, main_words)?;
-    let coding = match side {
-        None => SetCoding::InMap,
-        Some((m, set, c)) => SetCoding::Majority {
-            set,
-            others: map(len.max(1), c, m, side_words)?,
-        },
-    };
-    Ok(CompactTable::from_parts(main, coding, sets, path)?.with_domains_only(flags == 1))
+    let mut parts = part_buffers(words);
+    let mut at = 0;
+    for part in &mut parts {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(part.as_mut_slice());
+        bytes.copy_from_slice(&data[at..at + bytes.len()]);
+        at += bytes.len();
+    }
+    assemble(path, &params, parts, sets)
+}
+
+/// Reads the compact section of a file straight into the table's words (no copy of the
+/// section beside them: a list loaded in a browser holds one copy of its table), checking its
+/// checksum as it reads.
+pub fn read_compact(
+    path: &Path,
+    source: &dyn Source,
+    entry: &SectionEntry,
+    sets: CategorySets,
+) -> Result<CompactTable> {
+    let mut block = [0u8; FILTER_PARAMS];
+    if entry.len < FILTER_PARAMS as u64 {
+        return Err(Error::invalid(
+            path,
+            "compact section",
+            format!("{} bytes", entry.len),
+        ));
+    }
+    source
+        .read_exact_at(&mut block, entry.offset)
+        .map_err(|e| Error::read(path, "read", e))?;
+    // A field that does not decode is reported as the damage it likelier is.
+    let damaged = |error: Error| field_or_checksum(path, source, entry, error);
+    let params = parse_params(path, &block).map_err(damaged)?;
+    let words = params.words();
+    let total: u64 = words.iter().map(|&w| w as u64).sum();
+    // Checked against the section (which lies in the file) before anything is allocated.
+    if entry.len != FILTER_PARAMS as u64 + 8 * total {
+        return Err(damaged(Error::invalid(
+            path,
+            "compact section",
+            format!(
+                "{} bytes where its parameters need {}",
+                entry.len,
+                64 + 8 * total
+            ),
+        )));
+    }
+    let mut parts = part_buffers(words);
+    {
+        let mut views: Vec<&mut [u8]> = vec![&mut block];
+        views.extend(
+            parts
+                .iter_mut()
+                .map(|p| bytemuck::cast_slice_mut(p.as_mut_slice())),
+        );
+        format::read_section(path, source, entry, &mut views)?;
+    }
+    assemble(path, &params, parts, sets)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub fn read_fingerprint_table(
     entry: &SectionEntry,
     what: &'static str,
 ) -> Result<Fingerprints> {
-    if !entry.len.is_multiple_of(8) || entry.len == 0 {
+    if !entry.len.is_multiple_of(8) {
         return Err(Error::invalid(path, what, format!("{} bytes", entry.len)));
     }
     let bytes = format::read_section_vec(path, source, entry)?;

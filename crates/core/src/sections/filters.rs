@@ -85,7 +85,7 @@ fn section_intact(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Res
 
 /// The error for a field that failed to decode: a checksum mismatch if the section is damaged
 /// (the likelier cause), else the field's own error.
-fn field_or_checksum(
+pub(super) fn field_or_checksum(
     path: &Path,
     source: &dyn Source,
     entry: &SectionEntry,
