@@ -273,13 +273,18 @@ impl PrefixMap {
             set_field(&mut values, i as u64, value_bits, u64::from(value));
         }
         upper.push(0);
-        Ok(Self::assemble(
-            universe, low, value_bits, n, upper, lower, values,
-        ))
+        Ok(Self::assemble(PrefixMapParts {
+            universe,
+            value_bits,
+            len: n,
+            upper,
+            lower,
+            values,
+        }))
     }
 
     /// A map as a file stores it, checked whole: the unary part holds exactly `n` ones among
-    /// `n + 2^(b−L)` bits, every padding bit is zero, and the prefixes it decodes are strictly
+    /// `n + ⌈u/2^L⌉` bits, every padding bit is zero, and the prefixes it decodes are strictly
     /// ascending. Values are checked by the caller (what they index is its).
     pub fn from_parts(parts: PrefixMapParts) -> Result<Self> {
         let PrefixMapParts {
@@ -331,21 +336,29 @@ impl PrefixMap {
         upper.push(0);
         lower.push(0);
         values.push(0);
-        let map = Self::assemble(universe, low, value_bits, n, upper, lower, values);
+        let map = Self::assemble(PrefixMapParts {
+            universe,
+            value_bits,
+            len: n,
+            upper,
+            lower,
+            values,
+        });
         map.check_ascending()?;
         Ok(map)
     }
 
-    /// The map of its parts, with the samples derived.
-    fn assemble(
-        universe: u64,
-        low_bits: u32,
-        value_bits: u32,
-        len: u64,
-        upper: Vec<u64>,
-        lower: Vec<u64>,
-        values: Vec<u64>,
-    ) -> Self {
+    /// The map of its parts (each with its padding word), with the samples derived.
+    fn assemble(parts: PrefixMapParts) -> Self {
+        let PrefixMapParts {
+            universe,
+            value_bits,
+            len,
+            upper,
+            lower,
+            values,
+        } = parts;
+        let low_bits = low_bits(len, universe);
         let buckets = buckets(universe, low_bits);
         let mut samples = Vec::with_capacity(buckets.div_ceil(SAMPLE) as usize);
         let mut zeros = 0u64;

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, SectionEntry, Source};
 use crate::resolve::{CategorySets, CompactTable, SetCoding};
 
-use super::filters::field_or_checksum;
+use super::filters::{field_or_checksum, read_block};
 use super::FILTER_PARAMS;
 
 /// Encodes the compact section: a 64-byte parameter block — universe u, value bits c, coding,
@@ -196,17 +196,7 @@ pub fn read_compact(
     entry: &SectionEntry,
     sets: CategorySets,
 ) -> Result<CompactTable> {
-    let mut block = [0u8; FILTER_PARAMS];
-    if entry.len < FILTER_PARAMS as u64 {
-        return Err(Error::invalid(
-            path,
-            "compact section",
-            format!("{} bytes", entry.len),
-        ));
-    }
-    source
-        .read_exact_at(&mut block, entry.offset)
-        .map_err(|e| Error::read(path, "read", e))?;
+    let mut block = read_block(path, source, entry, "compact")?;
     // A field that does not decode is reported as the damage it likelier is.
     let damaged = |error: Error| field_or_checksum(path, source, entry, error);
     let params = parse_params(path, &block).map_err(damaged)?;

@@ -121,6 +121,28 @@ pub fn read_filter(path: &Path, source: &dyn Source, entry: &SectionEntry) -> Re
     )
 }
 
+/// The 64-byte parameter block that starts section `entry` (`what` names the section in the
+/// error for a section shorter than it).
+pub(super) fn read_block(
+    path: &Path,
+    source: &dyn Source,
+    entry: &SectionEntry,
+    what: &str,
+) -> Result<[u8; FILTER_PARAMS]> {
+    let mut block = [0u8; FILTER_PARAMS];
+    if entry.len < FILTER_PARAMS as u64 {
+        return Err(Error::invalid(
+            path,
+            "section length",
+            format!("{what}: {}", entry.len),
+        ));
+    }
+    source
+        .read_exact_at(&mut block, entry.offset)
+        .map_err(|e| Error::read(path, "read", e))?;
+    Ok(block)
+}
+
 /// Reads a section made of a 64-byte parameter block and the data it sizes: `decode` reads the
 /// block's parameters and the data length they imply, which must be the section's rest; only
 /// then does `make` allocate the empty structure, whose `data` is read straight from the file
@@ -134,17 +156,7 @@ fn read_sized<P, T>(
     make: impl FnOnce(&P) -> Result<T>,
     data: impl FnOnce(&mut T) -> &mut [u8],
 ) -> Result<T> {
-    let mut block = [0u8; FILTER_PARAMS];
-    if entry.len < FILTER_PARAMS as u64 {
-        return Err(Error::invalid(
-            path,
-            "section length",
-            format!("{what}: {}", entry.len),
-        ));
-    }
-    source
-        .read_exact_at(&mut block, entry.offset)
-        .map_err(|e| Error::read(path, "read", e))?;
+    let mut block = read_block(path, source, entry, what)?;
     // The data length is checked against the section's before anything is allocated, and the
     // section lies inside the file: no allocation exceeds the file's own length.
     let decoded = decode(&block).and_then(|(params, data_len)| {
