@@ -23,6 +23,15 @@ impl ListView {
                     .into(),
             });
         }
+        if list.kind() == crate::Kind::Compact {
+            return Err(Error::DeltaUnsuitable {
+                path: path.to_path_buf(),
+                problem: "a compact list holds its entries' fingerprint prefixes, not the \
+                          fingerprints a delta names, so it travels whole; diff the --verify \
+                          lists built from the same sources"
+                    .into(),
+            });
+        }
         let table = list.verification().ok_or_else(|| Error::DeltaUnsuitable {
             path: path.to_path_buf(),
             problem: "the blocklist has no verification section, so its entries are not known; \
