@@ -87,6 +87,7 @@ impl UrlFilter {
     /// the scratch buffers have grown. `prefetch` is given each expression's fingerprint before
     /// it is probed ([`crate::resolve::Resolver::prefetch_confirmation`] there has the
     /// confirmation's memory fetched while the probe's is).
+    #[inline(always)]
     pub fn first_spot<T>(
         &self,
         url: &CanonicalUrl,
