@@ -286,24 +286,21 @@ impl PrefixMap {
     /// A map as a file stores it, checked whole: the unary part holds exactly `n` ones among
     /// `n + ⌈u/2^L⌉` bits, every padding bit is zero, and the prefixes it decodes are strictly
     /// ascending. Values are checked by the caller (what they index is its).
-    pub fn from_parts(parts: PrefixMapParts) -> Result<Self> {
-        let PrefixMapParts {
-            universe,
-            value_bits,
-            len: n,
-            mut upper,
-            mut lower,
-            mut values,
-        } = parts;
+    pub fn from_parts(mut parts: PrefixMapParts) -> Result<Self> {
+        let (universe, value_bits, n) = (parts.universe, parts.value_bits, parts.len);
         check_widths(universe, value_bits)?;
         check_len(n, universe).map_err(|_| corrupt(format!("it says it holds {n} prefixes")))?;
         let low = low_bits(n, universe);
         // At most 2^40 + 2^41 + 1 (buckets ≤ 2n, or 2 when n = 0): no overflow.
         let upper_bits = n + buckets(universe, low);
         for (name, words, used) in [
-            ("unary part", &upper, upper_bits),
-            ("low parts", &lower, n.saturating_mul(u64::from(low))),
-            ("values", &values, n.saturating_mul(u64::from(value_bits))),
+            ("unary part", &parts.upper, upper_bits),
+            ("low parts", &parts.lower, n.saturating_mul(u64::from(low))),
+            (
+                "values",
+                &parts.values,
+                n.saturating_mul(u64::from(value_bits)),
+            ),
         ] {
             if words.len() != words_of(used) {
                 return Err(corrupt(format!(
@@ -320,7 +317,7 @@ impl PrefixMap {
                 return Err(corrupt(format!("its {name} has padding bits set")));
             }
         }
-        let ones: u64 = upper.iter().map(|w| u64::from(w.count_ones())).sum();
+        let ones: u64 = parts.upper.iter().map(|w| u64::from(w.count_ones())).sum();
         if ones != n {
             return Err(corrupt(format!(
                 "its unary part holds {ones} prefixes where the map says {n}"
@@ -328,22 +325,15 @@ impl PrefixMap {
         }
         // The last bit ends the last bucket: a one after it would be in no bucket.
         let last = upper_bits - 1;
-        if upper[(last / 64) as usize] >> (last % 64) & 1 == 1 {
+        if parts.upper[(last / 64) as usize] >> (last % 64) & 1 == 1 {
             return Err(corrupt(
                 "its unary part does not end with a bucket's end".into(),
             ));
         }
-        upper.push(0);
-        lower.push(0);
-        values.push(0);
-        let map = Self::assemble(PrefixMapParts {
-            universe,
-            value_bits,
-            len: n,
-            upper,
-            lower,
-            values,
-        });
+        parts.upper.push(0);
+        parts.lower.push(0);
+        parts.values.push(0);
+        let map = Self::assemble(parts);
         map.check_ascending()?;
         Ok(map)
     }
