@@ -105,7 +105,7 @@ impl Kind {
     /// 1 % for the filters (seed 000's rate), and 10⁻⁹ for `compact` — an exact-answering list
     /// meant to travel, whose prefixes cost only `log₂(1/p)` bits each, so a rate at which a
     /// client checking a million URLs a day sees a false "listed" once in about three years
-    /// costs about 30 bits per entry.
+    /// costs about 34 bits per entry (log₂ of 20 expressions / 10⁻⁹).
     pub fn default_fpp(self) -> f64 {
         match self {
             Kind::Compact => 1e-9,

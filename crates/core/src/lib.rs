@@ -87,8 +87,9 @@ pub use contents::{EntrySet, KeyList, Membership};
 pub use error::{Error, Result};
 pub use kind::Kind;
 pub use list::{
-    write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats, CompactInfo, Description,
-    Engine, FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions, NeverReport, SectionInfo,
+    never_bits_per_entry, write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats,
+    CompactInfo, Description, Engine, FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions,
+    NeverReport, SectionInfo,
 };
 
 /// Serializes a value through its `Display` form (for types of other crates, such as

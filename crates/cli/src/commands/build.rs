@@ -187,7 +187,7 @@ fn never_warn(blocklist: &mut Blocklist, set: &EntrySet, path: &Path) -> anyhow:
         path.display(),
         fmt::count(report.invalid),
         fmt::count(report.excluded),
-        report.excluded as f64 * 64.0 / (blocklist.meta().entries.max(1) as f64)
+        phishbloom_core::never_bits_per_entry(report.excluded, blocklist.meta().entries)
     );
     Ok(())
 }

@@ -199,7 +199,7 @@ fn print_structure(d: &Description) {
             "never-warn        {} false positive(s) of a never-warn list overruled: {:.2} bits per \
              entry",
             fmt::count(d.never),
-            d.never as f64 * 64.0 / d.meta.entries.max(1) as f64
+            phishbloom_core::never_bits_per_entry(d.never, d.meta.entries)
         );
     }
     if let Some(split) = d.split {

@@ -2,8 +2,6 @@
 //! false-positive rate, every entry is still listed, `info` shows the cost, and a member an
 //! entry lists is refused with its line.
 
-use std::path::Path;
-
 use crate::common::{self, SplitMix};
 
 /// `count` distinct generated hosts with `prefix`.
@@ -11,11 +9,6 @@ fn hosts(prefix: &str, count: usize, rng: &mut SplitMix) -> Vec<String> {
     (0..count)
         .map(|i| format!("{prefix}{i}-{:x}.example", rng.next_u64() & 0xFFFF))
         .collect()
-}
-
-/// The `check` verdict column of `lines` against `list`.
-fn verdicts(list: &Path, lines: &[String]) -> Vec<String> {
-    common::verdicts(list, lines)
 }
 
 #[test]
@@ -36,7 +29,7 @@ fn a_one_percent_list_built_with_never_answers_clean_for_every_member_and_lists_
         common::build_list(dir.path().join(name), args)
     };
     let plain = build("plain.bloom", &[]);
-    let warned = verdicts(&plain, &universe)
+    let warned = common::verdicts(&plain, &universe)
         .iter()
         .filter(|v| *v == "listed")
         .count();
@@ -50,12 +43,16 @@ fn a_one_percent_list_built_with_never_answers_clean_for_every_member_and_lists_
         let never_arg = never.to_str().unwrap();
         let built = build(name, &["--kind", kind, "--fpp", fpp, "--never", never_arg]);
         assert!(
-            verdicts(&built, &universe).iter().all(|v| v == "clean"),
+            common::verdicts(&built, &universe)
+                .iter()
+                .all(|v| v == "clean"),
             "{kind}"
         );
         let listed: Vec<String> = entries.iter().map(|e| format!("http://{e}/x")).collect();
         assert!(
-            verdicts(&built, &listed).iter().all(|v| v == "listed"),
+            common::verdicts(&built, &listed)
+                .iter()
+                .all(|v| v == "listed"),
             "{kind}"
         );
         let info = common::info_json(&built);

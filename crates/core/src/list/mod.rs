@@ -22,4 +22,4 @@ pub use describe::{CompactInfo, Description, FilterInfo, GateInfo, SectionInfo};
 pub use edit::{Applied, Change};
 pub use model::{Blocklist, Engine};
 pub use near::{NamedDoc, NearOptions};
-pub use never::NeverReport;
+pub use never::{never_bits_per_entry, NeverReport};

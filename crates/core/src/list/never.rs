@@ -17,9 +17,14 @@ use crate::engine::{Matcher, Scratch};
 use crate::error::{Error, Result};
 use crate::hits::Fingerprints;
 use crate::keys::{expression_hash, fingerprint};
-use crate::kind::Kind;
 
 use super::model::{Blocklist, Engine};
+
+/// What a never set of `fingerprints` costs a list of `entries` entries, in bits per entry
+/// (64 bits a fingerprint).
+pub fn never_bits_per_entry(fingerprints: u64, entries: u64) -> f64 {
+    fingerprints as f64 * 64.0 / entries.max(1) as f64
+}
 
 /// What [`Blocklist::never_warn`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,11 +98,5 @@ impl Blocklist {
             }
         }
         Ok(report)
-    }
-
-    /// Whether a kind takes a never set: every kind of URL or key entries but CaBF, whose hits
-    /// carry other fingerprints.
-    pub fn takes_never(kind: Kind) -> bool {
-        !matches!(kind, Kind::Cabf | Kind::Near)
     }
 }

@@ -236,7 +236,7 @@ impl CompactTable {
 
 /// The index of `ids` in `sets`, interned unless it is the set of the pair before (`last`):
 /// entries read in runs of one category ask the hash map once a run.
-pub fn intern_run(
+pub(crate) fn intern_run(
     sets: &mut CategorySets,
     last: &mut Option<(Vec<u16>, u32)>,
     ids: Vec<u16>,

@@ -31,7 +31,8 @@ mod verdict;
 mod verification;
 
 pub use categories::{Categories, Category, CategorySets, MAX_CATEGORIES};
-pub use compact::{bound_bits_per_entry, compact_universe, intern_run, CompactTable, SetCoding};
+pub(crate) use compact::intern_run;
+pub use compact::{bound_bits_per_entry, compact_universe, CompactTable, SetCoding};
 use exceptions::specificity;
 pub use exceptions::Exceptions;
 pub use verdict::{Decision, Spot, Status, Verdict};

@@ -157,36 +157,6 @@ fn part_buffers(words: [usize; 6]) -> [Vec<u64>; 6] {
     })
 }
 
-/// Decodes the compact section from its bytes, whose set indices index `sets` (the list's
-/// category sets section).
-pub fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<CompactTable> {
-    let bad = |what: String| Error::invalid(path, "compact section", what);
-    let (Some(block), Some(data)) = (bytes.get(..FILTER_PARAMS), bytes.get(FILTER_PARAMS..)) else {
-        return Err(bad(format!(
-            "{} bytes, shorter than its parameters",
-            bytes.len()
-        )));
-    };
-    let params = parse_params(path, block)?;
-    let words = params.words();
-    let total: usize = words.iter().sum();
-    if data.len() as u64 != 8 * total as u64 {
-        return Err(bad(format!(
-            "{} bytes of data where its parameters need {}",
-            data.len(),
-            8 * total
-        )));
-    }
-    let mut parts = part_buffers(words);
-    let mut at = 0;
-    for part in &mut parts {
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(part.as_mut_slice());
-        bytes.copy_from_slice(&data[at..at + bytes.len()]);
-        at += bytes.len();
-    }
-    assemble(path, &params, parts, sets)
-}
-
 /// Reads the compact section of a file straight into the table's words (no copy of the
 /// section beside them: a list loaded in a browser holds one copy of its table), checking its
 /// checksum as it reads.
@@ -230,6 +200,19 @@ pub fn read_compact(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::tag;
+
+    /// The table `bytes` holds, read as a file's compact section made of them.
+    fn decode_compact(path: &Path, bytes: &[u8], sets: CategorySets) -> Result<CompactTable> {
+        let entry = SectionEntry {
+            tag: tag::COMPACT,
+            index: 0,
+            offset: 0,
+            len: bytes.len() as u64,
+            checksum: xxhash_rust::xxh3::xxh3_64(bytes),
+        };
+        read_compact(path, &bytes, &entry, sets)
+    }
 
     /// A table of 300 entries whose sets are `set(i)`.
     fn table(set: impl Fn(u64) -> Vec<u16>) -> CompactTable {

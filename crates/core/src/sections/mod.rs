@@ -17,7 +17,7 @@ mod compact;
 mod entries;
 mod filters;
 
-pub use compact::{decode_compact, encode_compact, read_compact};
+pub use compact::{encode_compact, read_compact};
 pub use entries::{
     decode_categories, decode_category_sets, decode_exceptions, encode_categories,
     encode_category_sets, encode_exceptions, encode_verify, read_fingerprint_table, read_verify,
