@@ -22,7 +22,7 @@
 //! use phishbloom_core::engine::Scratch;
 //! use phishbloom_core::{Blocklist, BuildOptions, EntrySet};
 //! use phishbloom_sync::client::{Client, Outcome, SyncOptions};
-//! use phishbloom_sync::publish::{publish, PublishOptions};
+//! use phishbloom_sync::publish::{publish, PublishOptions, Ship};
 //! use phishbloom_url::Entry;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -35,7 +35,8 @@
 //! // The publisher: a directory a web server can host.
 //! let site = dir.path().join("site");
 //! let options = PublishOptions {
-//!     keep: 30, min_interval: 300, max_chain_age: None, sign: None, allow_rollback: false, now: 1,
+//!     ship: Ship::Compact { fpp: 1e-9 }, keep: 30, min_interval: 300, max_chain_age: None,
+//!     sign: None, allow_rollback: false, now: 1,
 //! };
 //! publish(&source, &site, &options)?;
 //!

@@ -17,22 +17,45 @@
 //! it, when it is older than `--max-chain-age`, or when the chain from it costs more bytes than
 //! the whole file (a client that far behind fetches the file). A list without a verification
 //! section (no entry fingerprints, so no delta can be computed) is published as whole files.
+//!
+//! What clients get is, by default, the list's compact form ([`Ship::Compact`]): its entries'
+//! fingerprint prefixes in a universe kept while a chain of deltas lasts (so each delta merges
+//! into the copy a client holds, and every copy of a version is the same table), about a third
+//! of a verified file; the list published stays the publisher's own.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
 use phishbloom_core::delta::{Delta, DiffOptions, ListView};
+use phishbloom_core::engine::per_probe_fpp;
+use phishbloom_core::keys::KeyScheme;
+use phishbloom_core::resolve::chain_universe;
 use phishbloom_core::sync::{DeltaLink, Download, Index, IndexBody, SecretKey};
-use phishbloom_core::Blocklist;
+use phishbloom_core::{Blocklist, Kind};
 
 use crate::error::{Error, Result};
 
 /// The index's file name in a publish directory.
 pub const INDEX: &str = "index.json";
 
+/// What clients get of a list.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ship {
+    /// The list's compact form at this false-positive rate per checked item, when it has one
+    /// (a list with a verification section, of URLs or keys); the file as it is otherwise.
+    Compact {
+        /// The rate per checked item.
+        fpp: f64,
+    },
+    /// The file as it is.
+    File,
+}
+
 /// How to publish.
 pub struct PublishOptions {
+    /// What clients get.
+    pub ship: Ship,
     /// Deltas kept at most (the last ones of the chain).
     pub keep: usize,
     /// The least seconds between a client's polls, written into the index.
@@ -60,6 +83,10 @@ pub struct Published {
     pub no_delta: Option<String>,
     /// Files removed (named by no index any more).
     pub removed: usize,
+    /// Whether clients get the list's compact form.
+    pub compact: bool,
+    /// Why they get the file as it is though compact shipping was asked for.
+    pub not_compact: Option<String>,
 }
 
 /// Publishes the list `file` into `dir` (created if missing).
@@ -81,6 +108,14 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
         (Some(prev), Some(key)) => Some(trusted_chain(dir, prev, key)),
         (previous, _) => previous,
     };
+    let (list, bytes, not_compact) = match shipped(list, dir, previous.as_ref(), options.ship)? {
+        Shipped::Compact(list) => {
+            let bytes = list.to_bytes();
+            (list, bytes, None)
+        }
+        Shipped::File(list, why) => (list, bytes, why),
+    };
+    let compact = list.kind() == Kind::Compact;
     let chain = extend_chain(dir, file, &list, previous.as_ref(), options)?;
     let mut deltas = chain.deltas;
     let whole = write_whole(dir, &bytes, list.meta().version)?;
@@ -108,7 +143,52 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
         delta: chain.made,
         no_delta: chain.no_delta,
         removed,
+        compact,
+        not_compact,
     })
+}
+
+/// The list clients get.
+enum Shipped {
+    /// Its compact form.
+    Compact(Blocklist),
+    /// The list as it is, and why not compact when that was asked for.
+    File(Blocklist, Option<String>),
+}
+
+/// The list clients get of `list` as `ship` says: its compact form in the universe of the
+/// published chain while that keeps the rate ([`chain_universe`]), or in a new one.
+fn shipped(list: Blocklist, dir: &Path, previous: Option<&Index>, ship: Ship) -> Result<Shipped> {
+    let Ship::Compact { fpp } = ship else {
+        return Ok(Shipped::File(list, None));
+    };
+    let why = match list.kind() {
+        Kind::Compact => Some("the file is compact already: deltas need the verified list"),
+        Kind::Near | Kind::Cabf => Some("its kind has no compact form"),
+        _ if list.verification().is_none() => {
+            Some("it has no verification section (build it with --verify)")
+        }
+        _ if list.meta().scheme == KeyScheme::Keywords => {
+            Some("a keyword list has no compact form")
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        return Ok(Shipped::File(list, Some(why.to_string())));
+    }
+    let per_probe = per_probe_fpp(fpp, list.meta().probes_per_item.max(1));
+    let current = previous.and_then(|prev| published_universe(dir, &prev.body.file));
+    let universe = chain_universe(list.meta().entries, per_probe, current);
+    Ok(Shipped::Compact(list.to_compact(universe, fpp)?))
+}
+
+/// The universe of the compact table published as `file` in `dir`, if it is one.
+fn published_universe(dir: &Path, file: &Download) -> Option<u64> {
+    let path = dir.join(&file.path);
+    let bytes = std::fs::read(&path).ok()?;
+    file.check(&bytes).ok()?;
+    let list = Blocklist::from_bytes(&path, &bytes).ok()?;
+    Some(list.resolver().compact()?.map().universe())
 }
 
 /// The chain of deltas a publish starts from, before pruning.
@@ -250,8 +330,27 @@ fn delta_from(
     })?;
     published.check(&old_bytes).map_err(|e| e.to_string())?;
     let old = Blocklist::from_bytes(&old_path, &old_bytes).map_err(|e| e.to_string())?;
-    let old = ListView::of_blocklist(&old, &old_path).map_err(|e| e.to_string())?;
-    let new = ListView::of_blocklist(list, file).map_err(|e| e.to_string())?;
+    let (old, new) = match (old.kind(), list.kind()) {
+        (Kind::Compact, Kind::Compact) => (ListView::of_compact(&old), ListView::of_compact(list)),
+        (Kind::Compact, _) | (_, Kind::Compact) => {
+            return Err("the published file and this one are not both compact".to_string())
+        }
+        _ => (
+            ListView::of_blocklist(&old, &old_path),
+            ListView::of_blocklist(list, file),
+        ),
+    };
+    let (old, new) = (
+        old.map_err(|e| e.to_string())?,
+        new.map_err(|e| e.to_string())?,
+    );
+    if old.universe != new.universe {
+        return Err(
+            "the compact table takes a new universe (the list grew or shrank past \
+                    its room), so a new chain starts"
+                .to_string(),
+        );
+    }
     let options = DiffOptions {
         compact: false,
         patch_fpp: None,
@@ -324,6 +423,7 @@ mod tests {
 
     fn options(keep: usize, max_chain_age: Option<u64>) -> PublishOptions {
         PublishOptions {
+            ship: Ship::File,
             keep,
             min_interval: 60,
             max_chain_age,

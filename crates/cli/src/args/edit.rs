@@ -104,6 +104,15 @@ pub struct ApplyArgs {
     pub lock_timeout: Duration,
 }
 
+/// What `publish` ships to clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShipArg {
+    /// The list's compact form, when it has one (a verified list of URLs or keys).
+    Compact,
+    /// The file as it is.
+    File,
+}
+
 /// Options of `publish`.
 #[derive(Debug, Args)]
 #[command(
@@ -116,6 +125,13 @@ pub struct PublishArgs {
     /// The blocklist file to publish (build it with --verify for deltas; without a
     /// verification section clients fetch whole files).
     pub file: PathBuf,
+    /// What clients get: the list's compact form (about a third of a verified file, with
+    /// deltas of a few bytes an entry) or the file as it is.
+    #[arg(long, value_enum, default_value_t = ShipArg::Compact)]
+    pub ship: ShipArg,
+    /// With --ship compact: the false-positive rate per checked URL of the compact form.
+    #[arg(long, value_parser = parse_fpp, default_value = "1e-9")]
+    pub fpp: f64,
     /// The directory to publish into (created if missing).
     pub dir: PathBuf,
     /// Deltas kept: a client further behind fetches the whole file.

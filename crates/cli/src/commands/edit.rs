@@ -207,6 +207,9 @@ pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
             filter.bits(),
             filter.slots()
         ),
+        Additions::Table { universe, .. } => {
+            format!("a compact table's prefixes of a universe of {universe}")
+        }
     };
     println!(
         "{}: +{} −{} entries, {} recategorized, {} ({form}, {:.2} bytes per change)",

@@ -9,18 +9,23 @@ use anyhow::Context as _;
 use phishbloom_blocklist::now;
 use phishbloom_core::fmt;
 use phishbloom_sync::client::{Client, Outcome, SyncOptions, Via};
-use phishbloom_sync::publish::PublishOptions;
+use phishbloom_sync::publish::{PublishOptions, Ship};
 use phishbloom_sync::schedule::{run_every, Event};
 use phishbloom_sync::{fetch, keys};
 
-use crate::args::{KeygenArgs, PublishArgs, SyncArgs};
+use crate::args::{KeygenArgs, PublishArgs, ShipArg, SyncArgs};
 use crate::commands::plural;
 
 /// `publish FILE DIR`.
 pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
     let sign = args.sign.as_deref().map(keys::read_secret).transpose()?;
     let signed = sign.as_ref().map(|k| k.public().id());
+    let ship = match args.ship {
+        ShipArg::Compact => Ship::Compact { fpp: args.fpp },
+        ShipArg::File => Ship::File,
+    };
     let options = PublishOptions {
+        ship,
         keep: args.keep,
         min_interval: args.min_interval.as_secs(),
         max_chain_age: args.max_chain_age.map(|d| d.as_secs()),
@@ -38,8 +43,13 @@ pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
         (Some(prev), None, Some(why)) => format!("no delta from v{prev}: {why}"),
         (Some(_), None, None) => "unchanged".to_string(),
     };
+    let form = match (published.compact, &published.not_compact) {
+        (true, _) => "compact, ".to_string(),
+        (false, Some(why)) => format!("the file as it is: {why}; "),
+        (false, None) => String::new(),
+    };
     println!(
-        "{}: {} v{} ({}, {}), {change}; {} kept{}{}",
+        "{}: {} v{} ({form}{}, {}), {change}; {} kept{}{}",
         args.dir.display(),
         index.name,
         index.version,

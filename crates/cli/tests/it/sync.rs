@@ -673,3 +673,111 @@ fn a_signed_publish_carries_over_only_the_chain_its_key_vouches_for() {
     publish(&source, &site, &["--sign", key.to_str().unwrap()]);
     assert_eq!(froms(&index()), [4]);
 }
+
+/// `log₂ C(free, a)`: the bits that name `a` new values among `free` unused ones.
+fn log2_choose(free: f64, a: usize) -> f64 {
+    (0..a)
+        .map(|i| ((free - i as f64) / (i + 1) as f64).log2())
+        .sum()
+}
+
+/// The binary entropy of a share, in bits.
+fn entropy(share: f64) -> f64 {
+    -(share * share.log2() + (1.0 - share) * (1.0 - share).log2())
+}
+
+#[test]
+fn a_ut1_list_ships_compact_and_a_thousand_additions_as_a_table_delta_near_the_bound() {
+    let Some(ut1) = crate::compact::ut1_data() else {
+        common::skip(
+            "a_ut1_list_ships_compact_and_a_thousand_additions",
+            "../shared/data/ut1 (phishing, malware) is missing",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (verified, _, entries) = crate::compact::build_both(dir.path(), &ut1, true);
+    // The publisher's own list: verified, with room to grow.
+    let source = dir.path().join("ut1.bloom");
+    let folders = ["phishing", "malware"].map(|c| ut1.join(c));
+    let mut args: Vec<std::ffi::OsString> = vec!["--ut1".into()];
+    args.extend(folders.iter().map(Into::into));
+    args.push(dir.path().join("liste_blanche").into());
+    for a in ["--verify", "--capacity", "40000", "--name", "ut1"] {
+        args.push(a.into());
+    }
+    build_list(source.clone(), args);
+    let site = dir.path().join("site");
+    let text = publish(&source, &site, &[]);
+    assert!(text.contains("(compact, "), "{text}");
+    let server = StaticServer::start(&site);
+    let copy = dir.path().join("copy.bloom");
+    assert_eq!(sync(&server.url, &copy, &[]).0, 0);
+    let whole = server.sent();
+    let info = info_json(&copy);
+    assert_eq!(info["kind"], "compact", "{info}");
+    assert!(
+        whole * 2 < std::fs::metadata(&verified).unwrap().len(),
+        "the compact file ({whole} B) is under half the verified one"
+    );
+
+    // 1,000 new entries, 600 phishing and 400 malware, published as one delta.
+    let (phishing, malware) = (hosts("new-phish", 600), hosts("new-malware", 400));
+    for (category, items) in [("phishing", &phishing), ("malware", &malware)] {
+        let input = dir.path().join(format!("{category}.add.txt"));
+        std::fs::write(&input, items.join("\n")).unwrap();
+        phishbloom()
+            .args(["add", source.to_str().unwrap(), "--from"])
+            .arg(&input)
+            .args(["--category", category])
+            .assert()
+            .success();
+    }
+    let text = publish(&source, &site, &[]);
+    assert!(text.contains("delta from v1"), "{text}");
+    let before = server.sent();
+    let (code, out) = sync(&server.url, &copy, &[]);
+    assert!(code == 0 && out.contains("by 1 delta"), "{out}");
+    let transferred = (server.sent() - before) as f64;
+
+    // The bound for the change given the copy: naming 1,000 new prefixes among the universe's
+    // free values, and each one's category (60 % / 40 %).
+    let after = info_json(&copy);
+    let universe = after["compact"]["universe"].as_f64().unwrap();
+    let held = info["compact"]["prefixes"].as_f64().unwrap();
+    let per_addition = (log2_choose(universe - held, 1_000) / 1_000.0 + entropy(0.6)) / 8.0;
+    let rate_only = (after["compact"]["rate_bits"].as_f64().unwrap() + entropy(0.6)) / 8.0;
+    let bytes = transferred / 1_000.0;
+    eprintln!(
+        "1,000 additions: {transferred} B with the index, {bytes:.2} B each; bound given the \
+         copy {per_addition:.2} B ({:.3}×); log₂(E/ε) + categories {rate_only:.2} B ({:.3}×)",
+        bytes / per_addition,
+        bytes / rate_only
+    );
+    assert!(bytes <= 1.15 * per_addition, "{bytes:.2} B an addition");
+
+    // The copy answers as the publisher's list: every entry, old and new, with its categories.
+    let mut urls: Vec<String> = phishing
+        .iter()
+        .chain(&malware)
+        .map(|h| format!("http://{h}/a"))
+        .collect();
+    urls.extend(entries.iter().step_by(7).map(|e| format!("http://{e}")));
+    urls.extend((0..20_000).map(|i| format!("http://stranger-{i}.test/")));
+    let answers = |list: &Path| {
+        let output = phishbloom()
+            .arg("check")
+            .arg(list)
+            .write_stdin(urls.join("\n"))
+            .output()
+            .unwrap();
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let (expected, found) = (answers(&source), answers(&copy));
+    assert!(expected.contains("\tlisted\t"), "{expected}");
+    crate::compact::assert_same_answers(
+        expected.as_bytes(),
+        found.as_bytes(),
+        crate::compact::allowed_differences(urls.len(), 1e-9),
+    );
+}

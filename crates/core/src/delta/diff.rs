@@ -5,7 +5,7 @@ use phishbloom_filter::prefix::prefix_bits;
 use phishbloom_filter::ribbon::{ribbon_bits, RibbonFilter};
 
 use crate::engine::per_probe_fpp;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::keys::check_same_keys;
 use crate::sections::SetFingerprint;
 
@@ -146,7 +146,12 @@ impl Delta {
         let removed_terms =
             SetFingerprint::of(changes.removed.iter().map(|&i| old.entries[i as usize].0)).0;
         let removed_count = changes.removed.len() as u64;
-        let additions = if options.compact {
+        let additions = if let Some(universe) = table_universe(old, new)? {
+            Additions::Table {
+                universe,
+                prefixes: changes.added,
+            }
+        } else if options.compact {
             // Receivers without a table: no positions, no categories of single entries.
             changes.removed.clear();
             changes.recategorized.clear();
@@ -183,6 +188,34 @@ impl Delta {
                 .collect(),
             exceptions,
         })
+    }
+}
+
+/// The universe of two compact tables' views, when both are (`None` when neither is); refused
+/// when only one is, or their universes differ: prefixes of different universes do not compare.
+fn table_universe(old: &ListView, new: &ListView) -> Result<Option<u64>> {
+    match (old.universe, new.universe) {
+        (None, None) => Ok(None),
+        (Some(a), Some(b)) if a == b => Ok(Some(a)),
+        (a, b) => Err(Error::DeltaUnsuitable {
+            path: new.origin.clone(),
+            problem: format!(
+                "a delta between compact tables needs one universe for both, and {} holds {} \
+                 while {} holds {}; publish the newer list whole",
+                old.origin.display(),
+                describe_universe(a),
+                new.origin.display(),
+                describe_universe(b)
+            ),
+        }),
+    }
+}
+
+/// A view's universe, in words.
+fn describe_universe(universe: Option<u64>) -> String {
+    match universe {
+        Some(u) => format!("prefixes of a universe of {u}"),
+        None => "whole fingerprints".to_string(),
     }
 }
 
@@ -258,7 +291,7 @@ fn patch_rate(
 mod tests {
     use std::path::Path;
 
-    use super::super::samples::{changed, compact, growth, view};
+    use super::super::samples::{changed, compact, growth, tables, view};
     use super::*;
 
     #[test]
@@ -362,5 +395,33 @@ mod tests {
             "{filter_bytes} vs {prefix_bytes}"
         );
         assert!(filter_bytes <= 1_000, "{filter_bytes} bytes");
+    }
+
+    #[test]
+    fn a_table_delta_round_trips_and_packs_its_added_sets() {
+        // Mostly one set: the majority packing, a fraction of a bit per addition.
+        for (other, most_bits) in [(50, 0.3), (2, 1.1)] {
+            let (old, new) = tables(5_000, 1_000, other);
+            let delta = Delta::between(&old, &new, &DiffOptions::default()).unwrap();
+            let Additions::Table { universe, prefixes } = &delta.added else {
+                panic!("{:?}", delta.added.kept_bits());
+            };
+            assert_eq!((*universe, prefixes.len()), (1 << 40, 1_000));
+            assert_eq!((delta.removed.len(), delta.recategorized.len()), (1, 1));
+            let bytes = delta.to_bytes();
+            assert_eq!(Delta::from_bytes(Path::new("d"), &bytes).unwrap(), delta);
+            let parts = delta.part_sizes();
+            // log₂(2⁴⁰/1000) + 1.5 ≈ 31.5 bits an addition, Golomb–Rice coded.
+            let bits = parts.added as f64 * 8.0 / 1_000.0;
+            assert!((31.0..32.5).contains(&bits), "{bits} bits an addition");
+            // The extras: two sets and the packed indices, a few bytes beside them.
+            let set_bits = (parts.extras as f64 - 16.0) * 8.0 / 1_000.0;
+            assert!(set_bits <= most_bits, "{set_bits} bits a set index");
+        }
+        // Tables of two universes do not compare.
+        let (old, mut new) = tables(100, 10, 3);
+        new.universe = Some(1 << 41);
+        let error = Delta::between(&old, &new, &DiffOptions::default()).unwrap_err();
+        assert!(error.to_string().contains("one universe"), "{error}");
     }
 }

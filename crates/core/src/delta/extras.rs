@@ -1,14 +1,28 @@
 //! A delta's extras, the same in both formats: new category names, entry-count changes per
 //! category, the category sets of added and recategorized entries, and the exceptions — all
-//! LEB128 varints (docs/FORMAT.md, "Delta files").
+//! LEB128 varints but a table delta's added sets, which are packed (docs/FORMAT.md, "Delta
+//! files").
+
+use phishbloom_filter::golomb;
+use phishbloom_filter::prefix_map::value_bits;
 
 use crate::bytes::{ByteReader, PutLe};
 
 use super::Delta;
 
+/// How a table delta codes its added entries' set indices (the byte before them).
+mod packing {
+    /// Every index in `⌈log₂ S⌉` bits.
+    pub const EVERY: u8 = 0;
+    /// The most common index once, then the ranks of the other entries (Golomb–Rice coded)
+    /// and their indices in `⌈log₂ S⌉` bits.
+    pub const MAJORITY: u8 = 1;
+}
+
 impl Delta {
-    /// Categories, counts, category sets and exceptions, as varints.
-    pub(super) fn encode_extras(&self) -> Vec<u8> {
+    /// Categories, counts, category sets and exceptions, as varints; a table delta's
+    /// (`table`) added sets packed ([`put_packed_sets`]).
+    pub(super) fn encode_extras(&self, table: bool) -> Vec<u8> {
         let mut out = Vec::new();
         let put_text = |out: &mut Vec<u8>, text: &str| {
             out.put_varint(text.len() as u64);
@@ -40,9 +54,18 @@ impl Delta {
                 out.put_varint(u64::from(id));
             }
         }
-        out.put_varint(self.added_categories.len() as u64);
-        for ids in &self.added_categories {
-            out.put_varint(index(ids));
+        if table {
+            let indices: Vec<u32> = self
+                .added_categories
+                .iter()
+                .map(|ids| index(ids) as u32)
+                .collect();
+            put_packed_sets(&mut out, &indices, sets.len() as u64);
+        } else {
+            out.put_varint(self.added_categories.len() as u64);
+            for ids in &self.added_categories {
+                out.put_varint(index(ids));
+            }
         }
         out.put_varint(self.recategorized.len() as u64);
         let mut previous = 0;
@@ -64,8 +87,9 @@ impl Delta {
         out
     }
 
-    /// Reads the extras into the delta (`None`: they do not decode, or bytes are left over).
-    pub(super) fn decode_extras(&mut self, bytes: &[u8]) -> Option<()> {
+    /// Reads the extras into the delta — a table delta's (`table`) added sets packed —
+    /// (`None`: they do not decode, or bytes are left over).
+    pub(super) fn decode_extras(&mut self, bytes: &[u8], table: bool) -> Option<()> {
         let mut r = ByteReader::new(bytes);
         let text = |r: &mut ByteReader<'_>| -> Option<String> {
             let len = r.count()?;
@@ -86,13 +110,20 @@ impl Delta {
             let set: Option<Vec<u16>> = (0..len).map(|_| u16::try_from(r.varint()?).ok()).collect();
             sets.push(set?);
         }
-        let added_sets = r.count()?;
-        if added_sets != 0 && added_sets != self.added.len() {
-            return None;
-        }
-        for _ in 0..added_sets {
+        let indices = if table {
+            read_packed_sets(&mut r, self.added.len(), sets.len() as u64)?
+        } else {
+            let added_sets = r.count()?;
+            if added_sets != 0 && added_sets != self.added.len() {
+                return None;
+            }
+            (0..added_sets)
+                .map(|_| u32::try_from(r.varint()?).ok())
+                .collect::<Option<Vec<u32>>>()?
+        };
+        for index in indices {
             self.added_categories
-                .push(sets.get(usize::try_from(r.varint()?).ok()?)?.clone());
+                .push(sets.get(index as usize)?.clone());
         }
         let mut position: u64 = 0;
         for _ in 0..r.count()? {
@@ -113,4 +144,113 @@ impl Delta {
         }
         r.rest().is_empty().then_some(())
     }
+}
+
+/// Writes the set `indices` (each below `sets`) of a table delta's additions in whichever of
+/// the two [`packing`]s takes fewer bytes: every index in `w = ⌈log₂ S⌉` bits (`n·w` bits), or
+/// the most common index and the others' ranks and indices (about `m·(log₂(n/m) + 1.5 + w)`
+/// bits for `m` others) — a fraction of a bit per addition when most share one set.
+fn put_packed_sets(out: &mut Vec<u8>, indices: &[u32], sets: u64) {
+    let width = value_bits(sets);
+    let every = pack(indices.iter().copied(), width);
+    let mut counts = vec![0usize; sets as usize];
+    for &i in indices {
+        counts[i as usize] += 1;
+    }
+    let majority = (0..counts.len()).max_by_key(|&i| (counts[i], std::cmp::Reverse(i)));
+    let majority = majority.unwrap_or(0) as u32;
+    let ranks: Vec<u64> = (0..indices.len() as u64)
+        .filter(|&rank| indices[rank as usize] != majority)
+        .collect();
+    let r = golomb::best_parameter(&ranks, indices.len().max(1) as u128);
+    let coded = golomb::encode(&ranks, r);
+    let others = pack(ranks.iter().map(|&rank| indices[rank as usize]), width);
+    let mut side = Vec::new();
+    side.put_varint(u64::from(majority));
+    side.put_varint(ranks.len() as u64);
+    side.push(r as u8);
+    side.put_varint(coded.len() as u64);
+    side.extend_from_slice(&coded);
+    side.extend_from_slice(&others);
+    if side.len() < every.len() {
+        out.push(packing::MAJORITY);
+        out.extend_from_slice(&side);
+    } else {
+        out.push(packing::EVERY);
+        out.extend_from_slice(&every);
+    }
+}
+
+/// Reads what [`put_packed_sets`] wrote for `count` additions of `sets` sets (`None`: it does
+/// not decode, or an index is not below `sets`).
+fn read_packed_sets(r: &mut ByteReader<'_>, count: usize, sets: u64) -> Option<Vec<u32>> {
+    let width = value_bits(sets);
+    let indices = match r.u8()? {
+        packing::EVERY => unpack(r, count, width)?,
+        packing::MAJORITY => {
+            let majority = u32::try_from(r.varint()?).ok()?;
+            let others = r.count()?;
+            let rice = u32::from(r.u8()?);
+            let coded_len = r.count()?;
+            if others > count || rice > 63 {
+                return None;
+            }
+            let ranks = golomb::decode(r.take(coded_len)?, others as u64, rice, 64).ok()?;
+            let values = unpack(r, others, width)?;
+            let mut indices = vec![majority; count];
+            let mut previous = None;
+            for (rank, value) in ranks.into_iter().zip(values) {
+                // Ranks ascend, each an addition's.
+                if previous.is_some_and(|p| p >= rank) || rank >= count as u64 {
+                    return None;
+                }
+                previous = Some(rank);
+                indices[rank as usize] = value;
+            }
+            indices
+        }
+        _ => return None,
+    };
+    indices
+        .iter()
+        .all(|&i| u64::from(i) < sets.max(1))
+        .then_some(indices)
+}
+
+/// `values` in `width` bits each, least significant bit first, in `⌈n·w/8⌉` bytes.
+fn pack(values: impl Iterator<Item = u32>, width: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (mut buffer, mut held) = (0u64, 0u32);
+    for value in values {
+        buffer |= u64::from(value) << held;
+        held += width;
+        while held >= 8 {
+            out.push(buffer as u8);
+            buffer >>= 8;
+            held -= 8;
+        }
+    }
+    if held > 0 {
+        out.push(buffer as u8);
+    }
+    out
+}
+
+/// Reads `count` values of `width` bits that [`pack`] wrote.
+fn unpack(r: &mut ByteReader<'_>, count: usize, width: u32) -> Option<Vec<u32>> {
+    let bytes = r.take((count.checked_mul(width as usize)?).div_ceil(8))?;
+    let mask = (1u64 << width) - 1;
+    Some(
+        (0..count)
+            .map(|i| {
+                let bit = i * width as usize;
+                // At most 16 bits of value straddle at most 3 bytes.
+                let mut word = 0u64;
+                for (k, &b) in bytes[bit / 8..].iter().take(4).enumerate() {
+                    word |= u64::from(b) << (8 * k);
+                }
+                ((word >> (bit % 8)) & mask) as u32
+            })
+            .collect(),
+    )
 }

@@ -27,10 +27,10 @@ struct FixedHeaderParts {
 
 impl Delta {
     /// The delta file's bytes with the 160-byte fixed header ([`FIXED_HEADER_VERSION`]), for
-    /// receivers that read nothing newer; `None` for additions coded as a ribbon filter,
-    /// which that format cannot hold.
+    /// receivers that read nothing newer; `None` for additions coded as a ribbon filter or
+    /// a compact table's prefixes, which that format cannot hold.
     pub fn to_fixed_header_bytes(&self) -> Option<Vec<u8>> {
-        if matches!(self.added, Additions::Filter(_)) {
+        if matches!(self.added, Additions::Filter(_) | Additions::Table { .. }) {
             return None;
         }
         let FixedHeaderParts {
@@ -72,12 +72,12 @@ impl Delta {
     }
 
     /// The coded parts of a fixed-header file, with their Rice parameters (not for a ribbon
-    /// filter: [`Delta::to_fixed_header_bytes`] refuses it first).
+    /// filter or a table: [`Delta::to_fixed_header_bytes`] refuses them first).
     fn encode_fixed_header_parts(&self) -> FixedHeaderParts {
         let (add_bits, add_values): (u32, &[u64]) = match &self.added {
             Additions::Exact(values) => (64, values),
             Additions::Prefixes { bits, prefixes } => (*bits, prefixes),
-            Additions::Filter(_) => (64, &[]),
+            Additions::Filter(_) | Additions::Table { .. } => (64, &[]),
         };
         let add_r = golomb::best_parameter(add_values, 1u128 << add_bits);
         let rem_r = golomb::best_parameter(&self.removed, u128::from(self.base.entries.max(1)));
@@ -87,7 +87,7 @@ impl Delta {
             added: golomb::encode(add_values, add_r),
             rem_r,
             removed: golomb::encode(&self.removed, rem_r),
-            extras: self.encode_extras(),
+            extras: self.encode_extras(false),
         }
     }
 
@@ -146,7 +146,7 @@ impl Delta {
             removed_terms: header.removed_terms,
             removed,
         }
-        .with_extras(path, r.rest())
+        .with_extras(path, r.rest(), false)
     }
 }
 

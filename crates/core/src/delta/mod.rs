@@ -10,6 +10,9 @@
 //!   the fingerprints, Golomb–Rice coded (`log₂(2^b/n) + 1.5` bits per addition), or a static
 //!   ribbon filter of them (`f · m/n` bits per addition, `m/n` ≈ 1.01 for n in the thousands,
 //!   rate `2^-f`): [`Delta::between`] writes whichever is smaller;
+//! - or, between two compact lists of one universe (what `publish` ships), a *table* delta:
+//!   the prefixes new to the table, Golomb–Rice coded in its universe, merged into the
+//!   receiver's table (`crate::list::compact_chain`);
 //! - **removals**, as positions in the base's sorted fingerprint table, Golomb–Rice coded
 //!   (`log₂(N/n) + 1.5` bits each; the receiver, which holds that table, reads the fingerprint
 //!   there);
@@ -70,6 +73,9 @@ mod coding {
     pub const PREFIXES: u8 = 1;
     /// A ribbon filter's solution.
     pub const RIBBON: u8 = 2;
+    /// A compact table's prefixes, Golomb–Rice coded in the table's universe, with the
+    /// added entries' category sets packed (see `extras`).
+    pub const TABLE: u8 = 3;
 }
 
 /// Largest compact delta coded as a ribbon filter: the builder tries several seeds and sizes,
@@ -133,6 +139,15 @@ pub enum Additions {
     /// A static ribbon filter of the fingerprints (a compact delta's other coding, kept as a
     /// static patch by Bloom files without a verification section).
     Filter(RibbonFilter),
+    /// Prefixes in a compact table's universe, ascending and distinct: the additions to a
+    /// compact list, which merges them into its table (so they are exact for that table, and
+    /// removals and category changes name positions in it, as an exact delta's do).
+    Table {
+        /// The universe of the table the prefixes belong to.
+        universe: u64,
+        /// The prefixes.
+        prefixes: Vec<u64>,
+    },
 }
 
 impl Additions {
@@ -142,29 +157,43 @@ impl Additions {
             Additions::Exact(values) => values.len(),
             Additions::Prefixes { prefixes, .. } => prefixes.len(),
             Additions::Filter(filter) => filter.len() as usize,
+            Additions::Table { prefixes, .. } => prefixes.len(),
         }
     }
 
-    /// Whether the additions are compact (for Bloom files without verification).
+    /// Whether the additions are compact (for Bloom files without verification: they name
+    /// no removal positions).
     pub fn is_compact(&self) -> bool {
-        !matches!(self, Additions::Exact(_))
+        matches!(self, Additions::Prefixes { .. } | Additions::Filter(_))
+    }
+
+    /// The values whose set fingerprint terms the receiver computes itself: whole fingerprints
+    /// or a compact table's prefixes (`None` for a Bloom patch, whose terms the delta records).
+    pub fn known_values(&self) -> Option<&[u64]> {
+        match self {
+            Additions::Exact(values) => Some(values),
+            Additions::Table { prefixes, .. } => Some(prefixes),
+            Additions::Prefixes { .. } | Additions::Filter(_) => None,
+        }
     }
 
     /// Bits per addition the coding keeps of each fingerprint: 64 (exact), the prefix width,
-    /// or the ribbon filter's result bits.
+    /// the ribbon filter's result bits, or `⌈log₂ u⌉` of a table's universe.
     pub fn kept_bits(&self) -> u32 {
         match self {
             Additions::Exact(_) => 64,
             Additions::Prefixes { bits, .. } => *bits,
             Additions::Filter(filter) => filter.bits(),
+            Additions::Table { universe, .. } => 64 - universe.saturating_sub(1).leading_zeros(),
         }
     }
 
     /// The false-positive rate per probe the additions add at a receiver that keeps them as a
-    /// patch: 0 (exact), `n / 2^b` (prefixes) or `2^-f` (ribbon).
+    /// patch: 0 (exact, or merged into a compact table, whose rate is the table's), `n / 2^b`
+    /// (prefixes) or `2^-f` (ribbon).
     pub fn patch_fpp(&self) -> f64 {
         match self {
-            Additions::Exact(_) => 0.0,
+            Additions::Exact(_) | Additions::Table { .. } => 0.0,
             Additions::Prefixes { bits, prefixes } => {
                 phishbloom_filter::prefix::prefix_fpp(prefixes.len() as u64, *bits)
             }
@@ -208,7 +237,7 @@ pub struct Delta {
     /// Category names the target has and the base does not, numbered after the base's.
     pub new_categories: Vec<String>,
     /// The category ids of each added entry, in `added` order (empty for a one-category list
-    /// or a compact delta).
+    /// or a compact delta; always present in a table delta).
     pub added_categories: Vec<Vec<u16>>,
     /// Entries in both versions whose categories changed: base position, new category ids.
     pub recategorized: Vec<(u64, Vec<u16>)>,

@@ -52,3 +52,36 @@ pub(super) fn compact(patch_fpp: Option<f64>) -> DiffOptions {
         ..DiffOptions::default()
     }
 }
+
+/// Views of two compact tables of universe 2⁴⁰: `base` prefixes, then `n` more, the additions'
+/// category sets `a` but for every `other`-th (`a, b`), a removal and an entry moved to `a, b`.
+pub(super) fn tables(base: usize, n: usize, other: usize) -> (ListView, ListView) {
+    let mut rng = phishbloom_filter::rng::SplitMix64::new(8);
+    let universe = 1u64 << 40;
+    let pairs: Vec<(u64, Vec<u16>)> = (0..base + n)
+        .map(|i| {
+            let ids = if i >= base && (i - base) % other == 0 {
+                vec![0, 1]
+            } else {
+                vec![0]
+            };
+            (rng.next_u64() >> 24, ids)
+        })
+        .collect();
+    let table = |pairs: Vec<(u64, Vec<u16>)>| {
+        let mut view = ListView::new(
+            KeyScheme::Expressions,
+            20,
+            pairs,
+            vec!["a".into(), "b".into()],
+            vec![],
+        );
+        view.universe = Some(universe);
+        view
+    };
+    let old = table(pairs[..base].to_vec());
+    let mut new = table(pairs);
+    new.entries.remove(1);
+    new.entries[2].1 = vec![0, 1];
+    (old, new)
+}

@@ -62,7 +62,7 @@ impl Delta {
             header.put_u128(self.removed_terms);
         }
         header.extend_from_slice(&params);
-        let extras = self.encode_extras();
+        let extras = self.encode_extras(code == coding::TABLE);
         header.put_varint(added.len() as u64);
         header.put_varint(removed.len() as u64);
         header.put_varint(extras.len() as u64);
@@ -134,7 +134,7 @@ impl Delta {
             removed_terms,
             removed,
         }
-        .with_extras(path, fields.r.rest())
+        .with_extras(path, fields.r.rest(), header.table)
     }
 }
 
@@ -185,6 +185,8 @@ enum Params {
     Golomb { bits: u32, r: u32 },
     /// A ribbon filter of `bits`-bit results, its seed, and its slots beyond the additions.
     Ribbon { bits: u32, seed: u64, slack: u64 },
+    /// Golomb–Rice coded prefixes of a compact table's universe, parameter `r`.
+    Table { universe: u64, r: u32 },
 }
 
 impl Params {
@@ -203,6 +205,10 @@ impl Params {
                 bits: u32::from(fields.u8()?),
                 seed: fields.varint()?,
                 slack: fields.varint()?,
+            },
+            coding::TABLE => Params::Table {
+                universe: fields.varint()?,
+                r: u32::from(fields.u8()?),
             },
             _ => return Err(bad(fields.path, format!("unknown additions coding {code}"))),
         })
@@ -257,6 +263,8 @@ struct VarintHeader {
     scheme: KeyScheme,
     /// Whether the additions are compact (prefixes or a ribbon filter).
     compact: bool,
+    /// Whether they are a compact table's (their category sets packed in the extras).
+    table: bool,
     probes_per_item: u32,
     created: u64,
     states: States,
@@ -280,7 +288,7 @@ impl VarintHeader {
             .ok_or_else(|| bad(path, "probes per item out of range"))?;
         let created = fields.varint()?;
         let states = fields.states()?;
-        let compact = code != coding::EXACT;
+        let compact = is_compact(code);
         let removed_terms = if compact && states.removed_count > 0 {
             fields.u128()?
         } else {
@@ -295,6 +303,7 @@ impl VarintHeader {
         Ok(VarintHeader {
             scheme,
             compact,
+            table: code == coding::TABLE,
             probes_per_item,
             created,
             states,
@@ -326,6 +335,23 @@ impl VarintHeader {
                 check_distinct(path, &values)?;
                 Ok(Additions::Exact(values))
             }
+            Params::Table { universe, r } => {
+                if universe == 0 || r > 63 {
+                    return Err(bad(
+                        path,
+                        format!("table universe {universe}, Rice parameter {r}"),
+                    ));
+                }
+                let prefixes = golomb::decode(coded, count, r, 64).map_err(corrupt)?;
+                check_distinct(path, &prefixes)?;
+                if prefixes.last().is_some_and(|&p| p >= universe) {
+                    return Err(bad(
+                        path,
+                        "an added prefix lies beyond its table's universe",
+                    ));
+                }
+                Ok(Additions::Table { universe, prefixes })
+            }
             Params::Ribbon { bits, seed, slack } => {
                 let slots = count
                     .checked_add(slack)
@@ -349,7 +375,7 @@ impl VarintHeader {
             self.states.base.fingerprint.0,
             self.states.target.fingerprint.0,
         );
-        let Additions::Exact(values) = added else {
+        let Some(values) = added.known_values() else {
             let added_terms = target.wrapping_sub(base).wrapping_add(self.removed_terms);
             return Ok((added_terms, self.removed_terms));
         };
@@ -389,7 +415,7 @@ pub(super) fn promised_length(bytes: &[u8]) -> Option<usize> {
     r.varint()?;
     r.varint()?;
     let removed_count = r.varint()?;
-    let compact = code != coding::EXACT;
+    let compact = is_compact(code);
     if compact && removed_count > 0 {
         r.take(16)?;
     }
@@ -399,6 +425,10 @@ pub(super) fn promised_length(bytes: &[u8]) -> Option<usize> {
         }
         coding::PREFIXES => {
             r.take(2)?;
+        }
+        coding::TABLE => {
+            r.varint()?;
+            r.take(1)?;
         }
         _ => {
             r.u8()?;
@@ -437,7 +467,20 @@ fn encode_additions(additions: &Additions) -> (u8, Vec<u8>, Vec<u8>) {
             params.put_varint(filter.slots() - filter.len());
             (coding::RIBBON, params, filter.solution())
         }
+        Additions::Table { universe, prefixes } => {
+            let r = golomb::best_parameter(prefixes, u128::from(*universe));
+            let mut params = Vec::new();
+            params.put_varint(*universe);
+            params.push(r as u8);
+            (coding::TABLE, params, golomb::encode(prefixes, r))
+        }
     }
+}
+
+/// Whether additions coding `code` is a Bloom patch's (prefixes or a ribbon filter): its
+/// receivers have no table, so it records the removed terms instead of removal positions.
+fn is_compact(code: u8) -> bool {
+    matches!(code, coding::PREFIXES | coding::RIBBON)
 }
 
 /// Bytes a varint-header delta spends on `additions` (parameters and coded values): what
@@ -449,7 +492,7 @@ pub(super) fn coded_len(additions: &Additions) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::samples::{compact, growth};
+    use super::super::samples::{compact, growth, tables};
     use super::super::{reseal, DiffOptions, PatchCoding};
     use super::*;
 
@@ -485,6 +528,26 @@ mod tests {
                     reseal(&mut cut);
                     let _ = Delta::from_bytes(Path::new("d"), &cut);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_table_deltas_are_refused_or_read_as_another_delta_never_a_panic() {
+        let (old, new) = tables(300, 40, 4);
+        let bytes = Delta::between(&old, &new, &DiffOptions::default())
+            .unwrap()
+            .to_bytes();
+        for len in 0..bytes.len() {
+            assert!(Delta::from_bytes(Path::new("d"), &bytes[..len]).is_err());
+        }
+        for at in 0..bytes.len() {
+            for bit in [0x01, 0x10, 0x80] {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= bit;
+                assert!(Delta::from_bytes(Path::new("d"), &flipped).is_err());
+                reseal(&mut flipped);
+                let _ = Delta::from_bytes(Path::new("d"), &flipped);
             }
         }
     }

@@ -33,6 +33,9 @@ pub struct ListView {
     pub exceptions: Vec<String>,
     /// The file or list it was read from, for messages.
     pub origin: std::path::PathBuf,
+    /// For a compact list: its table's universe, the entries being the table's prefixes
+    /// (a delta between two such views carries table additions).
+    pub universe: Option<u64>,
 }
 
 impl ListView {
@@ -68,6 +71,7 @@ impl ListView {
             categories,
             exceptions,
             origin: std::path::PathBuf::new(),
+            universe: None,
         }
     }
 

@@ -21,6 +21,9 @@ impl Blocklist {
     /// On an error after the checks (a full cuckoo filter that does not grow) the blocklist in
     /// memory may be partly changed: save nothing and start again from the file.
     pub fn apply(&mut self, delta: &Delta) -> Result<Applied> {
+        if self.kind == crate::Kind::Compact {
+            return self.apply_table(delta);
+        }
         let path = self.origin();
         self.refuse_static("apply a delta to")?;
         if self.layers().is_none() {
@@ -30,8 +33,8 @@ impl Blocklist {
                 action: "apply a delta to",
             });
         }
-        self.check_delta_base(&path, delta)?;
         self.check_delta_coding(&path, delta)?;
+        self.check_delta_base(&path, delta)?;
         let removed = self.removed_fingerprints(&path, delta)?;
         let recategorized = self.recategorized_fingerprints(&path, delta)?;
         let (fingerprint, entries) = self.delta_target(&path, delta)?;
@@ -65,7 +68,7 @@ impl Blocklist {
 
     /// Refuses a delta for another key scheme or sizing, or made from another version than
     /// this list's (an approximate count is never a delta's base).
-    fn check_delta_base(&self, path: &Path, delta: &Delta) -> Result<()> {
+    pub(super) fn check_delta_base(&self, path: &Path, delta: &Delta) -> Result<()> {
         let meta = &self.meta;
         if delta.scheme != meta.scheme || delta.probes_per_item != meta.probes_per_item {
             return Err(Error::DeltaUnsuitable {
@@ -109,6 +112,14 @@ impl Blocklist {
     /// Refuses a compact delta where whole fingerprints are needed: a file with a verification
     /// section, or a kind that deletes.
     fn check_delta_coding(&self, path: &Path, delta: &Delta) -> Result<()> {
+        if matches!(delta.added, Additions::Table { .. }) {
+            return Err(Error::DeltaUnsuitable {
+                path: path.to_path_buf(),
+                problem: "the delta adds prefixes of a compact table, and this file is not \
+                          compact: fetch the whole file"
+                    .into(),
+            });
+        }
         let verified = self.resolver.verification().is_some();
         if delta.added.is_compact() && (verified || self.kind.deletes()) {
             return Err(Error::DeltaUnsuitable {
@@ -264,6 +275,8 @@ impl Blocklist {
             }
             Additions::Prefixes { bits, prefixes } => layers.patch(*bits, prefixes.clone())?,
             Additions::Filter(filter) => layers.patch_static(filter.clone()),
+            // Refused by `check_delta_coding`.
+            Additions::Table { .. } => {}
         }
         // The never set must hold no entry: exact additions leave it, and additions known only
         // by prefix or filter drop it (their entries could be any of its fingerprints).
@@ -291,7 +304,7 @@ impl Blocklist {
 }
 
 /// Refuses category ids beyond the base's categories and the new ones the delta names.
-fn check_category_ids(path: &Path, delta: &Delta) -> Result<()> {
+pub(super) fn check_category_ids(path: &Path, delta: &Delta) -> Result<()> {
     let category_count = delta.base_categories as usize + delta.new_categories.len();
     let ids_ok = delta
         .added_categories

@@ -27,8 +27,8 @@ impl ListView {
             return Err(Error::DeltaUnsuitable {
                 path: path.to_path_buf(),
                 problem: "a compact list holds its entries' fingerprint prefixes, not the \
-                          fingerprints a delta names, so it travels whole; diff the --verify \
-                          lists built from the same sources"
+                          fingerprints a delta names; diff the --verify lists built from the \
+                          same sources (`publish` ships those compact, with deltas)"
                     .into(),
             });
         }
@@ -67,6 +67,7 @@ impl ListView {
                 .map(str::to_string)
                 .collect(),
             origin: path.to_path_buf(),
+            universe: None,
         })
     }
 }

@@ -6,6 +6,7 @@
 mod apply;
 mod build;
 mod check;
+mod compact_chain;
 mod describe;
 mod diff;
 mod edit;

@@ -19,6 +19,31 @@ pub fn compact_universe(entries: u64, per_probe: f64) -> u64 {
     universe_for(entries, per_probe)
 }
 
+/// Room a published compact table leaves for entries that deltas add: its universe is sized
+/// for `1 + 1/8` times the entries it starts with, which costs `log₂(9/8)` ≈ 0.17 bit per
+/// entry and lets a chain of deltas add an eighth more entries before the rate would pass
+/// the list's.
+pub const CHAIN_HEADROOM: f64 = 0.125;
+
+/// The least room, in entries, a published compact table leaves (see [`CHAIN_HEADROOM`]):
+/// a small list's chain lasts for as many additions as a list of 8,192 entries' would, and
+/// the room costs at most `1024 · log₂ e` bits (185 bytes) however small the list.
+pub const CHAIN_MIN_ROOM: u64 = 1024;
+
+/// The universe a published compact table of `entries` entries at per-probe rate `per_probe`
+/// uses: `current` (the universe of the chain of deltas it would extend) while it keeps the
+/// rate (`n ≤ q·u`) and is not more than twice as large as a new one would be (a list that
+/// shrank to half pays a bit per entry for it); otherwise a new one with
+/// [`CHAIN_HEADROOM`] (at least [`CHAIN_MIN_ROOM`]), which starts a new chain.
+pub fn chain_universe(entries: u64, per_probe: f64, current: Option<u64>) -> u64 {
+    let room = ((entries as f64 * CHAIN_HEADROOM).ceil() as u64).max(CHAIN_MIN_ROOM);
+    let fresh = universe_for(entries.saturating_add(room), per_probe);
+    match current {
+        Some(u) if entries as f64 <= u as f64 * per_probe && u / 2 <= fresh => u,
+        _ => fresh,
+    }
+}
+
 /// The information bound, in bits per entry, of a list that answers like a verified one at
 /// per-probe rate `per_probe` with these category sets' shares of the entries: `log₂(1/q)`
 /// for telling entries from strangers (Carter et al. 1978: a set of `n` keys queried at rate
@@ -83,12 +108,36 @@ impl CompactTable {
     /// `sets` already: 16 bytes a pair while building, for lists of 10⁷ entries.
     pub fn build_interned(
         mut pairs: Vec<(u64, u32)>,
-        mut sets: CategorySets,
+        sets: CategorySets,
         universe: u64,
     ) -> Result<Self> {
         for pair in &mut pairs {
             pair.0 = prefix_map::prefix_in(pair.0, universe);
         }
+        Self::of_prefixes_interned(pairs, sets, universe)
+    }
+
+    /// The table of `(prefix, category ids)` pairs whose prefixes are of `universe` already
+    /// (a table's own, changed by a delta), in any order; equal prefixes become one as in
+    /// [`CompactTable::build`].
+    pub fn of_prefixes(mut pairs: Vec<(u64, Vec<u16>)>, universe: u64) -> Result<Self> {
+        // Interned in prefix order: the same pairs in any order give the same set indices.
+        pairs.sort_unstable();
+        let mut sets = CategorySets::default();
+        let mut last: Option<(Vec<u16>, u32)> = None;
+        let interned = pairs
+            .into_iter()
+            .map(|(p, ids)| (p, intern_run(&mut sets, &mut last, ids)))
+            .collect();
+        Self::of_prefixes_interned(interned, sets, universe)
+    }
+
+    /// The table of `(prefix, set index)` pairs of `universe`, in any order.
+    fn of_prefixes_interned(
+        mut pairs: Vec<(u64, u32)>,
+        mut sets: CategorySets,
+        universe: u64,
+    ) -> Result<Self> {
         pairs.sort_unstable();
         let mut indexed: Vec<(u64, u32)> = Vec::with_capacity(pairs.len());
         for (prefix, set) in pairs {
@@ -189,6 +238,14 @@ impl CompactTable {
     /// The prefixes and their set indices.
     pub fn map(&self) -> &PrefixMap {
         &self.map
+    }
+
+    /// Every entry's prefix with its category ids, ascending by prefix.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, &[u16])> + '_ {
+        self.map
+            .iter()
+            .enumerate()
+            .map(|(rank, (prefix, _))| (prefix, self.sets.get(self.set_of(rank as u64))))
     }
 
     /// The interned category sets.
@@ -317,6 +374,19 @@ mod tests {
             .filter(|_| table.contains(rng.next_u64()))
             .count();
         assert!(strangers <= 130, "{strangers} strangers matched");
+    }
+
+    #[test]
+    fn a_chain_keeps_its_universe_until_the_rate_or_the_size_says_otherwise() {
+        let q = 1e-6;
+        let u = chain_universe(10_000, q, None);
+        assert_eq!(u, universe_for(11_250, q));
+        assert_eq!(chain_universe(11_000, q, Some(u)), u);
+        assert_ne!(chain_universe(11_251, q, Some(u)), u);
+        assert_eq!(chain_universe(6_000, q, Some(u)), u);
+        assert_ne!(chain_universe(4_000, q, Some(u)), u);
+        // A small list keeps room for a thousand additions.
+        assert_eq!(chain_universe(100, q, None), universe_for(1124, q));
     }
 
     #[test]

@@ -32,7 +32,9 @@ mod verification;
 
 pub use categories::{Categories, Category, CategorySets, MAX_CATEGORIES};
 pub(crate) use compact::intern_run;
-pub use compact::{bound_bits_per_entry, compact_universe, CompactTable, SetCoding};
+pub use compact::{
+    bound_bits_per_entry, chain_universe, compact_universe, CompactTable, SetCoding, CHAIN_HEADROOM,
+};
 use exceptions::specificity;
 pub use exceptions::Exceptions;
 pub use verdict::{Decision, Spot, Status, Verdict};
@@ -94,6 +96,11 @@ impl Resolver {
     /// A compact list's table.
     pub fn compact(&self) -> Option<&CompactTable> {
         self.compact.as_deref()
+    }
+
+    /// A compact list's table, shared.
+    pub fn compact_arc(&self) -> Option<std::sync::Arc<CompactTable>> {
+        self.compact.clone()
     }
 
     /// The never set: fingerprints no hit is confirmed for.

@@ -154,7 +154,7 @@ fn table_updates(list: &Blocklist, delta: &Delta, runs: usize) -> Result<Vec<f64
                 (v, ids.unwrap_or_else(|| vec![0]))
             })
             .collect(),
-        Additions::Prefixes { .. } | Additions::Filter(_) => Vec::new(),
+        Additions::Prefixes { .. } | Additions::Filter(_) | Additions::Table { .. } => Vec::new(),
     };
     let with_sets = list.categories().len() > 1;
     let mut times = Vec::with_capacity(runs);
