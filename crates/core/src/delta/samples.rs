@@ -60,7 +60,7 @@ pub(super) fn tables(base: usize, n: usize, other: usize) -> (ListView, ListView
     let universe = 1u64 << 40;
     let pairs: Vec<(u64, Vec<u16>)> = (0..base + n)
         .map(|i| {
-            let ids = if i >= base && (i - base) % other == 0 {
+            let ids = if i >= base && (i - base).is_multiple_of(other) {
                 vec![0, 1]
             } else {
                 vec![0]
