@@ -420,16 +420,19 @@ impl Blocklist {
                 let domains_only = entries.iter().all(|e| e.key().path.is_empty());
                 let universe =
                     compact_universe_for(options, pairs.len(), options.expression_bound)?;
-                let table = CompactTable::build_interned(pairs, sets, universe)?;
-                let table = Arc::new(table.with_domains_only(domains_only));
-                compact = Some(table.clone());
-                let layers = Layers::compact(table);
                 let gate = (options.host_gate && !domains_only)
                     .then(|| {
                         let hosts = entries.iter().map(|e| e.key().host);
                         HostGate::of_hosts(hosts, COMPACT_GATE_FPP)
                     })
                     .transpose()?;
+                let mut table = CompactTable::build_interned(pairs, sets, universe)?;
+                if gate.is_none() {
+                    table = table.with_occupancy();
+                }
+                let table = Arc::new(table.with_domains_only(domains_only));
+                compact = Some(table.clone());
+                let layers = Layers::compact(table);
                 (Engine::Urls(UrlFilter::new(layers, gate)), Vec::new())
             }
             _ => {
@@ -516,7 +519,10 @@ fn compact_table(
     probes: u32,
 ) -> Result<Arc<CompactTable>> {
     let universe = compact_universe_for(options, pairs.len(), probes)?;
-    Ok(Arc::new(CompactTable::build(pairs, universe)?))
+    // Whole keys have no hosts gate: the occupancy bits spare most searches instead.
+    Ok(Arc::new(
+        CompactTable::build(pairs, universe)?.with_occupancy(),
+    ))
 }
 
 /// The prefix universe of a compact list of `entries` entries, as large as the list's rate

@@ -232,7 +232,8 @@ fn compact_list(
             (p, ids)
         })
         .collect();
-    let table = Arc::new(CompactTable::of_prefixes(pairs, universe)?);
+    // No hosts gate: the occupancy bits spare most of the map's searches instead.
+    let table = Arc::new(CompactTable::of_prefixes(pairs, universe)?.with_occupancy());
     let mut counts = vec![0u64; order.len()];
     for (_, ids) in table.entries() {
         for &id in ids {

@@ -93,7 +93,11 @@ impl Blocklist {
             }
             Kind::Cabf => file.cabf_engine()?,
             Kind::Compact => {
-                let table = std::sync::Arc::new(file.compact_table(resolver.categories().len())?);
+                let mut table = file.compact_table(resolver.categories().len())?;
+                if directory.find(tag::HOSTS_GATE, 0).is_none() {
+                    table = table.with_occupancy();
+                }
+                let table = std::sync::Arc::new(table);
                 resolver = resolver.with_compact(table.clone());
                 file.keyed_engine(Layers::compact(table))?
             }

@@ -83,6 +83,10 @@ pub enum SetCoding {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompactTable {
     map: PrefixMap,
+    /// Which cells of the fingerprint space hold an entry, for a list without a hosts gate
+    /// ([`CompactTable::with_occupancy`]): what rejects most strangers before the map is
+    /// searched.
+    occupied: Option<Occupancy>,
     coding: SetCoding,
     sets: CategorySets,
     /// Every entry is a domain (no path): a URL's path prefixes need no probe.
@@ -155,11 +159,21 @@ impl CompactTable {
         }
         let (map, coding) = code_sets(&indexed, universe, sets.all().len() as u64)?;
         Ok(CompactTable {
+            occupied: None,
             map,
             coding,
             sets,
             domains_only: false,
         })
+    }
+
+    /// The table with occupancy bits ([`OCCUPANCY_CELLS_PER_ENTRY`] an entry, in memory only),
+    /// for a list that has no hosts gate: without them each of a URL's expressions searches
+    /// the map; with them about one in eight does. A list with a gate, which spares most
+    /// expressions already, gains 5 % of its instructions from them and goes without.
+    pub fn with_occupancy(mut self) -> Self {
+        self.occupied = Some(Occupancy::of(&self.map));
+        self
     }
 
     /// Marks every entry a domain (URL entries without a path; a reader then probes no path).
@@ -201,6 +215,7 @@ impl CompactTable {
             return bad(format!("a category set index beyond the {count} sets"));
         }
         Ok(CompactTable {
+            occupied: None,
             map,
             coding,
             sets,
@@ -211,6 +226,13 @@ impl CompactTable {
     /// The category ids of the entry whose prefix `fingerprint` has, if any.
     #[inline]
     pub fn lookup(&self, fingerprint: u64) -> Option<&[u16]> {
+        if self
+            .occupied
+            .as_ref()
+            .is_some_and(|o| !o.may_hold(fingerprint))
+        {
+            return None;
+        }
         let rank = self.map.rank(self.map.prefix_of(fingerprint))?;
         Some(self.sets.get(self.set_of(rank)))
     }
@@ -232,7 +254,10 @@ impl CompactTable {
     /// Whether `fingerprint`'s prefix is an entry's.
     #[inline]
     pub fn contains(&self, fingerprint: u64) -> bool {
-        self.map.rank(self.map.prefix_of(fingerprint)).is_some()
+        self.occupied
+            .as_ref()
+            .is_none_or(|o| o.may_hold(fingerprint))
+            && self.map.rank(self.map.prefix_of(fingerprint)).is_some()
     }
 
     /// The prefixes and their set indices.
@@ -272,9 +297,13 @@ impl CompactTable {
         counts
     }
 
-    /// Bytes in memory: the main map and any side map.
+    /// Bytes in memory: the main map, any side map and the occupancy bits.
     pub fn size_in_bytes(&self) -> u64 {
         self.map.size_in_bytes()
+            + self
+                .occupied
+                .as_ref()
+                .map_or(0, |o| 8 * o.words.len() as u64)
             + match &self.coding {
                 SetCoding::InMap => 0,
                 SetCoding::Majority { others, .. } => others.size_in_bytes(),
@@ -288,6 +317,52 @@ impl CompactTable {
                 SetCoding::InMap => 0,
                 SetCoding::Majority { others, .. } => others.stored_bits(),
             }
+    }
+}
+
+/// Cells of the fingerprint space per entry in a table's occupancy bits: with 8, a stranger's
+/// fingerprint falls in a held cell with probability about `1 − e^(−1/8)` ≈ 12 %, so most
+/// probes of a list without a hosts gate (a published one, one that deltas keep, a list of
+/// domains) end at one bit instead of an Elias–Fano search, for 8 bits an entry of memory (not
+/// stored: built on reading). Measured: 3,535 → 2,755 instructions a URL line.
+pub const OCCUPANCY_CELLS_PER_ENTRY: u64 = 8;
+
+/// One bit per cell of the fingerprint space, `cells` cells, set where an entry's prefix lies:
+/// a fingerprint whose cell (`⌊v·cells / 2⁶⁴⌋`) is clear is no entry's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Occupancy {
+    words: Vec<u64>,
+    cells: u64,
+}
+
+impl Occupancy {
+    /// The cells of `map`'s prefixes. A prefix `p` of universe `u` is the prefix of the
+    /// fingerprints in `[p·2⁶⁴/u, (p+1)·2⁶⁴/u)`, whose cells run from `⌊p·c/u⌋` to
+    /// `⌊((p+1)·c − 1)/u⌋`: all are set, so no entry's fingerprint meets a clear cell.
+    fn of(map: &PrefixMap) -> Self {
+        let cells = (map.len() * OCCUPANCY_CELLS_PER_ENTRY)
+            .max(64)
+            .next_multiple_of(64);
+        let mut words = vec![0u64; (cells / 64) as usize];
+        let (c, u) = (u128::from(cells), u128::from(map.universe()));
+        for (prefix, _) in map.iter() {
+            let p = u128::from(prefix);
+            let first = (p * c / u) as u64;
+            // At least `first`: (p + 1)·c − 1 ≥ p·c since c ≥ 1.
+            let last = (((p + 1) * c - 1) / u).min(c - 1) as u64;
+            for cell in first..=last {
+                words[(cell / 64) as usize] |= 1 << (cell % 64);
+            }
+        }
+        Occupancy { words, cells }
+    }
+
+    /// Whether the cell of fingerprint `v` holds an entry's prefix.
+    #[inline]
+    fn may_hold(&self, v: u64) -> bool {
+        let cell = ((u128::from(v) * u128::from(self.cells)) >> 64) as u64;
+        // cell < cells = 64 · words.len().
+        self.words[(cell / 64) as usize] >> (cell % 64) & 1 == 1
     }
 }
 
@@ -387,6 +462,31 @@ mod tests {
         assert_ne!(chain_universe(4_000, q, Some(u)), u);
         // A small list keeps room for a thousand additions.
         assert_eq!(chain_universe(100, q, None), universe_for(1124, q));
+    }
+
+    #[test]
+    fn the_occupancy_bits_never_hide_an_entry_and_reject_most_strangers() {
+        let mut rng = SplitMix64::new(12);
+        for universe in [100, 1 << 20, 1 << 40, u64::MAX] {
+            let pairs: Vec<(u64, Vec<u16>)> = (0..90).map(|_| (rng.next_u64(), vec![0])).collect();
+            let table = CompactTable::build(pairs.clone(), universe)
+                .unwrap()
+                .with_occupancy();
+            assert!(
+                pairs.iter().all(|(v, _)| table.contains(*v)),
+                "u = {universe}"
+            );
+        }
+        let pairs: Vec<(u64, Vec<u16>)> = (0..10_000).map(|_| (rng.next_u64(), vec![0])).collect();
+        let table = CompactTable::build(pairs, 1 << 60)
+            .unwrap()
+            .with_occupancy();
+        let occupied = table.occupied.as_ref().unwrap();
+        // 10⁵ strangers: about 1 − e^(−1/8) = 11.75 % pass; 5σ of the binomial is 0.5 %.
+        let passed = (0..100_000)
+            .filter(|_| occupied.may_hold(rng.next_u64()))
+            .count();
+        assert!((11_250..12_250).contains(&passed), "{passed} of 10⁵ passed");
     }
 
     #[test]
