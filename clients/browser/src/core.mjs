@@ -18,7 +18,14 @@ export class Core {
   /** Instantiates the core from the .wasm file's bytes (or a compiled WebAssembly.Module). */
   static async load(wasm) {
     const module = wasm instanceof WebAssembly.Module ? wasm : await WebAssembly.compile(wasm);
-    return new Core(await WebAssembly.instantiate(module, {}), module);
+    // The module's one import reads the list file being loaded (see `loadList`); it reaches the
+    // Core through `held`, which exists only once the instance does.
+    const held = {};
+    const imports = {
+      env: { pb_host_read: (offset, dest, len) => held.core.hostRead(offset, dest, len) },
+    };
+    held.core = new Core(await WebAssembly.instantiate(module, imports), module);
+    return held.core;
   }
 
   constructor(instance, module = null) {
@@ -28,6 +35,8 @@ export class Core {
     this.failed = false;
     /** Called with the `WebAssembly.RuntimeError` of the first trap. */
     this.onTrap = null;
+    /** The file a `loadList` call is reading (its bytes), between the call's start and end. */
+    this.hostFile = null;
     this.x = {};
     for (const [name, value] of Object.entries(instance.exports)) {
       this.x[name] = typeof value === "function" ? this.guarded(name, value) : value;
@@ -90,11 +99,31 @@ export class Core {
     return JSON.parse(this.resultText());
   }
 
-  /** Reads a list from its file image; returns its handle, or throws the core's error. */
+  /**
+   * Reads a list from its file image; returns its handle, or throws the core's error. The core
+   * reads the file in place, section by section (`hostRead`), into the structures that keep
+   * them: no copy of the file enters the module's memory, which never shrinks once grown.
+   */
   loadList(name, bytes) {
-    const handle = this.withInputs([name, bytes], (n, nl, b, bl) => this.x.pb_load(n, nl, b, bl));
+    this.hostFile = bytes;
+    let handle;
+    try {
+      handle = this.withInputs([name], (n, nl) => this.x.pb_load_host(n, nl, bytes.length));
+    } finally {
+      this.hostFile = null;
+    }
     if (handle === 0) throw new Error(this.resultText());
     return handle;
+  }
+
+  /** The import `env.pb_host_read`: copies `len` bytes of the file being loaded from `offset`
+   * to `dest` in module memory; 0, or -1 when the range is not in the file. */
+  hostRead(offset, dest, len) {
+    const file = this.hostFile;
+    if (file === null || offset < 0 || offset + len > file.length) return -1;
+    // A fresh view each time: the module's memory may have grown (and its buffer changed).
+    new Uint8Array(this.x.memory.buffer, dest, len).set(file.subarray(offset, offset + len));
+    return 0;
   }
 
   /** Drops a held list. */

@@ -110,7 +110,31 @@ pub unsafe extern "C" fn pb_load(
     // SAFETY: the caller's promise.
     let (name, bytes) = unsafe { (input(name, name_len), input(bytes, bytes_len)) };
     let name = String::from_utf8_lossy(name);
-    with(|state| match Loaded::from_bytes(&name, bytes) {
+    hold(Loaded::from_bytes(&name, bytes))
+}
+
+/// Reads a list from the file JavaScript holds (`file_len` bytes, read through the
+/// `env.pb_host_read` import by positioned reads; see [`crate::host`]) and holds it: its
+/// handle, or 0 with the error's text in the result buffer. Unlike [`pb_load`], no copy of
+/// the file enters the module's memory: a list holds about its file's size.
+///
+/// # Safety
+/// `name` must point to `name_len` readable bytes ([`pb_alloc`] memory).
+#[cfg(target_arch = "wasm32")]
+#[no_mangle]
+pub unsafe extern "C" fn pb_load_host(name: *const u8, name_len: usize, file_len: f64) -> u32 {
+    // SAFETY: the caller's promise.
+    let name = String::from_utf8_lossy(unsafe { input(name, name_len) }).into_owned();
+    let file = crate::host::HostFile {
+        len: file_len as u64,
+    };
+    let list = phishbloom_core::Blocklist::read_from(std::path::Path::new(&name), &file);
+    hold(list.map_err(|e| e.to_string()).and_then(Loaded::new))
+}
+
+/// Holds a loaded list: its handle, or 0 with the error's text in the result buffer.
+fn hold(loaded: Result<Loaded, String>) -> u32 {
+    with(|state| match loaded {
         Ok(loaded) => {
             set_result(state, Vec::new());
             state.lists.insert(loaded)

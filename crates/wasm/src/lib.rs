@@ -12,6 +12,8 @@
 #![warn(missing_docs)]
 
 pub mod exports;
+#[cfg(target_arch = "wasm32")]
+pub mod host;
 pub mod sync;
 
 use std::collections::HashSet;

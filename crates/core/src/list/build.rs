@@ -427,7 +427,7 @@ impl Blocklist {
                     })
                     .transpose()?;
                 let mut table = CompactTable::build_interned(pairs, sets, universe)?;
-                if gate.is_none() {
+                if gate.is_none() && !domains_only {
                     table = table.with_occupancy();
                 }
                 let table = Arc::new(table.with_domains_only(domains_only));

@@ -94,7 +94,9 @@ impl Blocklist {
             Kind::Cabf => file.cabf_engine()?,
             Kind::Compact => {
                 let mut table = file.compact_table(resolver.categories().len())?;
-                if directory.find(tag::HOSTS_GATE, 0).is_none() {
+                // A list of domains probes a few host suffixes a URL: the bits would cost a
+                // fifth of its memory for little.
+                if directory.find(tag::HOSTS_GATE, 0).is_none() && !table.domains_only() {
                     table = table.with_occupancy();
                 }
                 let table = std::sync::Arc::new(table);

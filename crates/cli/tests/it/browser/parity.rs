@@ -233,3 +233,55 @@ fn the_wasm_core_answers_a_compact_list_as_check_answers_the_verified_one() {
     let allowed = crate::compact::allowed_differences(crate::compact::LINES, 1e-9);
     crate::compact::assert_same_answers(&expected, &found, allowed);
 }
+
+#[test]
+#[ignore = "builds a list of 10⁶ domains: seconds unoptimized; CI runs it in its optimized profile"]
+fn the_wasm_core_holds_a_compact_list_of_a_million_domains_in_its_file_size_and_a_fifth() {
+    let Some(_) = prerequisites("the_wasm_core_holds_a_compact_list", &["node"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let domains: String = (0..1_000_000)
+        .map(|i| format!("d{i:x}.host{}.example\n", i % 977))
+        .collect();
+    let input = dir.path().join("domains.txt");
+    std::fs::write(&input, domains).unwrap();
+    let list = dir.path().join("compact.bloom");
+    let built = run(
+        &serve_common::bin(),
+        &[
+            "build",
+            input.to_str().unwrap(),
+            "--kind",
+            "compact",
+            "-o",
+            list.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(built.1, 0, "{}", String::from_utf8_lossy(&built.0));
+    let urls = dir.path().join("urls.txt");
+    std::fs::write(&urls, "http://d1.host1.example/\nhttp://clean.test/\n").unwrap();
+    let bench = root().join("clients/browser/bench.mjs");
+    let (out, code) = run(
+        Path::new("node"),
+        &[
+            bench.to_str().unwrap(),
+            list.to_str().unwrap(),
+            urls.to_str().unwrap(),
+            "1",
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{}", String::from_utf8_lossy(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let grown = report["memory_after_load_bytes"].as_f64().unwrap()
+        - report["memory_before_bytes"].as_f64().unwrap();
+    let file = report["list_bytes"].as_f64().unwrap();
+    // The table is read in place into its own words: nothing else of the file's size stays.
+    assert!(
+        grown <= 1.2 * file,
+        "the module grew by {grown} bytes for a {file}-byte list"
+    );
+    assert_eq!(report["listed"], 1, "{report}");
+}
