@@ -58,8 +58,8 @@ pub(super) struct Decoded {
 }
 
 impl Decoded {
-    /// The delta, with its `extras` read (a table delta's, `table`, with packed added sets).
-    pub(super) fn with_extras(self, path: &Path, extras: &[u8], table: bool) -> Result<Delta> {
+    /// The delta, with its `extras` read (the added sets packed when `packed`).
+    pub(super) fn with_extras(self, path: &Path, extras: &[u8], packed: bool) -> Result<Delta> {
         let mut delta = Delta {
             scheme: self.scheme,
             probes_per_item: self.probes_per_item,
@@ -79,7 +79,7 @@ impl Decoded {
             exceptions: None,
         };
         delta
-            .decode_extras(extras, table)
+            .decode_extras(extras, packed)
             .ok_or_else(|| bad(path, "its categories or exceptions do not decode"))?;
         Ok(delta)
     }

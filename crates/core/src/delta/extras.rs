@@ -20,9 +20,9 @@ mod packing {
 }
 
 impl Delta {
-    /// Categories, counts, category sets and exceptions, as varints; a table delta's
-    /// (`table`) added sets packed ([`put_packed_sets`]).
-    pub(super) fn encode_extras(&self, table: bool) -> Vec<u8> {
+    /// Categories, counts, category sets and exceptions, as varints; the added sets packed
+    /// ([`put_packed_sets`]) when `packed` (the current format), a varint each otherwise.
+    pub(super) fn encode_extras(&self, packed: bool) -> Vec<u8> {
         let mut out = Vec::new();
         let put_text = |out: &mut Vec<u8>, text: &str| {
             out.put_varint(text.len() as u64);
@@ -54,13 +54,17 @@ impl Delta {
                 out.put_varint(u64::from(id));
             }
         }
-        if table {
-            let indices: Vec<u32> = self
-                .added_categories
-                .iter()
-                .map(|ids| index(ids) as u32)
-                .collect();
-            put_packed_sets(&mut out, &indices, sets.len() as u64);
+        if packed {
+            // 0 (no sets: a list of one category) or the added count, then the packing.
+            out.put_varint(self.added_categories.len() as u64);
+            if !self.added_categories.is_empty() {
+                let indices: Vec<u32> = self
+                    .added_categories
+                    .iter()
+                    .map(|ids| index(ids) as u32)
+                    .collect();
+                put_packed_sets(&mut out, &indices, sets.len() as u64);
+            }
         } else {
             out.put_varint(self.added_categories.len() as u64);
             for ids in &self.added_categories {
@@ -87,9 +91,9 @@ impl Delta {
         out
     }
 
-    /// Reads the extras into the delta — a table delta's (`table`) added sets packed —
-    /// (`None`: they do not decode, or bytes are left over).
-    pub(super) fn decode_extras(&mut self, bytes: &[u8], table: bool) -> Option<()> {
+    /// Reads the extras into the delta — the added sets packed when `packed` — (`None`: they
+    /// do not decode, or bytes are left over).
+    pub(super) fn decode_extras(&mut self, bytes: &[u8], packed: bool) -> Option<()> {
         let mut r = ByteReader::new(bytes);
         let text = |r: &mut ByteReader<'_>| -> Option<String> {
             let len = r.count()?;
@@ -110,13 +114,16 @@ impl Delta {
             let set: Option<Vec<u16>> = (0..len).map(|_| u16::try_from(r.varint()?).ok()).collect();
             sets.push(set?);
         }
-        let indices = if table {
-            read_packed_sets(&mut r, self.added.len(), sets.len() as u64)?
+        // Packed, a set may take less than a byte: the count is bounded by the additions.
+        let added_sets = usize::try_from(r.varint()?).ok()?;
+        if added_sets != 0 && added_sets != self.added.len() {
+            return None;
+        }
+        let indices = if packed && added_sets > 0 {
+            read_packed_sets(&mut r, added_sets, sets.len() as u64)?
+        } else if packed {
+            Vec::new()
         } else {
-            let added_sets = r.count()?;
-            if added_sets != 0 && added_sets != self.added.len() {
-                return None;
-            }
             (0..added_sets)
                 .map(|_| u32::try_from(r.varint()?).ok())
                 .collect::<Option<Vec<u32>>>()?
@@ -189,7 +196,7 @@ fn read_packed_sets(r: &mut ByteReader<'_>, count: usize, sets: u64) -> Option<V
         packing::EVERY => unpack(r, count, width)?,
         packing::MAJORITY => {
             let majority = u32::try_from(r.varint()?).ok()?;
-            let others = r.count()?;
+            let others = usize::try_from(r.varint()?).ok()?;
             let rice = u32::from(r.u8()?);
             let coded_len = r.count()?;
             if others > count || rice > 63 {

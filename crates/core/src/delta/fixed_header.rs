@@ -270,7 +270,7 @@ mod tests {
         let mut future = Delta::between(&old, &new, &DiffOptions::default())
             .unwrap()
             .to_bytes();
-        future[8] = 3;
+        future[8] = 4;
         reseal(&mut future);
         let error = Delta::from_bytes(Path::new("d"), &future).unwrap_err();
         assert!(error.to_string().contains("upgrade"), "{error}");

@@ -25,9 +25,10 @@
 //! changing anything, unless that is the fingerprint the delta promises. docs/FORMAT.md
 //! ("Delta files") specifies every byte; the whole file is covered by an xxh3-64 checksum.
 //!
-//! Two formats share the magic, the format number at bytes 8–11, the extras and the trailing
-//! checksum ([`VERSION`]: `varint_header`, written; [`FIXED_HEADER_VERSION`]: `fixed_header`,
-//! still read). The varint header takes about 60 bytes where the fixed one takes 160, can hold a
+//! Three formats share the magic, the format number at bytes 8–11, the extras and the trailing
+//! checksum ([`VERSION`]: `varint_header`, written, its added sets packed; [`UNPACKED_VERSION`]:
+//! the same header, a varint per added set, still read; [`FIXED_HEADER_VERSION`]:
+//! `fixed_header`, still read). The varint header takes about 60 bytes where the fixed one takes 160, can hold a
 //! ribbon filter, and leaves out what the receiver derives (target entry count, the added and —
 //! for exact deltas — removed fingerprint terms, part lengths of the last part);
 //! [`Delta::to_fixed_header_bytes`] writes the fixed-header format for receivers that read
@@ -58,9 +59,13 @@ pub use view::{DiffOptions, ListView};
 /// The first 8 bytes of a delta file: `\x89PHBDEL\n` (like the blocklist magic, binary-safe).
 pub const MAGIC: [u8; 8] = [0x89, b'P', b'H', b'B', b'D', b'E', b'L', 0x0a];
 
-/// The delta format this build writes, with a varint header (it reads this one and
-/// [`FIXED_HEADER_VERSION`]).
-pub const VERSION: u32 = 2;
+/// The delta format this build writes, with a varint header and the added entries' category
+/// sets packed (it reads this one, [`UNPACKED_VERSION`] and [`FIXED_HEADER_VERSION`]).
+pub const VERSION: u32 = 3;
+
+/// The varint-header format whose extras give each added entry's category set a varint,
+/// still read.
+pub const UNPACKED_VERSION: u32 = 2;
 
 /// The delta format with a 160-byte fixed header, still read.
 pub const FIXED_HEADER_VERSION: u32 = 1;

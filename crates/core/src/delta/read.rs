@@ -8,7 +8,7 @@ use crate::error::Result;
 
 use super::decoded::{bad, FIXED_HEADER_LEN};
 use super::varint_header::promised_length;
-use super::{Delta, CHECKSUM_LEN, FIXED_HEADER_VERSION, MAGIC, VERSION};
+use super::{Delta, CHECKSUM_LEN, FIXED_HEADER_VERSION, MAGIC, UNPACKED_VERSION, VERSION};
 
 /// Bytes before the varint header: magic, format, key scheme, additions coding (the shortest
 /// delta of either format is longer).
@@ -37,7 +37,7 @@ impl Delta {
         r.take(8);
         let version = r.u32().unwrap_or_default();
         match version {
-            VERSION => Delta::from_varint_header_body(path, body),
+            VERSION | UNPACKED_VERSION => Delta::from_varint_header_body(path, body, version),
             FIXED_HEADER_VERSION if body.len() >= FIXED_HEADER_LEN => {
                 Delta::from_fixed_header_body(path, body)
             }
@@ -46,7 +46,7 @@ impl Delta {
                 path,
                 format!(
                     "delta format {version}; this phishbloom reads formats \
-                     {FIXED_HEADER_VERSION} and {VERSION}: upgrade phishbloom"
+                     {FIXED_HEADER_VERSION} to {VERSION}: upgrade phishbloom"
                 ),
             )),
         }
@@ -62,7 +62,10 @@ fn checked_body<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b [u8]> {
     if stored == computed {
         return Ok(body);
     }
-    if bytes.get(8..12) == Some(&VERSION.to_le_bytes()[..]) {
+    let format = bytes
+        .get(8..12)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
+    if matches!(format, Some(VERSION | UNPACKED_VERSION)) {
         match promised_length(bytes) {
             None => {
                 return Err(bad(

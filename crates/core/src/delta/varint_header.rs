@@ -13,7 +13,10 @@ use crate::keys::KeyScheme;
 use crate::sections::SetFingerprint;
 
 use super::decoded::{bad, check_distinct, check_removed, Decoded};
-use super::{coding, sealed, Additions, Delta, ListState, PartSizes, CHECKSUM_LEN, MAGIC, VERSION};
+use super::{
+    coding, sealed, Additions, Delta, ListState, PartSizes, CHECKSUM_LEN, MAGIC, UNPACKED_VERSION,
+    VERSION,
+};
 
 /// The parts of a varint-header delta: header (through the part lengths), additions,
 /// removals, extras.
@@ -27,13 +30,19 @@ struct VarintHeaderParts {
 impl Delta {
     /// The delta file's bytes, in the current format ([`VERSION`], a varint header).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let parts = self.encode_varint_header_parts();
+        self.to_varint_header_bytes(VERSION)
+    }
+
+    /// The delta file's bytes in varint-header format `version` (the current one, or — for
+    /// the tests of its reader — [`UNPACKED_VERSION`]).
+    fn to_varint_header_bytes(&self, version: u32) -> Vec<u8> {
+        let parts = self.encode_varint_header_parts(version);
         sealed(parts.header, [&parts.added, &parts.removed, &parts.extras])
     }
 
     /// The parts of the varint-header file: the header, then the additions, removals and
     /// extras (docs/FORMAT.md, "Delta files").
-    fn encode_varint_header_parts(&self) -> VarintHeaderParts {
+    fn encode_varint_header_parts(&self, version: u32) -> VarintHeaderParts {
         let (code, mut params, added) = encode_additions(&self.added);
         let removed = if self.removed.is_empty() {
             Vec::new()
@@ -44,7 +53,7 @@ impl Delta {
         };
         let mut header = Vec::with_capacity(80);
         header.extend_from_slice(&MAGIC);
-        header.put_u32(VERSION);
+        header.put_u32(version);
         header.push(self.scheme.code());
         header.push(code);
         header.put_varint(u64::from(self.probes_per_item));
@@ -62,7 +71,7 @@ impl Delta {
             header.put_u128(self.removed_terms);
         }
         header.extend_from_slice(&params);
-        let extras = self.encode_extras(code == coding::TABLE);
+        let extras = self.encode_extras(version == VERSION);
         header.put_varint(added.len() as u64);
         header.put_varint(removed.len() as u64);
         header.put_varint(extras.len() as u64);
@@ -79,7 +88,7 @@ impl Delta {
     /// (categories, count changes, category sets, exceptions) — for measuring the coding
     /// against its formula.
     pub fn part_sizes(&self) -> PartSizes {
-        let encoded = self.encode_varint_header_parts();
+        let encoded = self.encode_varint_header_parts(VERSION);
         PartSizes {
             fixed: encoded.header.len() + CHECKSUM_LEN,
             added: encoded.added.len(),
@@ -88,14 +97,19 @@ impl Delta {
         }
     }
 
-    /// Reads the body (all but the checksum, already checked) of a varint-header delta.
-    pub(super) fn from_varint_header_body(path: &Path, body: &[u8]) -> Result<Delta> {
+    /// Reads the body (all but the checksum, already checked) of a varint-header delta of
+    /// format `version` ([`VERSION`], or [`UNPACKED_VERSION`], which holds no table).
+    pub(super) fn from_varint_header_body(path: &Path, body: &[u8], version: u32) -> Result<Delta> {
         let mut fields = Fields {
             r: ByteReader::new(body),
             path,
         };
         fields.r.take(12);
         let header = VarintHeader::read(&mut fields)?;
+        let packed = version == VERSION;
+        if header.table && !packed {
+            return Err(bad(path, format!("a table delta in format {version}")));
+        }
         let [added_len, removed_len, _] = fields.part_lengths()?;
         let coded_added = fields
             .r
@@ -134,7 +148,7 @@ impl Delta {
             removed_terms,
             removed,
         }
-        .with_extras(path, fields.r.rest(), header.table)
+        .with_extras(path, fields.r.rest(), packed)
     }
 }
 
@@ -263,7 +277,7 @@ struct VarintHeader {
     scheme: KeyScheme,
     /// Whether the additions are compact (prefixes or a ribbon filter).
     compact: bool,
-    /// Whether they are a compact table's (their category sets packed in the extras).
+    /// Whether they are a compact table's.
     table: bool,
     probes_per_item: u32,
     created: u64,
@@ -399,7 +413,7 @@ impl VarintHeader {
 pub(super) fn promised_length(bytes: &[u8]) -> Option<usize> {
     let mut r = ByteReader::new(bytes);
     r.take(8)?;
-    if r.u32()? != VERSION {
+    if !matches!(r.u32()?, VERSION | UNPACKED_VERSION) {
         return None;
     }
     r.u8()?;
@@ -550,6 +564,26 @@ mod tests {
                 let _ = Delta::from_bytes(Path::new("d"), &flipped);
             }
         }
+    }
+
+    #[test]
+    fn unpacked_format_deltas_are_still_read_and_hold_no_table() {
+        let (old, new) = super::super::samples::changed();
+        let delta = Delta::between(&old, &new, &DiffOptions::default()).unwrap();
+        let unpacked = delta.to_varint_header_bytes(UNPACKED_VERSION);
+        assert_eq!(&unpacked[8..12], &UNPACKED_VERSION.to_le_bytes());
+        assert_eq!(Delta::from_bytes(Path::new("d"), &unpacked).unwrap(), delta);
+        let (old, new) = tables(50, 10, 3);
+        let table = Delta::between(&old, &new, &DiffOptions::default()).unwrap();
+        let error = Delta::from_bytes(
+            Path::new("d"),
+            &table.to_varint_header_bytes(UNPACKED_VERSION),
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("table delta in format 2"),
+            "{error}"
+        );
     }
 
     #[test]
