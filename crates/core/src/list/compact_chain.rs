@@ -122,27 +122,7 @@ impl Blocklist {
                 ),
             ));
         }
-        let mut kept: Vec<(u64, Vec<u16>)> = entries
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| removed.binary_search(&(*i as u64)).is_err())
-            .map(|(_, e)| e)
-            .collect();
-        let before = kept.len();
-        kept.extend(
-            prefixes
-                .iter()
-                .zip(&delta.added_categories)
-                .map(|(&p, ids)| (p, ids.clone())),
-        );
-        kept.sort_unstable_by_key(|e| e.0);
-        kept.dedup_by_key(|e| e.0);
-        if kept.len() != before + prefixes.len() || delta.added_categories.len() != prefixes.len() {
-            return Err(check_failed(
-                &path,
-                "it adds a prefix the table holds, or names no categories for its additions",
-            ));
-        }
+        let kept = merged(&path, entries, &removed, prefixes, &delta.added_categories)?;
         let mut names: Vec<String> = self.categories().iter().map(|c| c.name.clone()).collect();
         names.extend(delta.new_categories.iter().cloned());
         let exceptions = match &delta.exceptions {
@@ -167,6 +147,40 @@ impl Blocklist {
             version,
         })
     }
+}
+
+/// The table's `entries` without those at the `removed` positions, with the `prefixes` added
+/// (each with its `categories`), ascending; refused when an addition is a prefix the table
+/// keeps or has no categories.
+fn merged(
+    path: &Path,
+    entries: Vec<(u64, Vec<u16>)>,
+    removed: &[u64],
+    prefixes: &[u64],
+    categories: &[Vec<u16>],
+) -> Result<Vec<(u64, Vec<u16>)>> {
+    let mut kept: Vec<(u64, Vec<u16>)> = entries
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| removed.binary_search(&(*i as u64)).is_err())
+        .map(|(_, e)| e)
+        .collect();
+    let before = kept.len();
+    kept.extend(
+        prefixes
+            .iter()
+            .zip(categories)
+            .map(|(&p, ids)| (p, ids.clone())),
+    );
+    kept.sort_unstable_by_key(|e| e.0);
+    kept.dedup_by_key(|e| e.0);
+    if kept.len() != before + prefixes.len() || categories.len() != prefixes.len() {
+        return Err(check_failed(
+            path,
+            "it adds a prefix the table holds, or names no categories for its additions",
+        ));
+    }
+    Ok(kept)
 }
 
 /// The positions a table delta removes, each checked to be in the table, with the set
