@@ -237,7 +237,7 @@ fn push_phishbloom(server: &RedisServer, keys: &KeyList, fpp: f64) -> Blocklist 
     let target = Target::parse(&server.url()).unwrap();
     let source = PushSource {
         meta: list.meta(),
-        filter: list.filter().unwrap(),
+        filter: list.filter(),
         resolver: list.resolver(),
         file_checksum: None,
         path: PathBuf::from("<memory>"),
@@ -391,7 +391,7 @@ fn large(server: &RedisServer, n: u64, fpp: f64) {
     );
     let source = PushSource {
         meta: &meta,
-        filter: &filter,
+        filter: Some(&filter),
         resolver: &resolver,
         file_checksum: None,
         path: PathBuf::from("<memory>"),

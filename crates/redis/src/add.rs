@@ -62,6 +62,14 @@ pub fn add(store: &mut Store, name: &str, keys: &[&[u8]], category: Option<&str>
     crate::validate_name(name)?;
     let names = Keys::new(name);
     let mut meta = load_meta(store, &names)?;
+    if meta.is_compact() {
+        return Err(Error::Compact {
+            url: store.shown().to_string(),
+            name: name.to_string(),
+            version: meta.version,
+            action: "take keys",
+        });
+    }
     let mut hashes = Vec::with_capacity(keys.len());
     for key in keys {
         hashes.extend(key_hash(meta.list.scheme, key)?);

@@ -26,7 +26,7 @@ use phishbloom_core::hits::Candidate;
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::prepare::{Preparer, Query};
 use phishbloom_core::resolve::Verdict;
-use phishbloom_core::resolve::{Category, Resolver, Verification};
+use phishbloom_core::resolve::{Category, CompactTable, Resolver, Verification};
 use phishbloom_filter::{Block, Blocked, KeyHash};
 use phishbloom_url::CanonicalUrl;
 use redis::{cmd, Cmd, Value};
@@ -302,6 +302,9 @@ impl RedisBlocklist {
 
     /// One try at a batch on the version in hand.
     fn attempt(&mut self, items: &[Item], out: &mut Vec<Verdict>) -> Result<Attempt> {
+        if let Some(table) = self.resolver.compact_arc() {
+            return self.attempt_compact(&table, items, out);
+        }
         let chunking = self.meta.chunking;
         let num_bits = self.meta.num_bits;
         let probes: usize = items.iter().map(|i| i.hashes().len()).sum();
@@ -362,6 +365,40 @@ impl RedisBlocklist {
                     .enumerate()
                     .filter(|(_, (&hash, &slot))| Blocked::probe_block(&blocks[slot], k, hash))
                     .map(|(index, _)| index)
+                    .collect();
+                item.candidates(&hits)
+            })
+            .collect();
+        match self.decide(items, &mut found)? {
+            Ok(verdicts) => {
+                out.extend(verdicts);
+                Ok(Attempt::Done)
+            }
+            Err(live) => Ok(Attempt::Switched(live)),
+        }
+    }
+
+    /// One try at a batch on a compact version: its table, read whole with the version, is
+    /// probed here; the round trip only reads the pointer, so that the batch answers from the
+    /// live version.
+    fn attempt_compact(
+        &mut self,
+        table: &CompactTable,
+        items: &[Item],
+        out: &mut Vec<Verdict>,
+    ) -> Result<Attempt> {
+        let pointer = self.store.run(
+            vec![cmd("GET").arg(self.keys.current()).clone()],
+            "read the live version",
+        )?;
+        if let Some(live) = self.pointer(pointer.into_iter().next())? {
+            return Ok(Attempt::Switched(live));
+        }
+        let mut found: Vec<Found> = items
+            .iter()
+            .map(|item| {
+                let hits: Vec<usize> = (0..item.hashes().len())
+                    .filter(|&i| table.contains(fingerprint(item.hashes()[i])))
                     .collect();
                 item.candidates(&hits)
             })

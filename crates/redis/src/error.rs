@@ -254,8 +254,8 @@ pub enum Error {
     /// there (a key's bits in one 64-byte block, one `GETRANGE` per probe).
     #[error(
         "{path}: {what} cannot be pushed to Redis: Redis lists are probed as one blocked Bloom \
-         filter, a key's bits in one 64-byte block (one GETRANGE per probe); rebuild it as a \
-         blocked list that does not grow"
+         filter, a key's bits in one 64-byte block (one GETRANGE per probe), or read whole as \
+         a compact table; rebuild it as a blocked list that does not grow, or as a compact list"
     )]
     WrongKind {
         /// The file.
@@ -303,6 +303,23 @@ pub enum Error {
         key: String,
         /// Why.
         error: phishbloom_url::Error,
+    },
+
+    /// Keys added to, or bits pulled from, a compact version, which has neither.
+    #[error(
+        "Redis at {url}: list `{name}` version {version} is a compact table, built once for \
+         its entries: it cannot {action}; push the list again (built with the keys), or push a \
+         blocked list to add to"
+    )]
+    Compact {
+        /// The server (password hidden).
+        url: String,
+        /// The list name.
+        name: String,
+        /// The version.
+        version: u64,
+        /// What was asked (`take keys`, `give its bits`).
+        action: &'static str,
     },
 
     /// Verification was required but the list in Redis has none.

@@ -34,8 +34,11 @@ pub struct Info {
     pub exceptions: u64,
     /// Distinct keys `add` inserted into this version.
     pub added: u64,
-    /// The filter as it is in Redis: fill, estimated items, rate from the bits.
-    pub filter: FilterInfo,
+    /// The filter as it is in Redis: fill, estimated items, rate from the bits (`None` for a
+    /// compact version, which has no bits).
+    pub filter: Option<FilterInfo>,
+    /// A compact version's table: its prefixes (read and verified whole).
+    pub compact_prefixes: Option<u64>,
 }
 
 /// Reads list `name`'s live version whole and verifies it: every chunk's length and checksum,
@@ -44,7 +47,13 @@ pub fn info(store: &mut Store, name: &str) -> Result<Info> {
     crate::validate_name(name)?;
     let keys = Keys::new(name);
     let meta = load_meta(store, &keys)?;
-    let (meta, filter) = pull_version(store, &keys, meta)?;
+    let (meta, filter) = match meta.is_compact() {
+        true => (meta, None),
+        false => {
+            let (meta, filter) = pull_version(store, &keys, meta)?;
+            (meta, Some(FilterInfo::of(&*filter)))
+        }
+    };
     let resolver = load_resolver(store, &keys, &meta)?;
     let table = resolver.verification();
     let added_key = keys.added(meta.version);
@@ -61,7 +70,8 @@ pub fn info(store: &mut Store, name: &str) -> Result<Info> {
         categories: resolver.categories().to_vec(),
         exceptions: resolver.exceptions().len() as u64,
         added,
-        filter: FilterInfo::of(&*filter),
+        filter,
+        compact_prefixes: resolver.compact().map(|t| t.len()),
         meta,
     })
 }
@@ -71,6 +81,14 @@ pub fn pull(store: &mut Store, name: &str) -> Result<(RemoteMeta, AnyFilter)> {
     crate::validate_name(name)?;
     let keys = Keys::new(name);
     let meta = load_meta(store, &keys)?;
+    if meta.is_compact() {
+        return Err(Error::Compact {
+            url: store.shown().to_string(),
+            name: name.to_string(),
+            version: meta.version,
+            action: "give its bits",
+        });
+    }
     pull_version(store, &keys, meta)
 }
 

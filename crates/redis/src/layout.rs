@@ -96,6 +96,9 @@ impl Keys {
 pub enum Section {
     /// The verification table: sorted little-endian u64 fingerprints.
     Verify,
+    /// A compact list's table (`sections::encode_compact`): what a compact version holds
+    /// instead of a bit array, read whole by each reader, which answers from it.
+    Compact,
     /// The categories: names and entry counts (`sections::encode_categories`).
     Categories,
     /// The category set of each fingerprint of the table (`sections::encode_category_sets`).
@@ -106,8 +109,9 @@ pub enum Section {
 
 impl Section {
     /// Every section, in the order a version stores and reads them.
-    pub const ALL: [Section; 4] = [
+    pub const ALL: [Section; 5] = [
         Section::Verify,
+        Section::Compact,
         Section::Categories,
         Section::CategorySets,
         Section::Exceptions,
@@ -117,6 +121,7 @@ impl Section {
     pub fn name(self) -> &'static str {
         match self {
             Section::Verify => "verify",
+            Section::Compact => "compact",
             Section::Categories => "categories",
             Section::CategorySets => "category-sets",
             Section::Exceptions => "exceptions",

@@ -1,7 +1,8 @@
 //! phishbloom blocklists in Redis or Redis Cluster, shared by a whole fleet: push a
 //! blocked-layout blocklist file, check items with one 64-byte `GETRANGE` per probe (pipelined,
 //! one round trip per batch, probed locally with the verdicts of the local file), add keys to
-//! the live list, and verify what Redis holds.
+//! the live list, and verify what Redis holds. A compact list is pushed as its table, which
+//! each reader reads whole per version and answers from (a batch then only reads the pointer).
 //!
 //! The blocked layout keeps a key's k bits in one 64-byte block, so a check fetches one block
 //! per probe instead of running k `GETBIT`s, and the filter is split into chunks of at most

@@ -5,17 +5,18 @@
 //! | field | value |
 //! |---|---|
 //! | `format` | [`FORMAT`] |
-//! | `kind`, `hash` | `blocked`, `xxh3` (the only layout and hash pushed) |
+//! | `kind`, `hash` | `blocked` or `compact`, and `xxh3` (the layouts and hash pushed) |
 //! | `name`, `version` | the list name and this Redis version (the `vV` of the keys) |
 //! | `list-version`, `created` | the file's list version and creation time |
 //! | `pushed` | when the push wrote this version (Unix seconds) |
 //! | `scheme` | `exact`, `exact-folded`, `url` or `url-expressions` |
 //! | `probes-per-item`, `entries`, `fingerprint`, `target-fpp`, `exact-count` | the file's metadata (`target-fpp` absent when unknown); `fingerprint` is the set fingerprint, 32 hex digits; `exact-count` is `true`, or `false` when `entries` and `fingerprint` are approximate |
-//! | `m`, `k`, `items`, `sized-for`, `probe-fpp` | the filter's parameters |
-//! | `bytes`, `chunk-bytes`, `chunks` | the bit array's length and its cut into chunks |
-//! | `sum:I` | chunk I's [`crate::layout::BitSum`], decimal; `add` increases it |
+//! | `m`, `k`, `items`, `sized-for`, `probe-fpp` | the filter's parameters (`blocked` only) |
+//! | `bytes`, `chunk-bytes`, `chunks` | the bit array's length and its cut into chunks (`blocked` only) |
+//! | `sum:I` | chunk I's [`crate::layout::BitSum`], decimal; `add` increases it (`blocked` only) |
+//! | `compact-bytes`, `compact-chunk-bytes`, `compact-chunks`, `compact-sum:J` | a `compact` version's table (the file's compact section), chunked as the sections below |
 //! | `verify-count`, `verify-chunk-bytes`, `verify-chunks`, `verify-sum:J` | the verification table's fingerprints, chunking and xxh3-64 per chunk (hex); absent without a table |
-//! | `S-bytes`, `S-chunk-bytes`, `S-chunks`, `S-sum:J` | for S = `categories` (always), `category-sets` (with a table of several categories) and `exceptions` (when the list has any): the section's length, chunking and xxh3-64 per chunk (hex) |
+//! | `S-bytes`, `S-chunk-bytes`, `S-chunks`, `S-sum:J` | for S = `categories` (always), `category-sets` (with a verification table of several categories, or a compact table) and `exceptions` (when the list has any): the section's length, chunking and xxh3-64 per chunk (hex) |
 //! | `file-checksum` | the pushed file's checksum (xxh3-64 of its section table), hex |
 
 use std::collections::HashMap;
@@ -76,6 +77,8 @@ pub struct RemoteMeta {
     pub sums: Vec<u64>,
     /// The verification table, if the list has one.
     pub verify: Option<VerifyMeta>,
+    /// A compact version's table (it then has no bit array: `num_bits` 0, no chunks).
+    pub compact: Option<Stored>,
     /// The categories section.
     pub categories: Stored,
     /// The category sets section, for a table of a list of several categories.
@@ -99,17 +102,28 @@ impl RemoteMeta {
     pub fn section(&self, section: Section) -> Option<&Stored> {
         match section {
             Section::Verify => self.verify.as_ref().map(|v| &v.stored),
+            Section::Compact => self.compact.as_ref(),
             Section::Categories => Some(&self.categories),
             Section::CategorySets => self.category_sets.as_ref(),
             Section::Exceptions => self.exceptions.as_ref(),
         }
     }
 
+    /// Whether this version is a compact list's (a table read whole, no bit array).
+    pub fn is_compact(&self) -> bool {
+        self.compact.is_some()
+    }
+
     /// The hash fields, in a fixed order.
     pub fn to_fields(&self) -> Vec<(String, String)> {
+        let kind = if self.is_compact() {
+            "compact"
+        } else {
+            "blocked"
+        };
         let mut fields: Vec<(String, String)> = vec![
             ("format".into(), FORMAT.into()),
-            ("kind".into(), "blocked".into()),
+            ("kind".into(), kind.into()),
             ("hash".into(), "xxh3".into()),
             ("name".into(), self.list.name.clone()),
             ("version".into(), self.version.to_string()),
@@ -124,14 +138,18 @@ impl RemoteMeta {
             ("entries".into(), self.list.entries.to_string()),
             ("fingerprint".into(), self.list.fingerprint.to_string()),
             ("exact-count".into(), self.list.exact_count.to_string()),
-            ("m".into(), self.num_bits.to_string()),
-            ("k".into(), self.num_hashes.to_string()),
-            ("items".into(), self.items.to_string()),
-            ("sized-for".into(), self.sized_for.to_string()),
-            ("bytes".into(), self.chunking.bytes.to_string()),
-            ("chunk-bytes".into(), self.chunking.chunk_bytes.to_string()),
-            ("chunks".into(), self.chunking.chunks().to_string()),
         ];
+        if !self.is_compact() {
+            fields.extend([
+                ("m".into(), self.num_bits.to_string()),
+                ("k".into(), self.num_hashes.to_string()),
+                ("items".into(), self.items.to_string()),
+                ("sized-for".into(), self.sized_for.to_string()),
+                ("bytes".into(), self.chunking.bytes.to_string()),
+                ("chunk-bytes".into(), self.chunking.chunk_bytes.to_string()),
+                ("chunks".into(), self.chunking.chunks().to_string()),
+            ]);
+        }
         if let Some(p) = self.list.target_fpp {
             fields.push(("target-fpp".into(), format!("{p:e}")));
         }
@@ -141,8 +159,10 @@ impl RemoteMeta {
         if let Some(checksum) = &self.file_checksum {
             fields.push(("file-checksum".into(), checksum.clone()));
         }
-        for (i, sum) in self.sums.iter().enumerate() {
-            fields.push((format!("sum:{i}"), sum.to_string()));
+        if !self.is_compact() {
+            for (i, sum) in self.sums.iter().enumerate() {
+                fields.push((format!("sum:{i}"), sum.to_string()));
+            }
         }
         for (section, stored) in self.sections() {
             let prefix = section.name();
@@ -171,22 +191,30 @@ impl RemoteMeta {
     /// errors.
     pub fn from_fields(url: &str, key: &str, fields: &HashMap<String, String>) -> Result<Self> {
         let reader = Fields { url, key, fields };
-        reader.check_format()?;
+        let compact = reader.check_format()?;
         let list = reader.list_meta()?;
-        let (num_bits, num_hashes, bytes) = reader.bits()?;
-        let chunking = reader.chunking("chunk-bytes", "chunks", bytes)?;
-        let sums = (0..chunking.chunks())
-            .map(|i| reader.number(&format!("sum:{i}")))
-            .collect::<Result<Vec<u64>>>()?;
+        let filter = if compact {
+            FilterFields::none(&list)
+        } else {
+            reader.filter()?
+        };
         let verify = reader.verify()?;
+        let compact = match compact {
+            false => None,
+            true => Some(
+                reader
+                    .optional_section(Section::Compact)?
+                    .ok_or_else(|| reader.bad("compact-bytes", "missing".into()))?,
+            ),
+        };
         let categories = reader
             .optional_section(Section::Categories)?
             .ok_or_else(|| reader.bad("categories-bytes", "missing".into()))?;
         let category_sets = reader.optional_section(Section::CategorySets)?;
-        if category_sets.is_some() && verify.is_none() {
+        if category_sets.is_some() && verify.is_none() && compact.is_none() {
             return Err(reader.bad(
                 "category-sets-bytes",
-                "present without a verification table (`verify-count`)".into(),
+                "present without a verification table (`verify-count`) or a compact table".into(),
             ));
         }
         let exceptions = reader.optional_section(Section::Exceptions)?;
@@ -194,14 +222,15 @@ impl RemoteMeta {
             version: reader.number("version")?,
             list,
             pushed: reader.number("pushed")?,
-            num_bits,
-            num_hashes,
-            items: reader.number("items")?,
-            sized_for: reader.number("sized-for")?,
-            probe_fpp: reader.optional_rate("probe-fpp")?,
-            chunking,
-            sums,
+            num_bits: filter.num_bits,
+            num_hashes: filter.num_hashes,
+            items: filter.items,
+            sized_for: filter.sized_for,
+            probe_fpp: filter.probe_fpp,
+            chunking: filter.chunking,
+            sums: filter.sums,
             verify,
+            compact,
             categories,
             category_sets,
             exceptions,
@@ -210,9 +239,39 @@ impl RemoteMeta {
     }
 }
 
+/// What a version's metadata says of its bit array (nothing, for a compact version).
+struct FilterFields {
+    num_bits: u64,
+    num_hashes: u32,
+    items: u64,
+    sized_for: u64,
+    probe_fpp: Option<f64>,
+    chunking: Chunking,
+    sums: Vec<u64>,
+}
+
+impl FilterFields {
+    /// A compact version's: no bits, no chunks; its items are the list's entries.
+    fn none(list: &Meta) -> Self {
+        FilterFields {
+            num_bits: 0,
+            num_hashes: 0,
+            items: list.entries,
+            sized_for: 0,
+            probe_fpp: None,
+            chunking: Chunking {
+                bytes: 0,
+                chunk_bytes: MAX_CHUNK_BYTES,
+            },
+            sums: Vec::new(),
+        }
+    }
+}
+
 impl Fields<'_> {
-    /// Refuses metadata of another format, kind or hash.
-    fn check_format(&self) -> Result<()> {
+    /// Refuses metadata of another format, kind or hash; answers whether the kind is
+    /// `compact` (else `blocked`).
+    fn check_format(&self) -> Result<bool> {
         let format = self.text("format")?;
         if format != FORMAT {
             return Err(self.bad(
@@ -220,13 +279,33 @@ impl Fields<'_> {
                 format!("`{format}`, not `{FORMAT}` (written by another phishbloom version?)"),
             ));
         }
-        for (field, expected) in [("kind", "blocked"), ("hash", "xxh3")] {
-            let value = self.text(field)?;
-            if value != expected {
-                return Err(self.bad(field, format!("`{value}`, not `{expected}`")));
-            }
+        let hash = self.text("hash")?;
+        if hash != "xxh3" {
+            return Err(self.bad("hash", format!("`{hash}`, not `xxh3`")));
         }
-        Ok(())
+        match self.text("kind")? {
+            "blocked" => Ok(false),
+            "compact" => Ok(true),
+            other => Err(self.bad("kind", format!("`{other}`, not `blocked` or `compact`"))),
+        }
+    }
+
+    /// The bit array's parameters, chunks and chunk sums.
+    fn filter(&self) -> Result<FilterFields> {
+        let (num_bits, num_hashes, bytes) = self.bits()?;
+        let chunking = self.chunking("chunk-bytes", "chunks", bytes)?;
+        let sums = (0..chunking.chunks())
+            .map(|i| self.number(&format!("sum:{i}")))
+            .collect::<Result<Vec<u64>>>()?;
+        Ok(FilterFields {
+            num_bits,
+            num_hashes,
+            items: self.number("items")?,
+            sized_for: self.number("sized-for")?,
+            probe_fpp: self.optional_rate("probe-fpp")?,
+            chunking,
+            sums,
+        })
     }
 
     /// The list's own metadata, as its file holds it.
@@ -431,6 +510,7 @@ mod tests {
                     sums: vec![u64::MAX, 5],
                 },
             }),
+            compact: None,
             categories: Stored {
                 chunking: Chunking {
                     bytes: 30,
@@ -471,7 +551,27 @@ mod tests {
         plain.list.target_fpp = None;
         plain.list.exact_count = false;
         assert_eq!(decode(plain.to_fields()).unwrap(), plain);
-        // Category sets belong to a verification table.
+        // A compact version: no bit array, its table and category sets.
+        let mut compact = sample();
+        compact.verify = None;
+        compact.compact = Some(Stored {
+            chunking: Chunking {
+                bytes: 100,
+                chunk_bytes: 64,
+            },
+            sums: vec![3, 4],
+        });
+        let fields = compact.to_fields();
+        assert!(fields
+            .iter()
+            .all(|(name, _)| name != "m" && !name.starts_with("sum:")));
+        let back = decode(fields).unwrap();
+        assert_eq!(back.compact, compact.compact);
+        assert_eq!(
+            (back.num_bits, back.chunking.chunks(), back.items),
+            (0, 0, 10)
+        );
+        // Category sets belong to a verification or compact table.
         let orphan: Vec<_> = sample()
             .to_fields()
             .into_iter()

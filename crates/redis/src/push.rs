@@ -1,4 +1,6 @@
 //! `push`: writes a blocked-layout blocklist into Redis as a new version, then makes it live.
+//! A compact list is pushed the same way without a bit array: its table goes out as a section
+//! that each reader reads whole and answers from, as it answers from a verification table.
 //!
 //! 1. `INCR NAME:seq` draws the version number V.
 //! 2. The bit array goes out as chunks `NAME:vV:I`, the sections that decide verdicts as
@@ -19,7 +21,7 @@ use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::Resolver;
 use phishbloom_core::sections::{self, Meta};
 use phishbloom_core::{Blocklist, Kind};
-use phishbloom_filter::{AnyFilter, HashStrategy, LayoutKind};
+use phishbloom_filter::{AnyFilter, BloomParams, HashStrategy, LayoutKind};
 use redis::{cmd, Cmd, Value};
 
 use crate::error::{Error, Result};
@@ -75,12 +77,13 @@ fn refuse_lost_adds(
         &added_key,
         "read the keys added to the live version",
     )?;
-    let lost = match source.resolver.verification() {
-        Some(table) => added
+    let lost = match (source.resolver.verification(), source.resolver.compact()) {
+        (Some(table), _) => added
             .iter()
             .filter(|&&v| !table.fingerprints().contains(v))
             .count(),
-        None => added.len(),
+        (None, Some(table)) => added.iter().filter(|&&v| !table.contains(v)).count(),
+        (None, None) => added.len(),
     };
     if lost > 0 {
         return Err(Error::WouldLoseAdds {
@@ -122,8 +125,9 @@ impl Default for PushOptions {
 pub struct PushSource<'a> {
     /// The list's metadata.
     pub meta: &'a Meta,
-    /// The filter (blocked layout, xxh3 hashing).
-    pub filter: &'a AnyFilter,
+    /// The filter (blocked layout, xxh3 hashing); `None` for a compact list, whose table is
+    /// the resolver's.
+    pub filter: Option<&'a AnyFilter>,
     /// The categories, verification table and exceptions.
     pub resolver: &'a Resolver,
     /// The file's checksum, hex, if it came from a file.
@@ -134,7 +138,7 @@ pub struct PushSource<'a> {
 
 impl<'a> PushSource<'a> {
     /// The parts of a blocklist opened from `path`; refuses every kind but the blocked layout
-    /// with xxh3 hashing, the one whose k bits of a key share one block.
+    /// with xxh3 hashing, the one whose k bits of a key share one block, and compact lists.
     pub fn of(blocklist: &'a Blocklist, path: &Path) -> Result<Self> {
         let cannot = |problem: String| Error::CannotPush {
             path: path.to_path_buf(),
@@ -142,7 +146,8 @@ impl<'a> PushSource<'a> {
         };
         let kind = blocklist.kind();
         let filter = match (kind, blocklist.filter()) {
-            (Kind::Blocked, Some(filter)) => filter,
+            (Kind::Compact, _) => None,
+            (Kind::Blocked, Some(filter)) => Some(filter),
             _ => {
                 let what = if blocklist.layers().is_some_and(|l| l.grows()) {
                     format!("a growing {kind} blocklist")
@@ -155,7 +160,9 @@ impl<'a> PushSource<'a> {
                 });
             }
         };
-        if filter.layout() != LayoutKind::Blocked || filter.hash_strategy() != HashStrategy::Xxh3 {
+        if let Some(filter) = filter.filter(|f| {
+            f.layout() != LayoutKind::Blocked || f.hash_strategy() != HashStrategy::Xxh3
+        }) {
             return Err(cannot(format!(
                 "its filter hashes with {}, and Redis lists are probed with xxh3 block \
                  positions; rebuild it with the xxh3 hash (the default)",
@@ -202,8 +209,7 @@ pub fn push(
         &keys.seq(),
         "draw a version number",
     )?;
-    let filter = source.filter;
-    let bits = filter.bit_bytes();
+    let bits = source.filter.map_or(&[][..], |f| f.bit_bytes());
     let chunking = Chunking {
         bytes: bits.len() as u64,
         chunk_bytes: options.chunk_bytes,
@@ -216,7 +222,18 @@ pub fn push(
         |c| BitSum::default().of(c),
     )?;
     let sections = write_sections(store, &keys, version, source.resolver)?;
-    let params = filter.params();
+    let params = match source.filter {
+        Some(filter) => filter.params(),
+        None => BloomParams {
+            layout: LayoutKind::Blocked,
+            strategy: HashStrategy::Xxh3,
+            num_bits: 0,
+            num_hashes: 0,
+            items: source.meta.entries,
+            expected_items: 0,
+            target_fpp: None,
+        },
+    };
     let meta = RemoteMeta {
         version,
         // The list is known by its Redis name from now on (the file may call it otherwise).
@@ -233,6 +250,7 @@ pub fn push(
         chunking,
         sums,
         verify: sections.verify,
+        compact: sections.compact,
         categories: sections.categories,
         category_sets: sections.category_sets,
         exceptions: sections.exceptions,
@@ -271,6 +289,7 @@ fn validate(source: &PushSource<'_>, options: &PushOptions) -> Result<()> {
 /// Where the sections that decide verdicts were written.
 struct WrittenSections {
     verify: Option<VerifyMeta>,
+    compact: Option<Stored>,
     categories: Stored,
     category_sets: Option<Stored>,
     exceptions: Option<Stored>,
@@ -322,6 +341,22 @@ fn write_sections(
             &sections::encode_category_sets(table.sets(), table.set_of()),
         )?),
     };
+    let compact = match resolver.compact() {
+        None => None,
+        Some(table) => Some(write(
+            store,
+            Section::Compact,
+            &sections::encode_compact(table),
+        )?),
+    };
+    let category_sets = match (category_sets, resolver.compact()) {
+        (None, Some(table)) => Some(write(
+            store,
+            Section::CategorySets,
+            &sections::encode_category_sets(table.sets(), &[]),
+        )?),
+        (sets, _) => sets,
+    };
     let exceptions = match resolver.exceptions() {
         none if none.is_empty() => None,
         some => Some(write(
@@ -332,6 +367,7 @@ fn write_sections(
     };
     Ok(WrittenSections {
         verify,
+        compact,
         categories,
         category_sets,
         exceptions,

@@ -4,8 +4,10 @@
 //! [`Resolver`] that decides verdicts exactly as the pushed file does.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use phishbloom_core::engine::Fingerprints;
+use phishbloom_core::format::{tag, SectionEntry};
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::{Exceptions, Resolver, Verification};
 use phishbloom_core::sections;
@@ -98,8 +100,9 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
             .position(|(section, _)| *section == wanted)
             .map(|at| sections.swap_remove(at).1)
     };
-    let (verify, categories, category_sets, exceptions) = (
+    let (verify, compact, categories, category_sets, exceptions) = (
         take(Section::Verify),
+        take(Section::Compact),
         take(Section::Categories),
         take(Section::CategorySets),
         take(Section::Exceptions),
@@ -128,6 +131,33 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
     let categories_path = label(Section::Categories);
     let categories = sections::decode_categories(Path::new(&categories_path), &categories)
         .map_err(|e| decoded(Section::Categories, "categories", e))?;
+    if let Some(bytes) = compact {
+        let exceptions = decode_exceptions(meta, exceptions, &label, &bad, &decoded)?;
+        let path = label(Section::Compact);
+        let sets = category_sets.unwrap_or_default();
+        let (_, sets) = sections::decode_category_sets(
+            Path::new(&label(Section::CategorySets)),
+            &sets,
+            0,
+            categories.len(),
+        )
+        .map_err(|e| decoded(Section::CategorySets, "category sets", e))?;
+        let entry = SectionEntry {
+            tag: tag::COMPACT,
+            index: 0,
+            offset: 0,
+            len: bytes.len() as u64,
+            checksum: xxhash_rust::xxh3::xxh3_64(&bytes),
+        };
+        let table = sections::read_compact(Path::new(&path), &bytes.as_slice(), &entry, sets)
+            .map_err(|e| decoded(Section::Compact, "compact table", e))?;
+        // Read without the file's hosts gate: the occupancy bits spare most searches.
+        let table = match table.domains_only() {
+            true => table,
+            false => table.with_occupancy(),
+        };
+        return Ok(Resolver::new(categories, None, exceptions).with_compact(Arc::new(table)));
+    }
     let verification = match verify {
         None => None,
         Some(bytes) => {
@@ -156,17 +186,27 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
             Some(Verification::from_parts(fingerprints, set_of, sets))
         }
     };
-    let exceptions = match exceptions {
-        None => Exceptions::default(),
-        Some(_) if meta.list.scheme != KeyScheme::Expressions => {
-            return Err(bad(
-                Section::Exceptions,
-                "exceptions",
-                "exceptions in a list of whole keys".into(),
-            ))
-        }
-        Some(bytes) => sections::decode_exceptions(Path::new(&label(Section::Exceptions)), &bytes)
-            .map_err(|e| decoded(Section::Exceptions, "exceptions", e))?,
-    };
+    let exceptions = decode_exceptions(meta, exceptions, &label, &bad, &decoded)?;
     Ok(Resolver::new(categories, verification, exceptions))
+}
+
+/// The exceptions of version `meta` from their stored bytes, if it has any (`label` and
+/// `decoded` name the section in errors).
+fn decode_exceptions(
+    meta: &RemoteMeta,
+    exceptions: Option<Vec<u8>>,
+    label: &dyn Fn(Section) -> String,
+    bad: &dyn Fn(Section, &'static str, String) -> Error,
+    decoded: &dyn Fn(Section, &'static str, phishbloom_core::Error) -> Error,
+) -> Result<Exceptions> {
+    match exceptions {
+        None => Ok(Exceptions::default()),
+        Some(_) if meta.list.scheme != KeyScheme::Expressions => Err(bad(
+            Section::Exceptions,
+            "exceptions",
+            "exceptions in a list of whole keys".into(),
+        )),
+        Some(bytes) => sections::decode_exceptions(Path::new(&label(Section::Exceptions)), &bytes)
+            .map_err(|e| decoded(Section::Exceptions, "exceptions", e)),
+    }
 }

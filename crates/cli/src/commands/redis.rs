@@ -41,15 +41,19 @@ fn push(args: &PushArgs) -> anyhow::Result<ExitCode> {
     let pushed =
         phishbloom_redis::push::push(&mut target.connect()?, &args.name, &source, &options)?;
     let meta = &pushed.meta;
+    let (stored, chunking) = match &meta.compact {
+        Some(table) => (" of compact table", table.chunking),
+        None => ("", meta.chunking),
+    };
     println!(
-        "pushed {} to {} as list {:?} version {}: {} in {} of up to {}",
+        "pushed {} to {} as list {:?} version {}: {}{stored} in {} of up to {}",
         args.file.display(),
         target.shown(),
         args.name,
         meta.version,
-        fmt::bytes(meta.chunking.bytes),
-        plural(meta.chunking.chunks(), "chunk", "chunks"),
-        fmt::bytes(meta.chunking.chunk_bytes)
+        fmt::bytes(chunking.bytes),
+        plural(chunking.chunks(), "chunk", "chunks"),
+        fmt::bytes(chunking.chunk_bytes)
     );
     if let Some(verify) = &meta.verify {
         println!(
@@ -139,17 +143,19 @@ fn print_info(info: &Info) {
     if let Some(p) = list.target_fpp {
         println!("target rate       {} per checked item", fmt::percent(p));
     }
-    println!(
-        "filter            blocked layout, xxh3 hash: m = {} bits, k = {}, {}",
-        fmt::count(meta.num_bits),
-        meta.num_hashes,
-        fmt::bytes(meta.chunking.bytes)
-    );
-    println!(
-        "chunks            {} of up to {}, every checksum verified",
-        fmt::count(info.chunks_verified),
-        fmt::bytes(meta.chunking.chunk_bytes)
-    );
+    if !meta.is_compact() {
+        println!(
+            "filter            blocked layout, xxh3 hash: m = {} bits, k = {}, {}",
+            fmt::count(meta.num_bits),
+            meta.num_hashes,
+            fmt::bytes(meta.chunking.bytes)
+        );
+        println!(
+            "chunks            {} of up to {}, every checksum verified",
+            fmt::count(info.chunks_verified),
+            fmt::bytes(meta.chunking.chunk_bytes)
+        );
+    }
     println!("categories        {}", categories(&info.categories));
     if info.exceptions > 0 {
         println!(
@@ -173,16 +179,24 @@ fn print_info(info: &Info) {
         "added             {} since the push",
         plural(info.added, "key", "keys")
     );
-    let filter = &info.filter;
-    println!(
-        "fill              {:.4} of bits set, ~{} keys estimated from the fill",
-        filter.fill_ratio,
-        fmt::count(filter.estimated_items.min(u64::MAX as f64) as u64)
-    );
-    println!(
-        "rate per probe    {} from the bits now",
-        fmt::percent(filter.expected_fpp_now)
-    );
+    if let Some(prefixes) = info.compact_prefixes {
+        println!(
+            "compact table     {} prefixes, checksums verified: each reader holds the table and \
+             answers from it",
+            fmt::count(prefixes)
+        );
+    }
+    if let Some(filter) = &info.filter {
+        println!(
+            "fill              {:.4} of bits set, ~{} keys estimated from the fill",
+            filter.fill_ratio,
+            fmt::count(filter.estimated_items.min(u64::MAX as f64) as u64)
+        );
+        println!(
+            "rate per probe    {} from the bits now",
+            fmt::percent(filter.expected_fpp_now)
+        );
+    }
     if let Some(checksum) = &meta.file_checksum {
         println!("pushed file       checksum {checksum}");
     }

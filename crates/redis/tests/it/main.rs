@@ -5,6 +5,7 @@
 mod categories;
 mod cluster;
 mod common;
+mod compact;
 mod single_node;
 mod tls;
 mod versions;
