@@ -16,7 +16,7 @@ fn main() -> ExitCode {
     // A server writes to sockets whose clients may leave at any moment: for it a closed
     // connection must be that connection's error (EPIPE), not a signal that ends the process
     // and every other client's connection with it. Every other command is a filter.
-    if !matches!(cli.command, Command::Serve(_)) {
+    if !matches!(cli.command, Command::Serve(_) | Command::Dns(_)) {
         restore_default_sigpipe();
     }
     let result = match cli.command {
@@ -39,6 +39,7 @@ fn main() -> ExitCode {
         Command::Redis(command) => commands::redis::run(&command),
         Command::Serve(args) => commands::serve::run(&args),
         Command::SquidHelper(args) => commands::squid_helper::run(&args),
+        Command::Dns(args) => commands::dns::run(&args),
         Command::Completions(args) => commands::completions::completions(&args),
         Command::Man(args) => commands::completions::man(&args),
     };

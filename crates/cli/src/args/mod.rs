@@ -96,6 +96,8 @@ pub enum Command {
     /// squid's external ACL helper: answers OK for listed URLs, ERR for the rest
     /// (`external_acl_type … %URI`).
     SquidHelper(SquidHelperArgs),
+    /// A filtering DNS forwarder: listed names answered as blocked, the rest forwarded.
+    Dns(DnsArgs),
     /// Print the completion script for a shell (bash, zsh, fish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff) of phishbloom, or of one of its commands.

@@ -138,3 +138,43 @@ pub struct SquidHelperArgs {
     #[arg(long, hide = true)]
     pub log: Option<PathBuf>,
 }
+
+/// Options of `dns`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Point clients (or a resolver's forward-zone) at --listen: every query name is \
+    checked as `check` checks http://NAME/; a listed name is answered as --block-with says, with \
+    an Extended DNS Error (RFC 8914, \"Blocked\") naming the list and entry when the query \
+    carries EDNS; every other query goes to the upstreams, first to last, and its answer comes \
+    back unchanged unless a CNAME in it leads to a listed name. Runs until SIGTERM or SIGINT."
+)]
+pub struct DnsArgs {
+    /// Blocklist files of URL or domain entries, asked in order.
+    #[arg(required = true)]
+    pub lists: Vec<PathBuf>,
+    /// Where to answer, UDP and TCP (port 0: a free one, printed on start).
+    #[arg(long, default_value = "127.0.0.1:5353")]
+    pub listen: std::net::SocketAddr,
+    /// Upstream DNS servers, tried in order: IP or IP:PORT (port 53), comma-separated.
+    #[arg(long, required = true, value_delimiter = ',', value_parser = parse_upstream)]
+    pub upstream: Vec<std::net::SocketAddr>,
+    /// How a listed name is answered: nxdomain, nodata, refused, null (0.0.0.0 / ::) or an IP.
+    #[arg(long, default_value = "nxdomain")]
+    pub block_with: String,
+    /// Block only entries of these categories (repeat the flag for several).
+    #[arg(long, value_name = "NAME")]
+    pub category: Vec<String>,
+    /// Seconds each upstream gets to answer before the next is asked.
+    #[arg(long, default_value_t = 2.0)]
+    pub upstream_timeout: f64,
+}
+
+/// An upstream: `IP:PORT`, or an IP alone for port 53.
+fn parse_upstream(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    text.parse::<std::net::IpAddr>()
+        .map(|ip| std::net::SocketAddr::new(ip, 53))
+        .map_err(|_| format!("`{text}` is not IP or IP:PORT"))
+}

@@ -5,6 +5,7 @@ pub mod canon;
 pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod dns;
 pub mod edit;
 pub mod eval;
 pub mod info;

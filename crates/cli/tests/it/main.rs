@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod compact;
 mod completions;
+mod dns;
 mod frontends;
 mod frontends_writes;
 mod list_formats;

@@ -1,0 +1,205 @@
+//! `phishbloom dns` between real programs on loopback: a real unbound as its upstream (serving
+//! the test's names from `local-data`, there being no internet), dig as the client, and a second
+//! unbound forwarding to it as an admin puts one in front of a network. A listed name and its
+//! subdomains get NXDOMAIN with the Extended DNS Error naming the list, over UDP and TCP; a clean
+//! name gets the upstream's answer; a name whose CNAME leads to a listed one is blocked; a packet
+//! that is no query gets FORMERR.
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common;
+use crate::serve_common::bin as phishbloom_path;
+use phishbloom_testing::redis_server::free_port;
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The unbound program, if installed.
+fn unbound() -> Option<PathBuf> {
+    ["/usr/sbin/unbound", "/usr/bin/unbound"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// An unbound on 127.0.0.1:`port` with `lines` added to its `server:` clause (and `tail` after
+/// it), run in the foreground from `dir`.
+fn start_unbound(program: &Path, dir: &Path, port: u16, lines: &str, tail: &str) -> Running {
+    let conf = dir.join(format!("unbound-{port}.conf"));
+    std::fs::write(
+        &conf,
+        format!(
+            "server:\n  interface: 127.0.0.1\n  port: {port}\n  do-daemonize: no\n  \
+             chroot: \"\"\n  username: \"\"\n  directory: \"{d}\"\n  pidfile: \"\"\n  \
+             use-syslog: no\n  logfile: \"\"\n  do-ip6: no\n  \
+             access-control: 127.0.0.0/8 allow\n  module-config: \"iterator\"\n{lines}{tail}",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(program)
+        .arg("-d")
+        .arg("-c")
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = Running(child);
+    wait_until_it_answers(port, "clean.test");
+    running
+}
+
+/// Waits (up to 10 s) until a server on `port` answers a query for `name`.
+fn wait_until_it_answers(port: u16, name: &str) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if dig(port, name, &[]).contains("status:") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("no DNS server answers on port {port}");
+}
+
+/// dig's output for `name` (type A) asked of 127.0.0.1:`port`.
+fn dig(port: u16, name: &str, extra: &[&str]) -> String {
+    let output = Command::new("dig")
+        .args(["@127.0.0.1", "-p", &port.to_string(), "+time=2", "+tries=1"])
+        .args(extra)
+        .arg(name)
+        .arg("A")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `phishbloom dns LIST --listen 127.0.0.1:0 --upstream 127.0.0.1:UPSTREAM`: the process and
+/// the port it printed.
+fn start_dns(list: &Path, upstream: u16) -> (Running, u16) {
+    let mut child = Command::new(phishbloom_path())
+        .arg("dns")
+        .arg(list)
+        .args(["--listen", "127.0.0.1:0", "--upstream"])
+        .arg(format!("127.0.0.1:{upstream}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split("answering on 127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {line:?}"));
+    (Running(child), port)
+}
+
+#[test]
+fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_programs() {
+    let Some(program) = unbound() else {
+        common::skip(
+            "dns_blocks_listed_names",
+            "unbound is not installed (apt-get install -y unbound dnsutils; .ci/run does)",
+        );
+        return;
+    };
+    if !common::installed("dig") {
+        common::skip("dns_blocks_listed_names", "dig is not installed (dnsutils)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let entries = dir.path().join("phishing.txt");
+    std::fs::write(&entries, "evil.example\nbad.test/login\n").unwrap();
+    let list = common::build_list(dir.path().join("phish.bloom"), [entries.to_str().unwrap()]);
+    let upstream_port = free_port(false);
+    let _upstream = start_unbound(
+        &program,
+        dir.path(),
+        upstream_port,
+        "  local-zone: \"test.\" static\n  \
+         local-data: \"clean.test. 60 IN A 192.0.2.10\"\n  \
+         local-data: \"bad.test. 60 IN A 192.0.2.11\"\n  \
+         local-data: \"cloaked.test. 60 IN CNAME www.evil.example.\"\n",
+        "",
+    );
+    let (_dns, port) = start_dns(&list, upstream_port);
+
+    // A listed domain and its subdomains: NXDOMAIN, and the EDE naming list and entry.
+    for name in ["evil.example", "WWW.Evil.Example.", "a.b.evil.example"] {
+        let out = dig(port, name, &[]);
+        assert!(out.contains("status: NXDOMAIN"), "{name}: {out}");
+        assert!(out.contains("EDE: 15 (Blocked)"), "{name}: {out}");
+        assert!(
+            out.contains("phishbloom: phish lists evil.example"),
+            "{name}: {out}"
+        );
+    }
+    // Over TCP the same.
+    let out = dig(port, "evil.example", &["+tcp"]);
+    assert!(
+        out.contains("status: NXDOMAIN") && out.contains("EDE: 15"),
+        "{out}"
+    );
+    // A clean name (and a host whose only entry has a path): the upstream's answer.
+    for (name, address) in [("clean.test", "192.0.2.10"), ("bad.test", "192.0.2.11")] {
+        let out = dig(port, name, &[]);
+        assert!(
+            out.contains("status: NOERROR") && out.contains(address),
+            "{name}: {out}"
+        );
+    }
+    // A CNAME to a listed name is blocked as the name would be.
+    let out = dig(port, "cloaked.test", &[]);
+    assert!(
+        out.contains("status: NXDOMAIN") && out.contains("EDE: 15"),
+        "{out}"
+    );
+
+    // A datagram that is no query: FORMERR with its id.
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut junk = vec![0x12, 0x34, 0x01, 0x00, 0x00, 0x01];
+    junk.extend_from_slice(&[0xff; 30]);
+    socket.send_to(&junk, ("127.0.0.1", port)).unwrap();
+    let mut buffer = [0u8; 512];
+    let n = socket.recv(&mut buffer).unwrap();
+    assert!(n >= 12 && buffer[..2] == [0x12, 0x34], "{:?}", &buffer[..n]);
+    assert_eq!(
+        (buffer[2] & 0x80, buffer[3] & 0x0f),
+        (0x80, 1),
+        "QR and FORMERR"
+    );
+
+    // An unbound in front of it (forward-zone "."), as an admin deploys it.
+    let front_port = free_port(false);
+    let _front = start_unbound(
+        &program,
+        dir.path(),
+        front_port,
+        // unbound answers the special-use "test." itself (RFC 6761) unless told not to.
+        "  do-not-query-localhost: no\n  local-zone: \"test.\" nodefault\n",
+        &format!("forward-zone:\n  name: \".\"\n  forward-addr: 127.0.0.1@{port}\n"),
+    );
+    let out = dig(front_port, "www.evil.example", &[]);
+    assert!(out.contains("status: NXDOMAIN"), "{out}");
+    let out = dig(front_port, "clean.test", &[]);
+    assert!(out.contains("192.0.2.10"), "{out}");
+}

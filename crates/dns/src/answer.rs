@@ -1,0 +1,229 @@
+//! The messages this server writes itself — a blocked name's answer with its Extended DNS
+//! Error, FORMERR for a packet that is no query, SERVFAIL when no upstream answers — and what
+//! it reads of an upstream's answer (the names its CNAMEs lead to).
+
+use std::net::IpAddr;
+
+use hickory_proto::op::{Edns, Message, MessageType, ResponseCode};
+use hickory_proto::rr::rdata::opt::EdnsOption;
+use hickory_proto::rr::rdata::{A, AAAA};
+use hickory_proto::rr::{RData, Record, RecordType};
+
+use crate::policy::{BlockWith, Blocked};
+
+/// RFC 8914's option code of an Extended DNS Error.
+const EDE_OPTION: u16 = 15;
+
+/// RFC 8914 §4.16, info-code 15 "Blocked": the name is on a blocklist the operator keeps.
+const EDE_BLOCKED: u16 = 15;
+
+/// The TTL of a blocked answer's address (a minute: a list change reaches clients soon).
+const BLOCKED_TTL: u32 = 60;
+
+/// The least EDNS payload size a response advertises (RFC 6891's floor).
+const MIN_PAYLOAD: u16 = 512;
+
+/// The answer to `query`, blocked for `why` as `with` says: its id, opcode, recursion-desired
+/// flag and question; NXDOMAIN, NOERROR without an answer, REFUSED, or the address (`null`:
+/// `0.0.0.0` / `::`) to a query of that family; and, when the query carries EDNS (RFC 6891: a
+/// response carries an OPT record only then), an Extended DNS Error "Blocked" naming the list.
+pub fn blocked(query: &Message, why: &Blocked, with: BlockWith) -> Vec<u8> {
+    let mut response = reply_to(query);
+    let code = match with {
+        BlockWith::NxDomain => ResponseCode::NXDomain,
+        BlockWith::Refused => ResponseCode::Refused,
+        BlockWith::NoData | BlockWith::Null | BlockWith::Ip(_) => ResponseCode::NoError,
+    };
+    response.set_response_code(code);
+    if let Some(question) = query.queries().first() {
+        let address = match (with, question.query_type()) {
+            (BlockWith::Null, RecordType::A) => Some(RData::A(A(std::net::Ipv4Addr::UNSPECIFIED))),
+            (BlockWith::Null, RecordType::AAAA) => {
+                Some(RData::AAAA(AAAA(std::net::Ipv6Addr::UNSPECIFIED)))
+            }
+            (BlockWith::Ip(IpAddr::V4(ip)), RecordType::A) => Some(RData::A(A(ip))),
+            (BlockWith::Ip(IpAddr::V6(ip)), RecordType::AAAA) => Some(RData::AAAA(AAAA(ip))),
+            _ => None,
+        };
+        if let Some(data) = address {
+            response.add_answer(Record::from_rdata(
+                question.name().clone(),
+                BLOCKED_TTL,
+                data,
+            ));
+        }
+    }
+    if let Some(edns) = query.extensions() {
+        let mut answer = Edns::new();
+        answer.set_max_payload(edns.max_payload().max(MIN_PAYLOAD));
+        let mut data = EDE_BLOCKED.to_be_bytes().to_vec();
+        data.extend_from_slice(why.text().as_bytes());
+        answer
+            .options_mut()
+            .insert(EdnsOption::Unknown(EDE_OPTION, data));
+        response.set_edns(answer);
+    }
+    encode(&response)
+}
+
+/// SERVFAIL to `query` (no upstream answered).
+pub fn servfail(query: &Message) -> Vec<u8> {
+    let mut response = reply_to(query);
+    response.set_response_code(ResponseCode::ServFail);
+    encode(&response)
+}
+
+/// FORMERR to a packet that is no query, when it holds at least a header to answer (RFC 1035
+/// §4.1.1: the id copied, QR set, the opcode kept); `None` for anything shorter, which gets
+/// no answer.
+pub fn formerr(packet: &[u8]) -> Option<Vec<u8>> {
+    let header = packet.get(..12)?;
+    // A packet that is a response already is not answered: no loop between two servers.
+    if header[2] & 0x80 != 0 {
+        return None;
+    }
+    let mut response = Message::new();
+    response.set_id(u16::from_be_bytes([header[0], header[1]]));
+    response.set_message_type(MessageType::Response);
+    response.set_op_code(hickory_proto::op::OpCode::from_u8((header[2] >> 3) & 0x0f));
+    response.set_response_code(ResponseCode::FormErr);
+    Some(encode(&response))
+}
+
+/// The names the CNAME records of `response`'s answer section lead to, in order.
+pub fn cname_targets(response: &Message) -> Vec<String> {
+    response
+        .answers()
+        .iter()
+        .filter_map(|record| match record.data() {
+            RData::CNAME(target) => Some(target.0.to_ascii()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A response to `query`: its id, opcode, recursion-desired flag and question, recursion
+/// available.
+fn reply_to(query: &Message) -> Message {
+    let mut response = Message::new();
+    response
+        .set_id(query.id())
+        .set_message_type(MessageType::Response)
+        .set_op_code(query.op_code())
+        .set_recursion_desired(query.recursion_desired())
+        .set_recursion_available(true);
+    for question in query.queries() {
+        response.add_query(question.clone());
+    }
+    response
+}
+
+/// The message's bytes. Encoding a message built from a parsed query cannot fail: its names
+/// and records were read from the wire, so they fit it; should it ever fail, the answer is a
+/// bare header with SERVFAIL, which always encodes.
+fn encode(message: &Message) -> Vec<u8> {
+    message.to_vec().unwrap_or_else(|_| {
+        let mut bare = Message::new();
+        bare.set_id(message.id())
+            .set_message_type(MessageType::Response)
+            .set_response_code(ResponseCode::ServFail);
+        bare.to_vec().unwrap_or_default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hickory_proto::op::Query;
+    use hickory_proto::rr::Name;
+
+    fn query(name: &str, kind: RecordType, edns: bool) -> Message {
+        let mut query = Message::new();
+        query
+            .set_id(7)
+            .set_recursion_desired(true)
+            .add_query(Query::query(Name::from_ascii(name).unwrap(), kind));
+        if edns {
+            query.set_edns(Edns::new());
+        }
+        query
+    }
+
+    fn why() -> Blocked {
+        Blocked {
+            list: "ut1".into(),
+            entry: "evil.example".into(),
+            categories: vec!["phishing".into()],
+        }
+    }
+
+    #[test]
+    fn a_blocked_name_gets_nxdomain_and_the_extended_error_naming_the_list() {
+        let bytes = blocked(
+            &query("www.evil.example.", RecordType::A, true),
+            &why(),
+            BlockWith::NxDomain,
+        );
+        let answer = Message::from_vec(&bytes).unwrap();
+        assert_eq!(
+            (answer.id(), answer.response_code()),
+            (7, ResponseCode::NXDomain)
+        );
+        assert_eq!(answer.queries().len(), 1);
+        let edns = answer.extensions().as_ref().unwrap();
+        let option = edns.options().as_ref().iter().find_map(|(_, o)| match o {
+            EdnsOption::Unknown(15, data) => Some(data.clone()),
+            _ => None,
+        });
+        let data = option.unwrap();
+        assert_eq!(&data[..2], &[0, 15]);
+        assert_eq!(&data[2..], why().text().as_bytes());
+        // Without EDNS in the query, no OPT record in the answer.
+        let bytes = blocked(
+            &query("evil.example.", RecordType::A, false),
+            &why(),
+            BlockWith::NxDomain,
+        );
+        assert!(Message::from_vec(&bytes).unwrap().extensions().is_none());
+    }
+
+    #[test]
+    fn null_and_ip_answer_only_queries_of_their_family() {
+        let a = Message::from_vec(&blocked(
+            &query("e.example.", RecordType::A, false),
+            &why(),
+            BlockWith::Null,
+        ))
+        .unwrap();
+        assert_eq!(a.answers().len(), 1);
+        assert_eq!(
+            a.answers()[0].data(),
+            &RData::A(A(std::net::Ipv4Addr::UNSPECIFIED))
+        );
+        let ip = BlockWith::Ip("192.0.2.9".parse().unwrap());
+        let aaaa = Message::from_vec(&blocked(
+            &query("e.example.", RecordType::AAAA, false),
+            &why(),
+            ip,
+        ))
+        .unwrap();
+        assert_eq!(
+            (aaaa.response_code(), aaaa.answers().len()),
+            (ResponseCode::NoError, 0)
+        );
+    }
+
+    #[test]
+    fn a_header_gets_formerr_and_less_gets_nothing() {
+        let mut packet = vec![0xab, 0xcd, 0x01, 0x00];
+        packet.extend_from_slice(&[0xff; 20]);
+        let answer = Message::from_vec(&formerr(&packet).unwrap()).unwrap();
+        assert_eq!(
+            (answer.id(), answer.response_code()),
+            (0xabcd, ResponseCode::FormErr)
+        );
+        assert!(formerr(&packet[..11]).is_none());
+        packet[2] |= 0x80;
+        assert!(formerr(&packet).is_none());
+    }
+}

@@ -1,0 +1,33 @@
+//! The errors of the DNS front end: what cannot be listened on or read, named with the fix.
+
+use std::net::SocketAddr;
+
+/// What can go wrong setting the server up (a query's failure is an answer, never an error).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A listening socket that cannot be bound.
+    #[error("cannot listen on {addr} ({transport}): {source}; is another server using the port, or does it need privileges (ports below 1024)?")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// `udp` or `tcp`.
+        transport: &'static str,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `--block-with` that is no answer this server gives.
+    #[error("--block-with {given}: use nxdomain, nodata, refused, null or an IP address")]
+    BlockWith {
+        /// What was given.
+        given: String,
+    },
+    /// The runtime the listeners run on cannot start.
+    #[error("cannot start the DNS server's runtime: {0}")]
+    Runtime(std::io::Error),
+    /// No upstream to forward to.
+    #[error("no upstream: give --upstream ADDR[:PORT][,ADDR…]")]
+    NoUpstream,
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

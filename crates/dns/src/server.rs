@@ -1,0 +1,204 @@
+//! The listeners: one UDP socket and one TCP listener on the same address. Each query is
+//! answered in its own task — at most [`MAX_IN_FLIGHT`] at once, so a flood costs bounded
+//! memory — by [`Server::answer`]: FORMERR for a packet that is no query, the blocked answer for
+//! a listed name, else the upstream's answer unchanged unless a CNAME in it leads to a listed
+//! name.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hickory_proto::op::{Message, MessageType};
+use phishbloom_core::engine::Scratch;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::sync::Semaphore;
+
+use crate::answer::{blocked, cname_targets, formerr, servfail};
+use crate::error::{Error, Result};
+use crate::forward::{read_message, Transport, Upstreams};
+use crate::policy::Policy;
+
+/// Queries answered at once; more wait (UDP) or are not read yet (TCP).
+pub const MAX_IN_FLIGHT: usize = 1024;
+
+/// How long a TCP connection may stay idle between queries (RFC 7766 §6.2.3 suggests seconds).
+const TCP_IDLE: Duration = Duration::from_secs(10);
+
+/// The bound sockets and what answers through them.
+pub struct Server {
+    udp: Arc<UdpSocket>,
+    tcp: TcpListener,
+    handler: Arc<Handler>,
+}
+
+/// What answers a query.
+struct Handler {
+    policy: Policy,
+    upstreams: Upstreams,
+    in_flight: Arc<Semaphore>,
+}
+
+impl Server {
+    /// Binds UDP on `listen` and TCP on the same address and port (the port UDP got, when
+    /// `listen`'s is 0).
+    pub async fn bind(listen: SocketAddr, policy: Policy, upstreams: Upstreams) -> Result<Self> {
+        let udp = UdpSocket::bind(listen)
+            .await
+            .map_err(|source| Error::Listen {
+                addr: listen,
+                transport: "udp",
+                source,
+            })?;
+        let bound = udp.local_addr().map_err(|source| Error::Listen {
+            addr: listen,
+            transport: "udp",
+            source,
+        })?;
+        let tcp = TcpListener::bind(bound)
+            .await
+            .map_err(|source| Error::Listen {
+                addr: bound,
+                transport: "tcp",
+                source,
+            })?;
+        Ok(Server {
+            udp: Arc::new(udp),
+            tcp,
+            handler: Arc::new(Handler {
+                policy,
+                upstreams,
+                in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            }),
+        })
+    }
+
+    /// The address both listeners are bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        // Bound in `bind`: the address is known.
+        self.tcp
+            .local_addr()
+            .unwrap_or_else(|_| ([127, 0, 0, 1], 0).into())
+    }
+
+    /// Answers queries until the task is dropped.
+    pub async fn run(self) {
+        let tcp_handler = self.handler.clone();
+        let tcp = tokio::spawn(accept_tcp(self.tcp, tcp_handler));
+        serve_udp(self.udp, self.handler).await;
+        tcp.abort();
+    }
+}
+
+/// Binds `listen` (UDP and TCP), tells `bound` the address, and answers queries until `stop`
+/// is set (looked at ten times a second) — a process's whole life as a DNS server.
+pub fn serve_until(
+    listen: SocketAddr,
+    policy: Policy,
+    upstreams: Upstreams,
+    stop: Arc<AtomicBool>,
+    bound: impl FnOnce(SocketAddr),
+) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)?;
+    runtime.block_on(async {
+        let server = Server::bind(listen, policy, upstreams).await?;
+        bound(server.local_addr());
+        let serving = tokio::spawn(server.run());
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        serving.abort();
+        Ok(())
+    })
+}
+
+/// Reads datagrams and answers each in its own task.
+async fn serve_udp(socket: Arc<UdpSocket>, handler: Arc<Handler>) {
+    let mut buffer = vec![0u8; 65_535];
+    loop {
+        let Ok((n, peer)) = socket.recv_from(&mut buffer).await else {
+            continue;
+        };
+        let Ok(permit) = handler.in_flight.clone().acquire_owned().await else {
+            return;
+        };
+        let packet = buffer[..n].to_vec();
+        let (socket, handler) = (socket.clone(), handler.clone());
+        tokio::spawn(async move {
+            if let Some(answer) = handler.answer(&packet, Transport::Udp).await {
+                let _ = socket.send_to(&answer, peer).await;
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// Accepts TCP connections, each served in its own task.
+async fn accept_tcp(listener: TcpListener, handler: Arc<Handler>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(serve_tcp(stream, handler.clone()));
+    }
+}
+
+/// Answers the queries of one TCP connection in order, until it closes or idles.
+async fn serve_tcp(mut stream: TcpStream, handler: Arc<Handler>) {
+    loop {
+        let Ok(Ok(query)) = tokio::time::timeout(TCP_IDLE, read_message(&mut stream)).await else {
+            return;
+        };
+        let Ok(permit) = handler.in_flight.clone().acquire_owned().await else {
+            return;
+        };
+        let answer = handler.answer(&query, Transport::Tcp).await;
+        drop(permit);
+        let Some(answer) = answer else {
+            return;
+        };
+        // An answer is at most a DNS message long (65,535 bytes): its length fits.
+        let len = u16::try_from(answer.len())
+            .unwrap_or(u16::MAX)
+            .to_be_bytes();
+        if stream.write_all(&len).await.is_err() || stream.write_all(&answer).await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Handler {
+    /// The answer to `packet`, a query that came over `transport` (see the module
+    /// documentation); `None` when it gets none (too short for a header, or a response).
+    async fn answer(&self, packet: &[u8], transport: Transport) -> Option<Vec<u8>> {
+        let query = match Message::from_vec(packet) {
+            Ok(query)
+                if query.message_type() == MessageType::Query && query.queries().len() == 1 =>
+            {
+                query
+            }
+            _ => return formerr(packet),
+        };
+        let mut scratch = Scratch::default();
+        let name = query.queries()[0].name().to_ascii();
+        if let Some(why) = self.policy.blocked(&name, &mut scratch) {
+            return Some(blocked(&query, &why, self.policy.block_with));
+        }
+        let Some(upstream) = self.upstreams.ask(packet, transport).await else {
+            return Some(servfail(&query));
+        };
+        // A CNAME that leads to a listed name is blocked as the name would be.
+        if let Ok(response) = Message::from_vec(&upstream) {
+            for target in cname_targets(&response) {
+                if let Some(why) = self.policy.blocked(&target, &mut scratch) {
+                    return Some(blocked(&query, &why, self.policy.block_with));
+                }
+            }
+        }
+        Some(upstream)
+    }
+}
