@@ -24,6 +24,12 @@ pub enum Error {
     /// The runtime the listeners run on cannot start.
     #[error("cannot start the DNS server's runtime: {0}")]
     Runtime(std::io::Error),
+    /// A list that cannot be opened.
+    #[error(transparent)]
+    List(#[from] phishbloom_blocklist::Error),
+    /// A list that cannot keep the categories asked for.
+    #[error(transparent)]
+    Categories(#[from] phishbloom_core::Error),
     /// No upstream to forward to.
     #[error("no upstream: give --upstream ADDR[:PORT][,ADDR…]")]
     NoUpstream,

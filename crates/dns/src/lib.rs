@@ -6,14 +6,16 @@
 //! CNAME in it leads to a listed name (a cloaked name is blocked as if it were listed itself).
 //!
 //! The wire format is hickory-proto's; the sockets are tokio's. Modules, one job each:
-//! [`policy`] (what is blocked), [`answer`] (the messages this server writes), [`forward`]
-//! (asking the upstreams), [`server`] (the UDP and TCP listeners).
+//! [`policy`] (what is blocked), [`lists`] (the policy in hand, re-read when the files change),
+//! [`answer`] (the messages this server writes), [`forward`] (asking the upstreams), [`server`]
+//! (the UDP and TCP listeners).
 
 #![warn(missing_docs)]
 
 pub mod answer;
 mod error;
 pub mod forward;
+pub mod lists;
 pub mod policy;
 pub mod server;
 

@@ -18,7 +18,7 @@ use tokio::sync::Semaphore;
 use crate::answer::{blocked, cname_targets, formerr, servfail};
 use crate::error::{Error, Result};
 use crate::forward::{read_message, Transport, Upstreams};
-use crate::policy::Policy;
+use crate::lists::Lists;
 
 /// Queries answered at once; more wait (UDP) or are not read yet (TCP).
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -35,7 +35,7 @@ pub struct Server {
 
 /// What answers a query.
 struct Handler {
-    policy: Policy,
+    lists: Arc<Lists>,
     upstreams: Upstreams,
     in_flight: Arc<Semaphore>,
 }
@@ -43,7 +43,7 @@ struct Handler {
 impl Server {
     /// Binds UDP on `listen` and TCP on the same address and port (the port UDP got, when
     /// `listen`'s is 0).
-    pub async fn bind(listen: SocketAddr, policy: Policy, upstreams: Upstreams) -> Result<Self> {
+    pub async fn bind(listen: SocketAddr, lists: Arc<Lists>, upstreams: Upstreams) -> Result<Self> {
         let udp = UdpSocket::bind(listen)
             .await
             .map_err(|source| Error::Listen {
@@ -67,7 +67,7 @@ impl Server {
             udp: Arc::new(udp),
             tcp,
             handler: Arc::new(Handler {
-                policy,
+                lists,
                 upstreams,
                 in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             }),
@@ -91,25 +91,50 @@ impl Server {
     }
 }
 
-/// Binds `listen` (UDP and TCP), tells `bound` the address, and answers queries until `stop`
-/// is set (looked at ten times a second) — a process's whole life as a DNS server.
+/// When a running server stops and re-reads its lists.
+pub struct Control {
+    /// Set to stop (SIGTERM, SIGINT).
+    pub stop: Arc<AtomicBool>,
+    /// Set to re-read every list now (SIGHUP); cleared when done.
+    pub reread: Arc<AtomicBool>,
+    /// How often the files are looked at for a change.
+    pub reload_every: Duration,
+}
+
+/// How often `serve_until` looks at its flags.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Binds `listen` (UDP and TCP), tells `bound` the address, and answers queries until
+/// `control.stop` is set, re-reading the lists when their files change or `control.reread` is
+/// set (each outcome told to `report`) — a process's whole life as a DNS server.
 pub fn serve_until(
     listen: SocketAddr,
-    policy: Policy,
+    lists: Arc<Lists>,
     upstreams: Upstreams,
-    stop: Arc<AtomicBool>,
+    control: Control,
     bound: impl FnOnce(SocketAddr),
+    report: impl Fn(Result<bool>) + Send + Sync + 'static,
 ) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(Error::Runtime)?;
+    let report = Arc::new(report);
     runtime.block_on(async {
-        let server = Server::bind(listen, policy, upstreams).await?;
+        let server = Server::bind(listen, lists.clone(), upstreams).await?;
         bound(server.local_addr());
         let serving = tokio::spawn(server.run());
-        while !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut since_look = Duration::ZERO;
+        while !control.stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(TICK).await;
+            since_look += TICK;
+            let force = control.reread.swap(false, Ordering::Relaxed);
+            if force || since_look >= control.reload_every {
+                since_look = Duration::ZERO;
+                let (lists, report) = (lists.clone(), report.clone());
+                // Reading a list is file work: off the threads that answer.
+                let _ = tokio::task::spawn_blocking(move || report(lists.reload(force))).await;
+            }
         }
         serving.abort();
         Ok(())
@@ -184,9 +209,10 @@ impl Handler {
             _ => return formerr(packet),
         };
         let mut scratch = Scratch::default();
+        let policy = self.lists.policy();
         let name = query.queries()[0].name().to_ascii();
-        if let Some(why) = self.policy.blocked(&name, &mut scratch) {
-            return Some(blocked(&query, &why, self.policy.block_with));
+        if let Some(why) = policy.blocked(&name, &mut scratch) {
+            return Some(blocked(&query, &why, policy.block_with));
         }
         let Some(upstream) = self.upstreams.ask(packet, transport).await else {
             return Some(servfail(&query));
@@ -194,8 +220,8 @@ impl Handler {
         // A CNAME that leads to a listed name is blocked as the name would be.
         if let Ok(response) = Message::from_vec(&upstream) {
             for target in cname_targets(&response) {
-                if let Some(why) = self.policy.blocked(&target, &mut scratch) {
-                    return Some(blocked(&query, &why, self.policy.block_with));
+                if let Some(why) = policy.blocked(&target, &mut scratch) {
+                    return Some(blocked(&query, &why, policy.block_with));
                 }
             }
         }

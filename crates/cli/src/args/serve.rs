@@ -167,6 +167,10 @@ pub struct DnsArgs {
     /// Seconds each upstream gets to answer before the next is asked.
     #[arg(long, default_value_t = 2.0)]
     pub upstream_timeout: f64,
+    /// Seconds between looks at the list files: a file replaced (by `sync`, `publish`, a
+    /// rebuild) is read again without a dropped query; SIGHUP re-reads them at once.
+    #[arg(long, default_value_t = 2.0)]
+    pub reload_interval: f64,
 }
 
 /// An upstream: `IP:PORT`, or an IP alone for port 53.

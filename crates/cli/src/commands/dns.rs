@@ -1,6 +1,6 @@
 //! `phishbloom dns LIST… --listen ADDR --upstream ADDR[,ADDR…]`: the lists opened, the server
 //! bound and its address printed, then queries answered (phishbloom-dns) until SIGTERM or
-//! SIGINT.
+//! SIGINT; the lists re-read when their files change or on SIGHUP.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -9,51 +9,52 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use phishbloom_blocklist::BlocklistFile;
-use phishbloom_core::Blocklist;
 use phishbloom_dns::forward::Upstreams;
-use phishbloom_dns::policy::{BlockWith, Named, Policy};
+use phishbloom_dns::lists::Lists;
+use phishbloom_dns::policy::BlockWith;
+use phishbloom_dns::server::{serve_until, Control};
 
 use crate::args::DnsArgs;
 
 /// Serves until a signal; exit 0 then.
 pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
     let block_with: BlockWith = args.block_with.parse()?;
-    anyhow::ensure!(
-        args.upstream_timeout > 0.0 && args.upstream_timeout.is_finite(),
-        "--upstream-timeout {}: give a positive number of seconds",
-        args.upstream_timeout
-    );
-    let mut lists = Vec::with_capacity(args.lists.len());
-    for path in &args.lists {
-        let mut list = Blocklist::open(path)?;
-        if !args.category.is_empty() {
-            list.keep_categories(&args.category, path)?;
-        }
-        let name = path.file_stem().map_or_else(
-            || list.meta().name.clone(),
-            |s| s.to_string_lossy().into_owned(),
+    let seconds = |value: f64, flag: &str| -> anyhow::Result<Duration> {
+        anyhow::ensure!(
+            value > 0.0 && value.is_finite(),
+            "--{flag} {value}: give a positive number of seconds"
         );
-        lists.push(Named { name, list });
-    }
-    let policy = Policy::new(lists, block_with);
-    let upstreams = Upstreams::new(
-        args.upstream.clone(),
-        Duration::from_secs_f64(args.upstream_timeout),
-    );
-    let stop = Arc::new(AtomicBool::new(false));
+        Ok(Duration::from_secs_f64(value))
+    };
+    let wait = seconds(args.upstream_timeout, "upstream-timeout")?;
+    let reload_every = seconds(args.reload_interval, "reload-interval")?;
+    let lists = Arc::new(Lists::open(&args.lists, &args.category, block_with)?);
+    let upstreams = Upstreams::new(args.upstream.clone(), wait);
+    let control = Control {
+        stop: Arc::new(AtomicBool::new(false)),
+        reread: Arc::new(AtomicBool::new(false)),
+        reload_every,
+    };
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))
+        signal_hook::flag::register(signal, Arc::clone(&control.stop))
             .context("cannot watch for SIGTERM and SIGINT")?;
     }
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&control.reread))
+        .context("cannot watch for SIGHUP")?;
     let upstream_list: Vec<String> = args.upstream.iter().map(|a| a.to_string()).collect();
-    phishbloom_dns::server::serve_until(args.listen, policy, upstreams, stop, |addr| {
+    let bound = |addr| {
         println!(
             "phishbloom dns: answering on {addr} (UDP and TCP), forwarding to {}",
             upstream_list.join(", ")
         );
         // The line is how a supervisor (or a test) learns the port: out before any query.
         let _ = std::io::stdout().flush();
-    })?;
+    };
+    let report = |outcome: phishbloom_dns::Result<bool>| match outcome {
+        Ok(true) => eprintln!("phishbloom dns: lists re-read"),
+        Ok(false) => {}
+        Err(error) => eprintln!("phishbloom dns: lists kept as they were: {error}"),
+    };
+    serve_until(args.listen, lists, upstreams, control, bound, report)?;
     Ok(ExitCode::SUCCESS)
 }

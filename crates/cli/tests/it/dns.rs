@@ -91,7 +91,13 @@ fn start_dns(list: &Path, upstream: u16) -> (Running, u16) {
     let mut child = Command::new(phishbloom_path())
         .arg("dns")
         .arg(list)
-        .args(["--listen", "127.0.0.1:0", "--upstream"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--reload-interval",
+            "0.2",
+            "--upstream",
+        ])
         .arg(format!("127.0.0.1:{upstream}"))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -188,6 +194,29 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
         "QR and FORMERR"
     );
 
+    // The list replaced on disk (a rename, as `sync` does): the new one answers within a
+    // look or two, and no query meanwhile goes unanswered.
+    let fresh = dir.path().join("fresh.txt");
+    std::fs::write(&fresh, "evil.example\nfresh.example\n").unwrap();
+    let next = common::build_list(dir.path().join("next.bloom"), [fresh.to_str().unwrap()]);
+    std::fs::rename(&next, &list).unwrap();
+    let start = Instant::now();
+    loop {
+        let out = dig(port, "fresh.example", &[]);
+        assert!(
+            out.contains("status:"),
+            "a query went unanswered during the reload: {out}"
+        );
+        if out.contains("status: NXDOMAIN") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "not re-read: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
     // An unbound in front of it (forward-zone "."), as an admin deploys it.
     let front_port = free_port(false);
     let _front = start_unbound(
@@ -202,4 +231,29 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
     assert!(out.contains("status: NXDOMAIN"), "{out}");
     let out = dig(front_port, "clean.test", &[]);
     assert!(out.contains("192.0.2.10"), "{out}");
+}
+
+#[test]
+fn dns_refuses_a_missing_list_and_an_unknown_block_answer_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.bloom");
+    common::assert_error(
+        common::phishbloom()
+            .arg("dns")
+            .arg(&missing)
+            .args(["--upstream", "127.0.0.1"]),
+        &["missing.bloom"],
+    );
+    let entries = dir.path().join("e.txt");
+    std::fs::write(&entries, "evil.example\n").unwrap();
+    let list = common::build_list(dir.path().join("l.bloom"), [entries.to_str().unwrap()]);
+    common::assert_error(
+        common::phishbloom().arg("dns").arg(&list).args([
+            "--upstream",
+            "127.0.0.1",
+            "--block-with",
+            "sinkhole",
+        ]),
+        &["--block-with sinkhole", "nxdomain"],
+    );
 }
