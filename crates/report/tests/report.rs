@@ -173,7 +173,8 @@ fn svgs_are_well_formed_and_labelled() {
                 "n (keys)",
                 "query set",
                 "layout",
-                "p (target false-positive rate)"
+                "p (target false-positive rate)",
+                "bits per entry"
             ]
             .iter()
             .any(|label| text.contains(label)),

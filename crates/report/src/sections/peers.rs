@@ -142,7 +142,7 @@ fn plot(peers: &Peers) -> Vec<Panel> {
         .map(|list| Panel {
             title: format!("{} ({} entries)", list.name, fmt::count(list.entries)),
             x: Axis::linear("bits per entry", 0.0, (most_bits / 20.0).ceil() * 20.0),
-            y: Axis::log("false positives per clean URL", 1e-7, 1e-1),
+            y: Axis::log("false-positive rate per clean URL", 1e-7, 1e-1),
             series: list
                 .rows
                 .iter()
@@ -304,7 +304,9 @@ fn reading(peers: &Peers) -> String {
          entry one of those would misname sits in a sorted override table of exact \
          fingerprints (entries there for BinaryFuse16 and BinaryFuse32 — {}); a domain list has \
          one set and no table beyond a few bytes. A fuse filter's bytes are `xorf`'s \
-         serialized descriptor and fingerprints. Safe Browsing's bytes are what travels; a v4 \
+         serialized descriptor and fingerprints; `xorf` fills unused cells at random, so its \
+         rows' override counts (and a few hundred bytes of UT1's table) differ a little from \
+         run to run. Safe Browsing's bytes are what travels; a v4 \
          client holds the prefixes as `u32` arrays (32 bits a prefix, and an entry in two \
          categories is in two lists).\n\n",
         fmt::count(missed),
@@ -325,7 +327,7 @@ pub fn render(ctx: &mut Context, peers: &Peers) -> Result<String> {
         let width = 520 * peers.lists.len() as u32;
         let svg = ctx.write_svg(
             "fig-peers.svg",
-            "Bits per entry against false positives per clean URL",
+            "Bits per entry against the false-positive rate per clean URL",
             &plot(peers),
             (width.max(800), 560),
         )?;

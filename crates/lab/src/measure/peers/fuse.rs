@@ -10,6 +10,11 @@
 //! per filter) is kept in a sorted override table of exact fingerprints with its set, asked
 //! first. So every entry gets exactly its own set, and a stranger costs one probe of the main
 //! filter per expression.
+//!
+//! `xorf` fills the cells no key uses with random values (its default `uniform-random`, which
+//! keeps a stranger whose fingerprint is 0 at the filter's rate), so the false positives of a
+//! filter, and with them the override table's size, differ a little from one build to the
+//! next; the filters' sizes do not.
 
 use phishbloom_core::keys::{expression_hash, fingerprint};
 use phishbloom_url::CanonicalUrl;
