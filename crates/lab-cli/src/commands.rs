@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use phishbloom_lab::cabf_experiment::{self, Config};
-use phishbloom_report::{run as run_report, run_near, ReportOptions};
+use phishbloom_report::{run as run_report, run_near, run_peers, ReportOptions, ReportSummary};
 
 use crate::{CabfArgs, ReportArgs};
 
@@ -35,15 +35,25 @@ pub fn report(args: &ReportArgs) -> anyhow::Result<()> {
 
 /// `near`: runs the near-duplicate section alone and writes its files under `args.out`.
 pub fn near(args: &ReportArgs) -> anyhow::Result<()> {
-    let options = report_options(args);
-    let summary = run_near(&options)?;
+    print_section(&run_near(&report_options(args))?);
+    Ok(())
+}
+
+/// `peers`: runs the compact-lists-against-peers section alone and writes its files under
+/// `args.out`.
+pub fn peers(args: &ReportArgs) -> anyhow::Result<()> {
+    print_section(&run_peers(&report_options(args))?);
+    Ok(())
+}
+
+/// Prints what a section run alone found and wrote.
+fn print_section(summary: &ReportSummary) {
     for line in &summary.headlines {
         println!("  {line}");
     }
     for file in &summary.files {
         println!("wrote {}", file.display());
     }
-    Ok(())
 }
 
 /// `experiment cabf`: runs seed 003's comparisons and writes `results.csv`, three figures and

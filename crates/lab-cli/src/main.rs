@@ -9,6 +9,7 @@
 //! ```text
 //! cargo run --release -p phishbloom-lab-cli -- report [--quick]
 //! cargo run --release -p phishbloom-lab-cli -- near [--quick]
+//! cargo run --release -p phishbloom-lab-cli -- peers [--quick]
 //! cargo run --release -p phishbloom-lab-cli -- experiment cabf [--quick]
 //! ```
 
@@ -37,6 +38,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Measure the near-duplicate section alone: its CSV files and near.md.
     Near(ReportArgs),
+    /// Measure the compact lists against their peers alone: peers.csv, its figure and peers.md.
+    Peers(ReportArgs),
     /// Run an experiment and write its results (CSV, plots, summary) under docs/.
     #[command(subcommand)]
     Experiment(ExperimentCommand),
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Report(args) => commands::report(&args),
         Command::Near(args) => commands::near(&args),
+        Command::Peers(args) => commands::peers(&args),
         Command::Experiment(ExperimentCommand::Cabf(args)) => commands::cabf(&args),
     };
     match result {

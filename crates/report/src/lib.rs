@@ -26,7 +26,10 @@
 //! 10. Near-duplicate mails and pages: SimHash's shingle width, weighting and
 //!     short-text threshold chosen on real prose, MinHash-LSH and brute force beside it, and
 //!     Manku's tables at 10⁷ fingerprints ([`run_near`] runs this section alone).
-//! 11. Threats to validity.
+//! 11. Compact lists against their peers: phishbloom's verified and compact lists, Safe
+//!     Browsing v4's Rice-coded prefixes and binary fuse filters on UT1 and domain lists
+//!     ([`run_peers`] runs this section alone).
+//! 12. Threats to validity.
 //!
 //! # Example
 //! ```no_run
@@ -66,7 +69,7 @@ pub use error::{Error, Result};
 use context::Context;
 use phishbloom_lab::measure::{self, machine, timed, Settings};
 use sections::{
-    changes, dataset, hashing, keywords, memory, near, scale, sizing, sweeps, validity,
+    changes, dataset, hashing, keywords, memory, near, peers, scale, sizing, sweeps, validity,
 };
 
 /// What to run and where to write it.
@@ -131,7 +134,7 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary> {
     let mut timings = Vec::new();
     let mut body = dataset_sections(&mut ctx, &mut timings, options)?;
     body.extend(generated_sections(&mut ctx, &mut timings)?);
-    let md = section(&mut timings, "11. Threats to validity", || {
+    let md = section(&mut timings, "12. Threats to validity", || {
         let load_now = machine::load_average();
         Ok(validity::render(
             &ctx,
@@ -198,7 +201,8 @@ fn dataset_sections(
     Ok(body)
 }
 
-/// Sections 6–10, which measure on generated keys and texts: their Markdown, in order.
+/// Sections 6–11, which measure on generated keys and texts (section 11 also on UT1 beside
+/// the dataset): their Markdown, in order.
 fn generated_sections(
     ctx: &mut Context,
     timings: &mut Vec<(String, Duration)>,
@@ -228,7 +232,51 @@ fn generated_sections(
             near::render(ctx, &result)
         },
     )?);
+    body.push(section(timings, PEERS_TITLE, || {
+        let result = measure::peers::run(&ctx.settings).map_err(lab("peers"))?;
+        peers::render(ctx, &result)
+    })?);
     Ok(body)
+}
+
+/// The title of the peers section.
+const PEERS_TITLE: &str = "11. Compact lists against their peers";
+
+/// Runs the peers section alone and writes its CSV, figure and `peers.md` (the section's
+/// Markdown) into `options.out`; the full report ([`run`]) includes the same section in its
+/// README.md.
+pub fn run_peers(options: &ReportOptions) -> Result<ReportSummary> {
+    let mut ctx = start(options)?;
+    let mut timings = Vec::new();
+    let load_at_start = machine::load_average();
+    let md = section(&mut timings, PEERS_TITLE, || {
+        let result = measure::peers::run(&ctx.settings).map_err(lab("peers"))?;
+        peers::render(&mut ctx, &result)
+    })?;
+    let load_now = machine::load_average();
+    let header = format!(
+        "# phishbloom: compact lists against their peers, measured\n\nSection 11 of the \
+         measured report, written alone by `{}{}`{} in {:.0} s on {} thread(s) (load average \
+         {} at the start, {} at the end).\n\n",
+        peers::COMMAND,
+        if options.quick { " --quick" } else { "" },
+        if options.quick {
+            " (small sizes: not the committed figures)"
+        } else {
+            ""
+        },
+        ctx.settings.progress.elapsed().as_secs_f64(),
+        ctx.settings.threads,
+        load_at_start.as_deref().unwrap_or("unknown"),
+        load_now.as_deref().unwrap_or("unknown"),
+    );
+    ctx.write("peers.md", &format!("{header}{md}"))?;
+    Ok(ReportSummary {
+        files: ctx.files,
+        elapsed: ctx.settings.progress.elapsed(),
+        sections: timings,
+        headlines: ctx.headlines,
+    })
 }
 
 /// The output folder, created, and the context every section writes through.

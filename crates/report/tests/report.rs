@@ -173,7 +173,8 @@ fn svgs_are_well_formed_and_labelled() {
                 "n (keys)",
                 "query set",
                 "layout",
-                "p (target false-positive rate)"
+                "p (target false-positive rate)",
+                "bits per entry"
             ]
             .iter()
             .any(|label| text.contains(label)),
@@ -331,6 +332,23 @@ fn lists_that_change_lose_no_key_and_deltas_follow_the_golomb_formula() {
     let removals: Vec<_> = rows.iter().filter(|r| r[change] == "removals").collect();
     assert!(!removals.is_empty());
     assert!(removals.iter().all(|r| r[met] == "yes"), "{removals:?}");
+}
+
+#[test]
+fn peers_miss_no_listed_url_and_hit_clean_ones_at_their_own_rates() {
+    let (header, rows) = read_csv("peers.csv");
+    assert!(rows.len() >= 6, "{rows:?}");
+    for missed in column(&header, &rows, "listed_urls_missed") {
+        assert_eq!(missed, Some(0.0));
+    }
+    let asked = column(&header, &rows, "clean_urls");
+    let hits = column(&header, &rows, "clean_urls_listed");
+    let theory = column(&header, &rows, "per_url_theory");
+    for ((q, h), p) in asked.iter().zip(&hits).zip(&theory) {
+        let (q, h, p) = (q.unwrap(), h.unwrap(), p.unwrap());
+        let tolerance = SIGMAS * (q * p * (1.0 - p)).sqrt() + 1.0;
+        assert!((h - q * p).abs() <= tolerance, "{h} of {q} at {p}");
+    }
 }
 
 #[test]

@@ -18,6 +18,9 @@
 //! - [`near`] — near-duplicate documents by SimHash on real prose — shingle width,
 //!   weighting and the short-text threshold chosen by measurement, MinHash-LSH and brute force
 //!   beside it, and Manku's tables at 10⁷ fingerprints.
+//! - [`peers`] — compact lists against their peers: phishbloom's verified and compact lists,
+//!   Safe Browsing v4's Rice-coded prefixes and binary fuse filters on UT1 and synthetic domain
+//!   lists — bits per entry, per-URL rate, ns per URL, update bytes per addition.
 //! - [`machine`] — the process's resident memory and the machine's load.
 
 pub mod changes;
@@ -28,6 +31,7 @@ pub mod keywords;
 pub mod machine;
 pub mod memory;
 pub mod near;
+pub mod peers;
 pub mod scale;
 pub mod sizes;
 pub mod sizing;

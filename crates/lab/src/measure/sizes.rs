@@ -63,6 +63,16 @@ pub struct Sizes {
     pub changes_apply_changes: u64,
     /// Timed applies (the median is reported).
     pub changes_apply_runs: usize,
+    /// Entries of the synthetic domain lists of the peers section (10⁵ and 10⁶ at full size).
+    pub peers_domains: Vec<u64>,
+    /// Clean URLs each structure of the peers section is asked (10⁷ at full size: a rate of
+    /// 10⁻⁹ shows as none, within an interval below 4·10⁻⁷; Safe Browsing's and BinaryFuse16's
+    /// rates within about ±7 %).
+    pub peers_clean_urls: u64,
+    /// Clean URLs, and as many URLs below entries, timed per structure and round.
+    pub peers_timed_urls: usize,
+    /// Timed rounds per structure (interleaved; the median is kept).
+    pub peers_repetitions: usize,
 }
 
 impl Sizes {
@@ -96,6 +106,10 @@ impl Sizes {
             changes_apply_entries: 1_000_000,
             changes_apply_changes: 10_000,
             changes_apply_runs: 7,
+            peers_domains: vec![100_000, 1_000_000],
+            peers_clean_urls: 10_000_000,
+            peers_timed_urls: 100_000,
+            peers_repetitions: 5,
         }
     }
 
@@ -129,6 +143,10 @@ impl Sizes {
             changes_apply_entries: 20_000,
             changes_apply_changes: 1_000,
             changes_apply_runs: 3,
+            peers_domains: vec![10_000],
+            peers_clean_urls: 20_000,
+            peers_timed_urls: 2_000,
+            peers_repetitions: 1,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod hashing;
 pub mod keywords;
 pub mod memory;
 pub mod near;
+pub mod peers;
 pub mod scale;
 pub mod sizing;
 pub mod sweeps;

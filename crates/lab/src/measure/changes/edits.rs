@@ -19,7 +19,7 @@ pub(super) fn synthetic_entries(prefix: &str, start: u64, count: u64) -> Vec<Ent
 
 /// `count` distinct positions below `len`, chosen with a fixed seed (a partial Fisher–Yates
 /// shuffle), ascending.
-pub(super) fn random_positions(len: usize, count: usize, seed: u64) -> Vec<usize> {
+pub(crate) fn random_positions(len: usize, count: usize, seed: u64) -> Vec<usize> {
     let mut rng = SplitMix64::new(seed);
     let mut positions: Vec<usize> = (0..len).collect();
     let count = count.min(len);

@@ -21,7 +21,7 @@
 mod apply;
 mod bits;
 mod deltas;
-mod edits;
+pub(crate) mod edits;
 mod list;
 mod speed;
 
