@@ -120,10 +120,16 @@ export class Core {
    * to `dest` in module memory; 0, or -1 when the range is not in the file. */
   hostRead(offset, dest, len) {
     const file = this.hostFile;
-    if (file === null || offset < 0 || offset + len > file.length) return -1;
-    // A fresh view each time: the module's memory may have grown (and its buffer changed).
-    new Uint8Array(this.x.memory.buffer, dest, len).set(file.subarray(offset, offset + len));
-    return 0;
+    // wasm32 pointers and lengths arrive as signed 32-bit numbers: read them unsigned.
+    const [at, size] = [dest >>> 0, len >>> 0];
+    if (file === null || offset < 0 || offset + size > file.length) return -1;
+    try {
+      // A fresh view each time: the module's memory may have grown (and its buffer changed).
+      new Uint8Array(this.x.memory.buffer, at, size).set(file.subarray(offset, offset + size));
+      return 0;
+    } catch {
+      return -1;
+    }
   }
 
   /** Drops a held list. */

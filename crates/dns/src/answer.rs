@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use hickory_proto::op::{Edns, Message, MessageType, ResponseCode};
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::rdata::{A, AAAA};
-use hickory_proto::rr::{RData, Record, RecordType};
+use hickory_proto::rr::{Name, RData, Record, RecordType};
 
 use crate::policy::{BlockWith, Blocked};
 
@@ -22,6 +22,11 @@ const BLOCKED_TTL: u32 = 60;
 
 /// The least EDNS payload size a response advertises (RFC 6891's floor).
 const MIN_PAYLOAD: u16 = 512;
+
+/// The most bytes of Extended DNS Error text an answer carries: enough for a list, an entry and
+/// a few categories, and small enough that the answer fits any EDNS payload (512 bytes and up)
+/// beside a question of the longest name (255 bytes).
+const MAX_EDE_TEXT: usize = 200;
 
 /// The answer to `query`, blocked for `why` as `with` says: its id, opcode, recursion-desired
 /// flag and question; NXDOMAIN, NOERROR without an answer, REFUSED, or the address (`null`:
@@ -57,7 +62,7 @@ pub fn blocked(query: &Message, why: &Blocked, with: BlockWith) -> Vec<u8> {
         let mut answer = Edns::new();
         answer.set_max_payload(edns.max_payload().max(MIN_PAYLOAD));
         let mut data = EDE_BLOCKED.to_be_bytes().to_vec();
-        data.extend_from_slice(why.text().as_bytes());
+        data.extend_from_slice(cut(&why.text(), MAX_EDE_TEXT).as_bytes());
         answer
             .options_mut()
             .insert(EdnsOption::Unknown(EDE_OPTION, data));
@@ -70,6 +75,13 @@ pub fn blocked(query: &Message, why: &Blocked, with: BlockWith) -> Vec<u8> {
 pub fn servfail(query: &Message) -> Vec<u8> {
     let mut response = reply_to(query);
     response.set_response_code(ResponseCode::ServFail);
+    encode(&response)
+}
+
+/// REFUSED to `query` (a client this server does not answer).
+pub fn refused(query: &Message) -> Vec<u8> {
+    let mut response = reply_to(query);
+    response.set_response_code(ResponseCode::Refused);
     encode(&response)
 }
 
@@ -90,16 +102,54 @@ pub fn formerr(packet: &[u8]) -> Option<Vec<u8>> {
     Some(encode(&response))
 }
 
-/// The names the CNAME records of `response`'s answer section lead to, in order.
+/// The hosts (see [`host_of`]) the CNAME records of `response`'s answer section lead to, in
+/// order.
 pub fn cname_targets(response: &Message) -> Vec<String> {
     response
         .answers()
         .iter()
         .filter_map(|record| match record.data() {
-            RData::CNAME(target) => Some(target.0.to_ascii()),
+            RData::CNAME(target) => host_of(&target.0),
             _ => None,
         })
         .collect()
+}
+
+/// The part of `name` a URL's host can be: its labels after the last one holding a byte that
+/// is no letter, digit, `-` or `_` (a `/`, `?`, `#`, `:`, `@`, `\\`, `%`, a dot inside a label
+/// would make `http://NAME/` another URL, whose host is not the name), joined by dots; `None`
+/// for the root or when no label is left. The parent domains of a name are its suffixes, so
+/// every domain entry that could list the name lists this part.
+pub fn host_of(name: &Name) -> Option<String> {
+    let labels: Vec<&[u8]> = name.iter().collect();
+    let plain = |label: &&[u8]| {
+        label
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let start = labels
+        .iter()
+        .rposition(|label| !plain(label))
+        .map_or(0, |bad| bad + 1);
+    let kept = &labels[start..];
+    if kept.is_empty() {
+        return None;
+    }
+    // Every kept label is ASCII (checked above).
+    let parts: Vec<&str> = kept
+        .iter()
+        .map(|label| std::str::from_utf8(label).unwrap_or_default())
+        .collect();
+    Some(parts.join("."))
+}
+
+/// `text` cut to at most `max` bytes on a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// A response to `query`: its id, opcode, recursion-desired flag and question, recursion
@@ -211,6 +261,37 @@ mod tests {
             (aaaa.response_code(), aaaa.answers().len()),
             (ResponseCode::NoError, 0)
         );
+    }
+
+    #[test]
+    fn a_name_is_checked_from_its_last_label_a_url_host_cannot_hold() {
+        let name = |text: &str| Name::from_ascii(text).unwrap();
+        assert_eq!(
+            host_of(&name("WWW.Evil.Example.")).as_deref(),
+            Some("WWW.Evil.Example")
+        );
+        // `a/b` would make http://a/b.evil.example/ a URL of host `a`: its parents are checked.
+        let labels: [&[u8]; 4] = [b"x", b"a/b", b"evil", b"example"];
+        let odd = Name::from_labels(labels).unwrap();
+        assert_eq!(host_of(&odd).as_deref(), Some("evil.example"));
+        assert_eq!(host_of(&Name::root()), None);
+        let labels: [&[u8]; 1] = [b"a?b"];
+        assert_eq!(host_of(&Name::from_labels(labels).unwrap()), None);
+    }
+
+    #[test]
+    fn the_extended_error_text_is_cut_to_fit_any_payload() {
+        let long = Blocked {
+            list: "l".repeat(300),
+            entry: "é".repeat(100),
+            categories: vec![],
+        };
+        let bytes = blocked(
+            &query("e.example.", RecordType::A, true),
+            &long,
+            BlockWith::NxDomain,
+        );
+        assert!(bytes.len() <= 512, "{} bytes", bytes.len());
     }
 
     #[test]

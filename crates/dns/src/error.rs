@@ -24,6 +24,14 @@ pub enum Error {
     /// The runtime the listeners run on cannot start.
     #[error("cannot start the DNS server's runtime: {0}")]
     Runtime(std::io::Error),
+    /// A list of whole keys, keywords or documents: DNS names are checked as URL entries.
+    #[error("{path}: a list of {scheme} cannot answer DNS names, which are checked as `check` checks http://NAME/ (the name, then its parent domains); build it from domains or URLs, without --exact")]
+    Scheme {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its key scheme's name.
+        scheme: &'static str,
+    },
     /// A list that cannot be opened.
     #[error(transparent)]
     List(#[from] phishbloom_blocklist::Error),

@@ -1,17 +1,22 @@
-//! Asking the upstreams: the query's bytes sent as they came, the first upstream that answers
-//! in time gives the answer (failover in order), over UDP for a UDP query — a truncated answer
-//! goes back truncated, and the client asks again over TCP, as it would ask the upstream — and
-//! over TCP for a TCP query.
+//! Asking the upstreams: the query's bytes sent as they came but for a fresh random id, the
+//! first upstream that answers in time — with that id and the query's question — gives the
+//! answer (failover in order), its id set back to the client's; over UDP for a UDP query (a
+//! truncated answer goes back truncated, and the client asks again over TCP, as it would ask the
+//! upstream) and over TCP for a TCP query. The random id and the question check make a forged
+//! answer guess both the id and the source port.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use std::hash::{BuildHasher, Hasher};
+
+use hickory_proto::op::{Message, Query};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::time::timeout;
 
 /// The largest DNS message (a TCP message's length is 16 bits; a UDP datagram's at most that).
-const MAX_MESSAGE: usize = 65_535;
+pub const MAX_MESSAGE: usize = 65_535;
 
 /// The upstream servers and how long each gets to answer.
 #[derive(Clone, Debug)]
@@ -35,16 +40,33 @@ impl Upstreams {
         Upstreams { addrs, wait }
     }
 
-    /// The first answer an upstream gives to `query` over `transport`, or `None` when none
-    /// answers in time.
-    pub async fn ask(&self, query: &[u8], transport: Transport) -> Option<Vec<u8>> {
+    /// The first answer an upstream gives to `query` (whose question is `question`) over
+    /// `transport`, as bytes with the client's id and parsed, or `None` when none answers in
+    /// time with an answer to that question.
+    pub async fn ask(
+        &self,
+        query: &[u8],
+        question: &Query,
+        transport: Transport,
+    ) -> Option<(Vec<u8>, Message)> {
+        let mut sent = query.to_vec();
+        sent.get_mut(..2)?
+            .copy_from_slice(&random_id().to_be_bytes());
         for &addr in &self.addrs {
             let answer = match transport {
-                Transport::Udp => timeout(self.wait, ask_udp(addr, query)).await,
-                Transport::Tcp => timeout(self.wait, ask_tcp(addr, query)).await,
+                Transport::Udp => timeout(self.wait, ask_udp(addr, &sent)).await,
+                Transport::Tcp => timeout(self.wait, ask_tcp(addr, &sent)).await,
             };
-            if let Ok(Ok(answer)) = answer {
-                return Some(answer);
+            let Ok(Ok(mut answer)) = answer else {
+                continue;
+            };
+            let parsed = Message::from_vec(&answer).ok();
+            if let Some(mut parsed) = parsed.filter(|m| {
+                answer.get(..2) == sent.get(..2) && m.queries() == std::slice::from_ref(question)
+            }) {
+                answer[..2].copy_from_slice(&query[..2]);
+                parsed.set_id(u16::from_be_bytes([query[0], query[1]]));
+                return Some((answer, parsed));
             }
         }
         None
@@ -79,6 +101,14 @@ async fn ask_tcp(addr: SocketAddr, query: &[u8]) -> std::io::Result<Vec<u8>> {
     stream.write_all(&len.to_be_bytes()).await?;
     stream.write_all(query).await?;
     read_message(&mut stream).await
+}
+
+/// A fresh id for a query sent upstream: SipHash, keyed at random once per process and counting
+/// up per call (std's `RandomState`), so that an off-path forger cannot predict it.
+fn random_id() -> u16 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish() as u16
 }
 
 /// One length-prefixed DNS message from a TCP stream.

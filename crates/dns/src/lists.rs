@@ -10,17 +10,26 @@ use std::time::SystemTime;
 use phishbloom_blocklist::BlocklistFile;
 use phishbloom_core::Blocklist;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::policy::{BlockWith, Named, Policy};
+use phishbloom_core::keys::KeyScheme;
 
-/// What identifies a file's content cheaply: its modification time and length (a file
-/// replaced by a rename, as `sync` and `publish` replace them, changes both or at least one).
-type Stamp = Option<(SystemTime, u64)>;
+/// What identifies a file's content cheaply: its inode, status-change time, modification time
+/// and length (a file replaced by a rename, as `sync` and `publish` replace them, is another
+/// inode even when its length and times are the old one's).
+type Stamp = Option<(u64, i64, i64, SystemTime, u64)>;
 
 /// The stamp of the file at `path` now (`None` when it cannot be read).
 fn stamp(path: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
+    Some((
+        meta.ino(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.modified().ok()?,
+        meta.len(),
+    ))
 }
 
 /// The lists' files, how they are read, and the policy in hand.
@@ -58,7 +67,8 @@ impl Lists {
 
     /// Reads the lists again when a file changed (or always, `force`): `Ok(true)` when the
     /// policy was replaced, `Ok(false)` when nothing changed, the error (and the policy in
-    /// hand kept) when a file cannot be read.
+    /// hand kept) when a file cannot be read. Reloads run one at a time (the stamps' lock is
+    /// held until the new policy is in), so an older read never replaces a newer one.
     pub fn reload(&self, force: bool) -> Result<bool> {
         let now: Vec<Stamp> = self.paths.iter().map(|p| stamp(p)).collect();
         let mut stamps = self.stamps.lock().unwrap_or_else(|p| p.into_inner());
@@ -67,12 +77,12 @@ impl Lists {
         }
         // Remembered before reading: a file that fails is tried again only when it changes.
         *stamps = now;
-        drop(stamps);
         let policy = read(&self.paths, &self.categories, self.block_with)?;
         *self
             .current
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(policy);
+        drop(stamps);
         Ok(true)
     }
 }
@@ -82,6 +92,13 @@ fn read(paths: &[PathBuf], categories: &[String], block_with: BlockWith) -> Resu
     let mut lists = Vec::with_capacity(paths.len());
     for path in paths {
         let mut list = Blocklist::open(path)?;
+        // Only URL entries read `http://NAME/` as `check` does: the name, then its parents.
+        if list.meta().scheme != KeyScheme::Expressions {
+            return Err(Error::Scheme {
+                path: path.clone(),
+                scheme: list.meta().scheme.name(),
+            });
+        }
         if !categories.is_empty() {
             list.keep_categories(categories, path)?;
         }

@@ -86,11 +86,10 @@ impl Policy {
         Policy { lists, block_with }
     }
 
-    /// Why `name` (a query name in presentation form, a trailing dot or not) is blocked, if it
-    /// is: the first list whose verdict for `http://NAME/` is "listed" (an exception's
-    /// "allowed" is not blocked).
-    pub fn blocked(&self, name: &str, scratch: &mut Scratch) -> Option<Blocked> {
-        let host = name.strip_suffix('.').unwrap_or(name);
+    /// Why `host` (a query name's labels joined by dots, without the root's: see
+    /// [`crate::answer::host_of`]) is blocked, if it is: the first list whose verdict for
+    /// `http://HOST/` is "listed" (an exception's "allowed" is not blocked).
+    pub fn blocked(&self, host: &str, scratch: &mut Scratch) -> Option<Blocked> {
         if host.is_empty() {
             return None;
         }

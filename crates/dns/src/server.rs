@@ -1,8 +1,9 @@
 //! The listeners: one UDP socket and one TCP listener on the same address. Each query is
-//! answered in its own task — at most [`MAX_IN_FLIGHT`] at once, so a flood costs bounded
-//! memory — by [`Server::answer`]: FORMERR for a packet that is no query, the blocked answer for
-//! a listed name, else the upstream's answer unchanged unless a CNAME in it leads to a listed
-//! name.
+//! answered in its own task — at most [`MAX_IN_FLIGHT`] at once, and at most
+//! [`MAX_CONNECTIONS`] TCP connections open, so a flood costs bounded memory — by
+//! `Handler::answer`: REFUSED to a client [`Clients`] does not admit, FORMERR for a packet that
+//! is no query, the blocked answer for a listed name, else the upstream's answer unchanged
+//! unless a CNAME in it leads to a listed name.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,13 +16,52 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::sync::Semaphore;
 
-use crate::answer::{blocked, cname_targets, formerr, servfail};
+use crate::answer::{blocked, cname_targets, formerr, host_of, refused, servfail};
 use crate::error::{Error, Result};
-use crate::forward::{read_message, Transport, Upstreams};
+use crate::forward::{read_message, Transport, Upstreams, MAX_MESSAGE};
 use crate::lists::Lists;
 
 /// Queries answered at once; more wait (UDP) or are not read yet (TCP).
 pub const MAX_IN_FLIGHT: usize = 1024;
+
+/// TCP connections open at once (each may hold a message of up to 64 KiB while it is read);
+/// more wait to be accepted.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// How long the TCP listener rests after `accept` fails (out of file descriptors, say) before
+/// it tries again, rather than spinning.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Which clients are answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clients {
+    /// Loopback and private networks (10/8, 172.16/12, 192.168/16, 100.64/10, link-local,
+    /// fc00::/7): a forwarder open to the internet is a tool for reflection attacks.
+    Local,
+    /// Every address.
+    Any,
+}
+
+impl Clients {
+    /// Whether a query from `ip` is answered.
+    pub fn admits(self, ip: std::net::IpAddr) -> bool {
+        use std::net::IpAddr;
+        match (self, ip) {
+            (Clients::Any, _) => true,
+            (Clients::Local, IpAddr::V4(v4)) => {
+                let shared = v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64;
+                v4.is_loopback() || v4.is_private() || v4.is_link_local() || shared
+            }
+            (Clients::Local, IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+                Some(v4) => Clients::Local.admits(IpAddr::V4(v4)),
+                None => {
+                    let first = v6.segments()[0];
+                    v6.is_loopback() || (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+                }
+            },
+        }
+    }
+}
 
 /// How long a TCP connection may stay idle between queries (RFC 7766 §6.2.3 suggests seconds).
 const TCP_IDLE: Duration = Duration::from_secs(10);
@@ -36,6 +76,8 @@ pub struct Server {
 /// What answers a query.
 struct Handler {
     lists: Arc<Lists>,
+    clients: Clients,
+    connections: Arc<Semaphore>,
     upstreams: Upstreams,
     in_flight: Arc<Semaphore>,
 }
@@ -43,7 +85,12 @@ struct Handler {
 impl Server {
     /// Binds UDP on `listen` and TCP on the same address and port (the port UDP got, when
     /// `listen`'s is 0).
-    pub async fn bind(listen: SocketAddr, lists: Arc<Lists>, upstreams: Upstreams) -> Result<Self> {
+    pub async fn bind(
+        listen: SocketAddr,
+        lists: Arc<Lists>,
+        upstreams: Upstreams,
+        clients: Clients,
+    ) -> Result<Self> {
         let udp = UdpSocket::bind(listen)
             .await
             .map_err(|source| Error::Listen {
@@ -68,6 +115,8 @@ impl Server {
             tcp,
             handler: Arc::new(Handler {
                 lists,
+                clients,
+                connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
                 upstreams,
                 in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             }),
@@ -110,7 +159,7 @@ const TICK: Duration = Duration::from_millis(100);
 pub fn serve_until(
     listen: SocketAddr,
     lists: Arc<Lists>,
-    upstreams: Upstreams,
+    (upstreams, clients): (Upstreams, Clients),
     control: Control,
     bound: impl FnOnce(SocketAddr),
     report: impl Fn(Result<bool>) + Send + Sync + 'static,
@@ -121,7 +170,7 @@ pub fn serve_until(
         .map_err(Error::Runtime)?;
     let report = Arc::new(report);
     runtime.block_on(async {
-        let server = Server::bind(listen, lists.clone(), upstreams).await?;
+        let server = Server::bind(listen, lists.clone(), upstreams, clients).await?;
         bound(server.local_addr());
         let serving = tokio::spawn(server.run());
         let mut since_look = Duration::ZERO;
@@ -143,7 +192,7 @@ pub fn serve_until(
 
 /// Reads datagrams and answers each in its own task.
 async fn serve_udp(socket: Arc<UdpSocket>, handler: Arc<Handler>) {
-    let mut buffer = vec![0u8; 65_535];
+    let mut buffer = vec![0u8; MAX_MESSAGE];
     loop {
         let Ok((n, peer)) = socket.recv_from(&mut buffer).await else {
             continue;
@@ -154,7 +203,7 @@ async fn serve_udp(socket: Arc<UdpSocket>, handler: Arc<Handler>) {
         let packet = buffer[..n].to_vec();
         let (socket, handler) = (socket.clone(), handler.clone());
         tokio::spawn(async move {
-            if let Some(answer) = handler.answer(&packet, Transport::Udp).await {
+            if let Some(answer) = handler.answer(&packet, peer, Transport::Udp).await {
                 let _ = socket.send_to(&answer, peer).await;
             }
             drop(permit);
@@ -162,18 +211,26 @@ async fn serve_udp(socket: Arc<UdpSocket>, handler: Arc<Handler>) {
     }
 }
 
-/// Accepts TCP connections, each served in its own task.
+/// Accepts TCP connections, each served in its own task, at most [`MAX_CONNECTIONS`] at once.
 async fn accept_tcp(listener: TcpListener, handler: Arc<Handler>) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
+        let Ok(permit) = handler.connections.clone().acquire_owned().await else {
+            return;
+        };
+        let Ok((stream, peer)) = listener.accept().await else {
+            tokio::time::sleep(ACCEPT_BACKOFF).await;
             continue;
         };
-        tokio::spawn(serve_tcp(stream, handler.clone()));
+        let handler = handler.clone();
+        tokio::spawn(async move {
+            serve_tcp(stream, peer, handler).await;
+            drop(permit);
+        });
     }
 }
 
 /// Answers the queries of one TCP connection in order, until it closes or idles.
-async fn serve_tcp(mut stream: TcpStream, handler: Arc<Handler>) {
+async fn serve_tcp(mut stream: TcpStream, peer: SocketAddr, handler: Arc<Handler>) {
     loop {
         let Ok(Ok(query)) = tokio::time::timeout(TCP_IDLE, read_message(&mut stream)).await else {
             return;
@@ -181,7 +238,7 @@ async fn serve_tcp(mut stream: TcpStream, handler: Arc<Handler>) {
         let Ok(permit) = handler.in_flight.clone().acquire_owned().await else {
             return;
         };
-        let answer = handler.answer(&query, Transport::Tcp).await;
+        let answer = handler.answer(&query, peer, Transport::Tcp).await;
         drop(permit);
         let Some(answer) = answer else {
             return;
@@ -197,9 +254,15 @@ async fn serve_tcp(mut stream: TcpStream, handler: Arc<Handler>) {
 }
 
 impl Handler {
-    /// The answer to `packet`, a query that came over `transport` (see the module
-    /// documentation); `None` when it gets none (too short for a header, or a response).
-    async fn answer(&self, packet: &[u8], transport: Transport) -> Option<Vec<u8>> {
+    /// The answer to `packet`, a query from `peer` that came over `transport` (see the
+    /// module documentation); `None` when it gets none (too short for a header, or a
+    /// response).
+    async fn answer(
+        &self,
+        packet: &[u8],
+        peer: SocketAddr,
+        transport: Transport,
+    ) -> Option<Vec<u8>> {
         let query = match Message::from_vec(packet) {
             Ok(query)
                 if query.message_type() == MessageType::Query && query.queries().len() == 1 =>
@@ -208,23 +271,53 @@ impl Handler {
             }
             _ => return formerr(packet),
         };
+        if !self.clients.admits(peer.ip()) {
+            return Some(refused(&query));
+        }
         let mut scratch = Scratch::default();
         let policy = self.lists.policy();
-        let name = query.queries()[0].name().to_ascii();
-        if let Some(why) = policy.blocked(&name, &mut scratch) {
+        let host = host_of(query.queries()[0].name());
+        if let Some(why) = host.and_then(|host| policy.blocked(&host, &mut scratch)) {
             return Some(blocked(&query, &why, policy.block_with));
         }
-        let Some(upstream) = self.upstreams.ask(packet, transport).await else {
+        let question = &query.queries()[0];
+        let Some((upstream, response)) = self.upstreams.ask(packet, question, transport).await
+        else {
             return Some(servfail(&query));
         };
         // A CNAME that leads to a listed name is blocked as the name would be.
-        if let Ok(response) = Message::from_vec(&upstream) {
-            for target in cname_targets(&response) {
-                if let Some(why) = policy.blocked(&target, &mut scratch) {
-                    return Some(blocked(&query, &why, policy.block_with));
-                }
+        for target in cname_targets(&response) {
+            if let Some(why) = policy.blocked(&target, &mut scratch) {
+                return Some(blocked(&query, &why, policy.block_with));
             }
         }
         Some(upstream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_clients_are_loopback_and_private_networks_only() {
+        let local = |ip: &str| Clients::Local.admits(ip.parse().unwrap());
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.9",
+            "192.168.1.1",
+            "100.64.0.1",
+            "::1",
+        ] {
+            assert!(local(ip), "{ip}");
+        }
+        for ip in ["fd00::1", "fe80::1", "::ffff:192.168.0.2"] {
+            assert!(local(ip), "{ip}");
+        }
+        for ip in ["8.8.8.8", "100.128.0.1", "2001:db8::1", "::ffff:8.8.8.8"] {
+            assert!(!local(ip), "{ip}");
+            assert!(Clients::Any.admits(ip.parse().unwrap()));
+        }
     }
 }

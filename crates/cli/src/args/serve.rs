@@ -171,6 +171,10 @@ pub struct DnsArgs {
     /// rebuild) is read again without a dropped query; SIGHUP re-reads them at once.
     #[arg(long, default_value_t = 2.0)]
     pub reload_interval: f64,
+    /// Answer clients from any address (default: loopback and private networks only, REFUSED
+    /// to the rest — a forwarder open to the internet is used for reflection attacks).
+    #[arg(long)]
+    pub any_client: bool,
 }
 
 /// An upstream: `IP:PORT`, or an IP alone for port 53.

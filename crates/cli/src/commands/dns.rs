@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use phishbloom_dns::forward::Upstreams;
 use phishbloom_dns::lists::Lists;
 use phishbloom_dns::policy::BlockWith;
-use phishbloom_dns::server::{serve_until, Control};
+use phishbloom_dns::server::{serve_until, Clients, Control};
 
 use crate::args::DnsArgs;
 
@@ -55,6 +55,17 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
         Ok(false) => {}
         Err(error) => eprintln!("phishbloom dns: lists kept as they were: {error}"),
     };
-    serve_until(args.listen, lists, upstreams, control, bound, report)?;
+    let clients = match args.any_client {
+        true => Clients::Any,
+        false => Clients::Local,
+    };
+    serve_until(
+        args.listen,
+        lists,
+        (upstreams, clients),
+        control,
+        bound,
+        report,
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,8 @@
 //! unbound forwarding to it as an admin puts one in front of a network. A listed name and its
 //! subdomains get NXDOMAIN with the Extended DNS Error naming the list, over UDP and TCP; a clean
 //! name gets the upstream's answer; a name whose CNAME leads to a listed one is blocked; a packet
-//! that is no query gets FORMERR.
+//! that is no query gets FORMERR; a list replaced on disk is read again; a list of whole keys, a
+//! missing list and an unknown `--block-with` are refused.
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -116,25 +117,37 @@ fn start_dns(list: &Path, upstream: u16) -> (Running, u16) {
     (Running(child), port)
 }
 
-#[test]
-fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_programs() {
+/// A running `phishbloom dns` over a list of `evil.example` and `bad.test/login`, in front of a
+/// real unbound serving `clean.test`, `bad.test` and `cloaked.test` (a CNAME to
+/// `www.evil.example`).
+struct Setup {
+    dir: tempfile::TempDir,
+    unbound: PathBuf,
+    list: PathBuf,
+    port: u16,
+    _upstream: Running,
+    _dns: Running,
+}
+
+/// The setup, or `None` after [`common::skip`] when unbound or dig is missing.
+fn setup(test: &str) -> Option<Setup> {
     let Some(program) = unbound() else {
         common::skip(
-            "dns_blocks_listed_names",
+            test,
             "unbound is not installed (apt-get install -y unbound dnsutils; .ci/run does)",
         );
-        return;
+        return None;
     };
     if !common::installed("dig") {
-        common::skip("dns_blocks_listed_names", "dig is not installed (dnsutils)");
-        return;
+        common::skip(test, "dig is not installed (dnsutils)");
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let entries = dir.path().join("phishing.txt");
     std::fs::write(&entries, "evil.example\nbad.test/login\n").unwrap();
     let list = common::build_list(dir.path().join("phish.bloom"), [entries.to_str().unwrap()]);
     let upstream_port = free_port(false);
-    let _upstream = start_unbound(
+    let upstream = start_unbound(
         &program,
         dir.path(),
         upstream_port,
@@ -144,10 +157,31 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
          local-data: \"cloaked.test. 60 IN CNAME www.evil.example.\"\n",
         "",
     );
-    let (_dns, port) = start_dns(&list, upstream_port);
+    let (dns, port) = start_dns(&list, upstream_port);
+    Some(Setup {
+        dir,
+        unbound: program,
+        list,
+        port,
+        _upstream: upstream,
+        _dns: dns,
+    })
+}
 
-    // A listed domain and its subdomains: NXDOMAIN, and the EDE naming list and entry.
-    for name in ["evil.example", "WWW.Evil.Example.", "a.b.evil.example"] {
+#[test]
+fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_programs() {
+    let Some(setup) = setup("dns_blocks_listed_names") else {
+        return;
+    };
+    let port = setup.port;
+    // A listed domain and its subdomains: NXDOMAIN, and the EDE naming list and entry; a
+    // label a URL host cannot hold (`a/b`, written \047 to dig) leaves its parents checked.
+    for name in [
+        "evil.example",
+        "WWW.Evil.Example.",
+        "a.b.evil.example",
+        "a\\047b.evil.example",
+    ] {
         let out = dig(port, name, &[]);
         assert!(out.contains("status: NXDOMAIN"), "{name}: {out}");
         assert!(out.contains("EDE: 15 (Blocked)"), "{name}: {out}");
@@ -162,7 +196,7 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
         out.contains("status: NXDOMAIN") && out.contains("EDE: 15"),
         "{out}"
     );
-    // A clean name (and a host whose only entry has a path): the upstream's answer.
+    // A clean name, and a host whose only entry has a path: the upstream's answer.
     for (name, address) in [("clean.test", "192.0.2.10"), ("bad.test", "192.0.2.11")] {
         let out = dig(port, name, &[]);
         assert!(
@@ -193,13 +227,20 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
         (0x80, 1),
         "QR and FORMERR"
     );
+}
 
+#[test]
+fn dns_rereads_a_replaced_list_and_answers_behind_unbound() {
+    let Some(setup) = setup("dns_rereads_a_replaced_list") else {
+        return;
+    };
+    let (dir, port) = (setup.dir.path(), setup.port);
     // The list replaced on disk (a rename, as `sync` does): the new one answers within a
     // look or two, and no query meanwhile goes unanswered.
-    let fresh = dir.path().join("fresh.txt");
+    let fresh = dir.join("fresh.txt");
     std::fs::write(&fresh, "evil.example\nfresh.example\n").unwrap();
-    let next = common::build_list(dir.path().join("next.bloom"), [fresh.to_str().unwrap()]);
-    std::fs::rename(&next, &list).unwrap();
+    let next = common::build_list(dir.join("next.bloom"), [fresh.to_str().unwrap()]);
+    std::fs::rename(&next, &setup.list).unwrap();
     let start = Instant::now();
     loop {
         let out = dig(port, "fresh.example", &[]);
@@ -220,8 +261,8 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
     // An unbound in front of it (forward-zone "."), as an admin deploys it.
     let front_port = free_port(false);
     let _front = start_unbound(
-        &program,
-        dir.path(),
+        &setup.unbound,
+        dir,
         front_port,
         // unbound answers the special-use "test." itself (RFC 6761) unless told not to.
         "  do-not-query-localhost: no\n  local-zone: \"test.\" nodefault\n",
@@ -255,5 +296,17 @@ fn dns_refuses_a_missing_list_and_an_unknown_block_answer_with_exit_2() {
             "sinkhole",
         ]),
         &["--block-with sinkhole", "nxdomain"],
+    );
+    // A list of whole keys would never match a name: refused, not served silently.
+    let exact = common::build_list(
+        dir.path().join("exact.bloom"),
+        [entries.to_str().unwrap(), "--exact"],
+    );
+    common::assert_error(
+        common::phishbloom()
+            .arg("dns")
+            .arg(&exact)
+            .args(["--upstream", "127.0.0.1"]),
+        &["exact.bloom", "cannot answer DNS names"],
     );
 }

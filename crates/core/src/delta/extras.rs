@@ -1,7 +1,7 @@
-//! A delta's extras, the same in both formats: new category names, entry-count changes per
+//! A delta's extras, the same in every format: new category names, entry-count changes per
 //! category, the category sets of added and recategorized entries, and the exceptions — all
-//! LEB128 varints but a table delta's added sets, which are packed (docs/FORMAT.md, "Delta
-//! files").
+//! LEB128 varints but, in format 3, the added entries' sets, which are packed (docs/FORMAT.md,
+//! "Packed added sets").
 
 use phishbloom_filter::golomb;
 use phishbloom_filter::prefix_map::value_bits;
@@ -251,9 +251,10 @@ fn unpack(r: &mut ByteReader<'_>, count: usize, width: u32) -> Option<Vec<u32>> 
         (0..count)
             .map(|i| {
                 let bit = i * width as usize;
-                // At most 16 bits of value straddle at most 3 bytes.
+                // A value of at most 32 bits starting at bit `bit % 8` lies in 5 bytes; 8 are
+                // read (57 usable bits).
                 let mut word = 0u64;
-                for (k, &b) in bytes[bit / 8..].iter().take(4).enumerate() {
+                for (k, &b) in bytes[bit / 8..].iter().take(8).enumerate() {
                     word |= u64::from(b) << (8 * k);
                 }
                 ((word >> (bit % 8)) & mask) as u32

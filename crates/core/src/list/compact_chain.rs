@@ -71,10 +71,10 @@ impl Blocklist {
     }
 
     /// Applies a table delta (made between two [`ListView::of_compact`] views) to this compact
-    /// list: the base checked, then — before any change — the removed prefixes found at their
-    /// positions and the set fingerprint the change leads to computed from the prefixes, and
-    /// the delta refused unless both are the ones it promises; then the table rebuilt with the
-    /// change. The never-warn set goes (a prefix added could be any of its fingerprints).
+    /// list: the base checked, then — before any change — the prefixes at the removed
+    /// positions checked against the removed terms the delta's promised target implies, and
+    /// the additions checked to be new; then the table rebuilt with the change. The never-warn
+    /// set goes (a prefix added could be any of its fingerprints).
     pub(super) fn apply_table(&mut self, delta: &Delta) -> Result<Applied> {
         let path = self.origin();
         let Additions::Table { universe, prefixes } = &delta.added else {
@@ -240,12 +240,18 @@ fn compact_list(
     let pairs = pairs
         .into_iter()
         .map(|(p, ids)| {
-            let mut ids: Vec<u16> = ids.iter().map(|&id| renumber[id as usize]).collect();
+            let mut ids: Vec<u16> = ids
+                .iter()
+                .map(|&id| renumber.get(id as usize).copied())
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    unsuitable(path, "an entry names a category the list does not have")
+                })?;
             ids.sort_unstable();
             ids.dedup();
-            (p, ids)
+            Ok((p, ids))
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
     // No hosts gate: the occupancy bits spare most of the map's searches instead.
     let table = Arc::new(CompactTable::of_prefixes(pairs, universe)?.with_occupancy());
     let mut counts = vec![0u64; order.len()];
