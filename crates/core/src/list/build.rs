@@ -405,35 +405,9 @@ impl Blocklist {
                 (Engine::Cabf(engine), fingerprints)
             }
             Kind::Compact => {
-                let mut sets = CategorySets::default();
-                let mut last = None;
-                let pairs: Vec<(u64, u32)> = entries
-                    .iter()
-                    .zip(&set.membership)
-                    .map(|(e, ids)| {
-                        let v = fingerprint(expression_hash(e.key()));
-                        (v, intern_run(&mut sets, &mut last, ids.to_vec()))
-                    })
-                    .collect();
-                // A list of domains probes no path: it needs no gate to spare path probes, and
-                // a gate of its hosts would cost as many bits per entry as a fifth of the table.
-                let domains_only = entries.iter().all(|e| e.key().path.is_empty());
-                let universe =
-                    compact_universe_for(options, pairs.len(), options.expression_bound)?;
-                let gate = (options.host_gate && !domains_only)
-                    .then(|| {
-                        let hosts = entries.iter().map(|e| e.key().host);
-                        HostGate::of_hosts(hosts, COMPACT_GATE_FPP)
-                    })
-                    .transpose()?;
-                let mut table = CompactTable::build_interned(pairs, sets, universe)?;
-                if gate.is_none() && !domains_only {
-                    table = table.with_occupancy();
-                }
-                let table = Arc::new(table.with_domains_only(domains_only));
-                compact = Some(table.clone());
-                let layers = Layers::compact(table);
-                (Engine::Urls(UrlFilter::new(layers, gate)), Vec::new())
+                let (engine, table) = compact_engine(set, options)?;
+                compact = Some(table);
+                (engine, Vec::new())
             }
             _ => {
                 let probe = per_probe_fpp(options.fpp, options.expression_bound);
@@ -509,6 +483,39 @@ impl Blocklist {
             None => list,
         })
     }
+}
+
+/// A compact list's engine over the entries of `set`, and its table (shared with the
+/// resolver): a hosts gate when entries have paths, occupancy bits when there is none.
+fn compact_engine(set: &EntrySet, options: &BuildOptions) -> Result<(Engine, Arc<CompactTable>)> {
+    let entries = &set.entries;
+    let mut sets = CategorySets::default();
+    let mut last = None;
+    let pairs: Vec<(u64, u32)> = entries
+        .iter()
+        .zip(&set.membership)
+        .map(|(e, ids)| {
+            let v = fingerprint(expression_hash(e.key()));
+            (v, intern_run(&mut sets, &mut last, ids.to_vec()))
+        })
+        .collect();
+    // A list of domains probes no path: it needs no gate to spare path probes, and a gate of
+    // its hosts would cost as many bits per entry as a fifth of the table.
+    let domains_only = entries.iter().all(|e| e.key().path.is_empty());
+    let universe = compact_universe_for(options, pairs.len(), options.expression_bound)?;
+    let gate = (options.host_gate && !domains_only)
+        .then(|| {
+            let hosts = entries.iter().map(|e| e.key().host);
+            HostGate::of_hosts(hosts, COMPACT_GATE_FPP)
+        })
+        .transpose()?;
+    let mut table = CompactTable::build_interned(pairs, sets, universe)?;
+    if gate.is_none() && !domains_only {
+        table = table.with_occupancy();
+    }
+    let table = Arc::new(table.with_domains_only(domains_only));
+    let layers = Layers::compact(table.clone());
+    Ok((Engine::Urls(UrlFilter::new(layers, gate)), table))
 }
 
 /// A compact list's table of `(fingerprint, category ids)` pairs (see

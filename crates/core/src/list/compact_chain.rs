@@ -354,7 +354,7 @@ mod tests {
         Blocklist::from_keys(&groups, KeyScheme::Exact, &options).unwrap()
     }
 
-    /// One round of random change: additions, removals, category changes.
+    /// One step of random change: additions, removals, category changes.
     fn mutate(state: &mut State, rng: &mut SplitMix64, next: &mut u64, removed: &mut Vec<String>) {
         const SETS: [&[&str]; 4] = [&["a"], &["b"], &["a", "b"], &["c"]];
         for _ in 0..rng.next_u64() % 200 {
