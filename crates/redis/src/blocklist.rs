@@ -369,7 +369,18 @@ impl RedisBlocklist {
                 item.candidates(&hits)
             })
             .collect();
-        match self.decide(items, &mut found)? {
+        self.finish(items, &mut found, out)
+    }
+
+    /// The verdicts of what the probes `found` for `items`, appended to `out` ([`Attempt::Done`]),
+    /// or the version the pointer moved to meanwhile.
+    fn finish(
+        &mut self,
+        items: &[Item],
+        found: &mut [Found],
+        out: &mut Vec<Verdict>,
+    ) -> Result<Attempt> {
+        match self.decide(items, found)? {
             Ok(verdicts) => {
                 out.extend(verdicts);
                 Ok(Attempt::Done)
@@ -403,13 +414,7 @@ impl RedisBlocklist {
                 item.candidates(&hits)
             })
             .collect();
-        match self.decide(items, &mut found)? {
-            Ok(verdicts) => {
-                out.extend(verdicts);
-                Ok(Attempt::Done)
-            }
-            Err(live) => Ok(Attempt::Switched(live)),
-        }
+        self.finish(items, &mut found, out)
     }
 
     /// What a chunk that did not answer a whole block means: a version that expired under us

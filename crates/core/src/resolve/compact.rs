@@ -99,12 +99,7 @@ impl CompactTable {
     /// probability about `n² / 2u`) become one, their categories united — a hit on either then
     /// names both entries' categories, an error within the list's rate.
     pub fn build(pairs: Vec<(u64, Vec<u16>)>, universe: u64) -> Result<Self> {
-        let mut sets = CategorySets::default();
-        let mut last: Option<(Vec<u16>, u32)> = None;
-        let interned = pairs
-            .into_iter()
-            .map(|(v, ids)| (v, intern_run(&mut sets, &mut last, ids)))
-            .collect();
+        let (interned, sets) = intern_all(pairs);
         Self::build_interned(interned, sets, universe)
     }
 
@@ -127,12 +122,7 @@ impl CompactTable {
     pub fn of_prefixes(mut pairs: Vec<(u64, Vec<u16>)>, universe: u64) -> Result<Self> {
         // Interned in prefix order: the same pairs in any order give the same set indices.
         pairs.sort_unstable();
-        let mut sets = CategorySets::default();
-        let mut last: Option<(Vec<u16>, u32)> = None;
-        let interned = pairs
-            .into_iter()
-            .map(|(p, ids)| (p, intern_run(&mut sets, &mut last, ids)))
-            .collect();
+        let (interned, sets) = intern_all(pairs);
         Self::of_prefixes_interned(interned, sets, universe)
     }
 
@@ -365,6 +355,17 @@ impl Occupancy {
         // cell < cells = 64 · words.len().
         self.words[(cell / 64) as usize] >> (cell % 64) & 1 == 1
     }
+}
+
+/// `pairs` with their category ids interned: `(value, set index)` pairs and the sets.
+fn intern_all(pairs: Vec<(u64, Vec<u16>)>) -> (Vec<(u64, u32)>, CategorySets) {
+    let mut sets = CategorySets::default();
+    let mut last: Option<(Vec<u16>, u32)> = None;
+    let interned = pairs
+        .into_iter()
+        .map(|(v, ids)| (v, intern_run(&mut sets, &mut last, ids)))
+        .collect();
+    (interned, sets)
 }
 
 /// The index of `ids` in `sets`, interned unless it is the set of the pair before (`last`):
