@@ -30,6 +30,7 @@ fn receivers() -> &'static Vec<Vec<u8>> {
             (Kind::Counting, true),
             (Kind::Blocked, true),
             (Kind::Blocked, false),
+            (Kind::Compact, false),
         ]
         .into_iter()
         .map(|(kind, verify)| {

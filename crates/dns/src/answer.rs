@@ -9,7 +9,58 @@ use hickory_proto::rr::rdata::opt::EdnsOption;
 use hickory_proto::rr::rdata::{A, AAAA};
 use hickory_proto::rr::{Name, RData, Record, RecordType};
 
-use crate::policy::{BlockWith, Blocked};
+use phishbloom_core::engine::Scratch;
+
+use crate::policy::{BlockWith, Blocked, Policy};
+
+/// What a packet from a client gets before any upstream is asked ([`first`]).
+#[derive(Debug)]
+pub enum First {
+    /// This answer, from this server.
+    Answer(Vec<u8>),
+    /// No answer (too short for a header, or a response).
+    Nothing,
+    /// The upstreams' answer: the query, parsed.
+    Forward(Message),
+}
+
+/// The first step for `packet` from a client (`admitted` or not): FORMERR for a packet that is
+/// no query of one question (nothing when it is not even a header, or is a response); REFUSED
+/// to a client not admitted; the blocked answer for a listed name; else the query to forward.
+pub fn first(packet: &[u8], admitted: bool, policy: &Policy, scratch: &mut Scratch) -> First {
+    let query = match Message::from_vec(packet) {
+        Ok(query) if query.message_type() == MessageType::Query && query.queries().len() == 1 => {
+            query
+        }
+        _ => return formerr(packet).map_or(First::Nothing, First::Answer),
+    };
+    if !admitted {
+        return First::Answer(refused(&query));
+    }
+    let host = host_of(query.queries()[0].name());
+    match host.and_then(|host| policy.blocked(&host, scratch)) {
+        Some(why) => First::Answer(blocked(&query, &why, policy.block_with)),
+        None => First::Forward(query),
+    }
+}
+
+/// The answer to `query` once an upstream answered it (`upstream`, parsed as `response`): the
+/// upstream's bytes, unless a CNAME in them leads to a listed name, which is blocked as the
+/// name would be.
+pub fn after_upstream(
+    query: &Message,
+    upstream: Vec<u8>,
+    response: &Message,
+    policy: &Policy,
+    scratch: &mut Scratch,
+) -> Vec<u8> {
+    for target in cname_targets(response) {
+        if let Some(why) = policy.blocked(&target, scratch) {
+            return blocked(query, &why, policy.block_with);
+        }
+    }
+    upstream
+}
 
 /// RFC 8914's option code of an Extended DNS Error.
 const EDE_OPTION: u16 = 15;

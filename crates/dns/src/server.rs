@@ -10,13 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use hickory_proto::op::{Message, MessageType};
 use phishbloom_core::engine::Scratch;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::sync::Semaphore;
 
-use crate::answer::{blocked, cname_targets, formerr, host_of, refused, servfail};
+use crate::answer::{after_upstream, first, servfail, First};
 use crate::error::{Error, Result};
 use crate::forward::{read_message, Transport, Upstreams, MAX_MESSAGE};
 use crate::lists::Lists;
@@ -263,35 +262,26 @@ impl Handler {
         peer: SocketAddr,
         transport: Transport,
     ) -> Option<Vec<u8>> {
-        let query = match Message::from_vec(packet) {
-            Ok(query)
-                if query.message_type() == MessageType::Query && query.queries().len() == 1 =>
-            {
-                query
-            }
-            _ => return formerr(packet),
-        };
-        if !self.clients.admits(peer.ip()) {
-            return Some(refused(&query));
-        }
         let mut scratch = Scratch::default();
         let policy = self.lists.policy();
-        let host = host_of(query.queries()[0].name());
-        if let Some(why) = host.and_then(|host| policy.blocked(&host, &mut scratch)) {
-            return Some(blocked(&query, &why, policy.block_with));
-        }
+        let admitted = self.clients.admits(peer.ip());
+        let query = match first(packet, admitted, &policy, &mut scratch) {
+            First::Answer(answer) => return Some(answer),
+            First::Nothing => return None,
+            First::Forward(query) => query,
+        };
         let question = &query.queries()[0];
         let Some((upstream, response)) = self.upstreams.ask(packet, question, transport).await
         else {
             return Some(servfail(&query));
         };
-        // A CNAME that leads to a listed name is blocked as the name would be.
-        for target in cname_targets(&response) {
-            if let Some(why) = policy.blocked(&target, &mut scratch) {
-                return Some(blocked(&query, &why, policy.block_with));
-            }
-        }
-        Some(upstream)
+        Some(after_upstream(
+            &query,
+            upstream,
+            &response,
+            &policy,
+            &mut scratch,
+        ))
     }
 }
 
