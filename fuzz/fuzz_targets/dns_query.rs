@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
     for admitted in [true, false] {
         match first(data, admitted, policy(), &mut scratch) {
             First::Nothing => {}
-            First::Answer(answer) => {
+            First::Answer(answer, _) => {
                 let parsed = Message::from_vec(&answer).expect("an answer of ours parses");
                 assert_eq!(answer[..2], data[..2], "the query's id");
                 assert!(parsed.header().message_type() == hickory_proto::op::MessageType::Response);
@@ -57,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
             First::Forward(query) => {
                 // The packet as an upstream's answer to itself.
                 if let Ok(response) = Message::from_vec(data) {
-                    let answer =
+                    let (answer, _) =
                         after_upstream(&query, data.to_vec(), &response, policy(), &mut scratch);
                     assert!(!answer.is_empty());
                 }

@@ -16,12 +16,23 @@ use crate::policy::{BlockWith, Blocked, Policy};
 /// What a packet from a client gets before any upstream is asked ([`first`]).
 #[derive(Debug)]
 pub enum First {
-    /// This answer, from this server.
-    Answer(Vec<u8>),
+    /// This answer, from this server, and why.
+    Answer(Vec<u8>, Said),
     /// No answer (too short for a header, or a response).
     Nothing,
     /// The upstreams' answer: the query, parsed.
     Forward(Message),
+}
+
+/// Why this server answered itself.
+#[derive(Debug)]
+pub enum Said {
+    /// The packet is no query of one question.
+    FormErr,
+    /// The client is not answered.
+    Refused,
+    /// The name is listed.
+    Blocked(Blocked),
 }
 
 /// The first step for `packet` from a client (`admitted` or not): FORMERR for a packet that is
@@ -32,34 +43,38 @@ pub fn first(packet: &[u8], admitted: bool, policy: &Policy, scratch: &mut Scrat
         Ok(query) if query.message_type() == MessageType::Query && query.queries().len() == 1 => {
             query
         }
-        _ => return formerr(packet).map_or(First::Nothing, First::Answer),
+        _ => {
+            return formerr(packet).map_or(First::Nothing, |answer| {
+                First::Answer(answer, Said::FormErr)
+            })
+        }
     };
     if !admitted {
-        return First::Answer(refused(&query));
+        return First::Answer(refused(&query), Said::Refused);
     }
     let host = host_of(query.queries()[0].name());
     match host.and_then(|host| policy.blocked(&host, scratch)) {
-        Some(why) => First::Answer(blocked(&query, &why, policy.block_with)),
+        Some(why) => First::Answer(blocked(&query, &why, policy.block_with), Said::Blocked(why)),
         None => First::Forward(query),
     }
 }
 
 /// The answer to `query` once an upstream answered it (`upstream`, parsed as `response`): the
 /// upstream's bytes, unless a CNAME in them leads to a listed name, which is blocked as the
-/// name would be.
+/// name would be (and why).
 pub fn after_upstream(
     query: &Message,
     upstream: Vec<u8>,
     response: &Message,
     policy: &Policy,
     scratch: &mut Scratch,
-) -> Vec<u8> {
+) -> (Vec<u8>, Option<Blocked>) {
     for target in cname_targets(response) {
         if let Some(why) = policy.blocked(&target, scratch) {
-            return blocked(query, &why, policy.block_with);
+            return (blocked(query, &why, policy.block_with), Some(why));
         }
     }
-    upstream
+    (upstream, None)
 }
 
 /// RFC 8914's option code of an Extended DNS Error.

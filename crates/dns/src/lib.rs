@@ -16,6 +16,7 @@ pub mod answer;
 mod error;
 pub mod forward;
 pub mod lists;
+pub mod metrics;
 pub mod policy;
 pub mod server;
 

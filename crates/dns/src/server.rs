@@ -15,10 +15,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::sync::Semaphore;
 
-use crate::answer::{after_upstream, first, servfail, First};
+use crate::answer::{after_upstream, first, servfail, First, Said};
 use crate::error::{Error, Result};
 use crate::forward::{read_message, Transport, Upstreams, MAX_MESSAGE};
 use crate::lists::Lists;
+use crate::metrics::{self, Metrics};
+use crate::policy::Blocked;
 
 /// Queries answered at once; more wait (UDP) or are not read yet (TCP).
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -75,6 +77,7 @@ pub struct Server {
 /// What answers a query.
 struct Handler {
     lists: Arc<Lists>,
+    metrics: Arc<Metrics>,
     clients: Clients,
     connections: Arc<Semaphore>,
     upstreams: Upstreams,
@@ -87,8 +90,8 @@ impl Server {
     pub async fn bind(
         listen: SocketAddr,
         lists: Arc<Lists>,
-        upstreams: Upstreams,
-        clients: Clients,
+        (upstreams, clients): (Upstreams, Clients),
+        metrics: Arc<Metrics>,
     ) -> Result<Self> {
         let udp = UdpSocket::bind(listen)
             .await
@@ -114,6 +117,7 @@ impl Server {
             tcp,
             handler: Arc::new(Handler {
                 lists,
+                metrics,
                 clients,
                 connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
                 upstreams,
@@ -139,8 +143,10 @@ impl Server {
     }
 }
 
-/// When a running server stops and re-reads its lists.
+/// When a running server stops and re-reads its lists, and where it shows its metrics.
 pub struct Control {
+    /// Where `GET /metrics` and `GET /healthz` are answered, if anywhere.
+    pub http: Option<SocketAddr>,
     /// Set to stop (SIGTERM, SIGINT).
     pub stop: Arc<AtomicBool>,
     /// Set to re-read every list now (SIGHUP); cleared when done.
@@ -152,15 +158,16 @@ pub struct Control {
 /// How often `serve_until` looks at its flags.
 const TICK: Duration = Duration::from_millis(100);
 
-/// Binds `listen` (UDP and TCP), tells `bound` the address, and answers queries until
-/// `control.stop` is set, re-reading the lists when their files change or `control.reread` is
-/// set (each outcome told to `report`) — a process's whole life as a DNS server.
+/// Binds `listen` (UDP and TCP) and `control.http`, tells `bound` the addresses, and answers
+/// queries until `control.stop` is set, re-reading the lists when their files change or
+/// `control.reread` is set (each outcome told to `report`) — a process's whole life as a DNS
+/// server.
 pub fn serve_until(
     listen: SocketAddr,
     lists: Arc<Lists>,
     (upstreams, clients): (Upstreams, Clients),
     control: Control,
-    bound: impl FnOnce(SocketAddr),
+    bound: impl FnOnce(SocketAddr, Option<SocketAddr>),
     report: impl Fn(Result<bool>) + Send + Sync + 'static,
 ) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -168,9 +175,19 @@ pub fn serve_until(
         .build()
         .map_err(Error::Runtime)?;
     let report = Arc::new(report);
+    let metrics = Arc::new(Metrics::default());
     runtime.block_on(async {
-        let server = Server::bind(listen, lists.clone(), upstreams, clients).await?;
-        bound(server.local_addr());
+        let server =
+            Server::bind(listen, lists.clone(), (upstreams, clients), metrics.clone()).await?;
+        let http = match control.http {
+            Some(addr) => Some(metrics::bind(addr).await?),
+            None => None,
+        };
+        bound(
+            server.local_addr(),
+            http.as_ref().and_then(|l| l.local_addr().ok()),
+        );
+        let showing = http.map(|listener| tokio::spawn(metrics::serve(listener, metrics.clone())));
         let serving = tokio::spawn(server.run());
         let mut since_look = Duration::ZERO;
         while !control.stop.load(Ordering::Relaxed) {
@@ -179,12 +196,24 @@ pub fn serve_until(
             let force = control.reread.swap(false, Ordering::Relaxed);
             if force || since_look >= control.reload_every {
                 since_look = Duration::ZERO;
-                let (lists, report) = (lists.clone(), report.clone());
+                let (lists, report, metrics) = (lists.clone(), report.clone(), metrics.clone());
                 // Reading a list is file work: off the threads that answer.
-                let _ = tokio::task::spawn_blocking(move || report(lists.reload(force))).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    let outcome = lists.reload(force);
+                    match &outcome {
+                        Ok(true) => Metrics::count(&metrics.reloads, "done"),
+                        Ok(false) => {}
+                        Err(_) => Metrics::count(&metrics.reloads, "failed"),
+                    }
+                    report(outcome)
+                })
+                .await;
             }
         }
         serving.abort();
+        if let Some(showing) = showing {
+            showing.abort();
+        }
         Ok(())
     })
 }
@@ -262,26 +291,57 @@ impl Handler {
         peer: SocketAddr,
         transport: Transport,
     ) -> Option<Vec<u8>> {
+        let metrics = &self.metrics;
+        let via = match transport {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        };
+        Metrics::count(&metrics.queries, via);
         let mut scratch = Scratch::default();
         let policy = self.lists.policy();
         let admitted = self.clients.admits(peer.ip());
         let query = match first(packet, admitted, &policy, &mut scratch) {
-            First::Answer(answer) => return Some(answer),
+            First::Answer(answer, said) => {
+                let outcome = match said {
+                    Said::FormErr => "formerr",
+                    Said::Refused => "refused",
+                    Said::Blocked(why) => self.count_blocked(&why),
+                };
+                Metrics::count(&metrics.answers, outcome);
+                return Some(answer);
+            }
             First::Nothing => return None,
             First::Forward(query) => query,
         };
         let question = &query.queries()[0];
+        let asked = std::time::Instant::now();
         let Some((upstream, response)) = self.upstreams.ask(packet, question, transport).await
         else {
+            Metrics::count(&metrics.answers, "servfail");
             return Some(servfail(&query));
         };
-        Some(after_upstream(
-            &query,
-            upstream,
-            &response,
-            &policy,
-            &mut scratch,
-        ))
+        metrics
+            .upstream_seconds
+            .observe(asked.elapsed().as_secs_f64());
+        let (answer, why) = after_upstream(&query, upstream, &response, &policy, &mut scratch);
+        let outcome = match why {
+            Some(why) => self.count_blocked(&why),
+            None => "forwarded",
+        };
+        Metrics::count(&metrics.answers, outcome);
+        Some(answer)
+    }
+
+    /// Counts a blocked name by its list and categories; the answers' outcome label.
+    fn count_blocked(&self, why: &Blocked) -> &'static str {
+        self.metrics
+            .blocked
+            .get_or_create(&metrics::Block {
+                list: why.list.clone(),
+                categories: why.categories.join(","),
+            })
+            .inc();
+        "blocked"
     }
 }
 

@@ -171,6 +171,10 @@ pub struct DnsArgs {
     /// rebuild) is read again without a dropped query; SIGHUP re-reads them at once.
     #[arg(long, default_value_t = 2.0)]
     pub reload_interval: f64,
+    /// Answer GET /metrics (Prometheus' text format) and GET /healthz here (port 0: a free one,
+    /// printed on start).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
     /// Answer clients from any address (default: loopback and private networks only, REFUSED
     /// to the rest — a forwarder open to the internet is used for reflection attacks).
     #[arg(long)]

@@ -31,6 +31,7 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
     let lists = Arc::new(Lists::open(&args.lists, &args.category, block_with)?);
     let upstreams = Upstreams::new(args.upstream.clone(), wait);
     let control = Control {
+        http: args.http,
         stop: Arc::new(AtomicBool::new(false)),
         reread: Arc::new(AtomicBool::new(false)),
         reload_every,
@@ -42,9 +43,10 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
     signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&control.reread))
         .context("cannot watch for SIGHUP")?;
     let upstream_list: Vec<String> = args.upstream.iter().map(|a| a.to_string()).collect();
-    let bound = |addr| {
+    let bound = |addr, http: Option<std::net::SocketAddr>| {
+        let shown = http.map_or(String::new(), |http| format!("; metrics on http://{http}"));
         println!(
-            "phishbloom dns: answering on {addr} (UDP and TCP), forwarding to {}",
+            "phishbloom dns: answering on {addr} (UDP and TCP), forwarding to {}{shown}",
             upstream_list.join(", ")
         );
         // The line is how a supervisor (or a test) learns the port: out before any query.

@@ -86,19 +86,14 @@ fn dig(port: u16, name: &str, extra: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// `phishbloom dns LIST --listen 127.0.0.1:0 --upstream 127.0.0.1:UPSTREAM`: the process and
-/// the port it printed.
-fn start_dns(list: &Path, upstream: u16) -> (Running, u16) {
+/// `phishbloom dns LIST --listen 127.0.0.1:0 --http 127.0.0.1:0 --upstream
+/// 127.0.0.1:UPSTREAM`: the process and the ports it printed (DNS, HTTP).
+fn start_dns(list: &Path, upstream: u16) -> (Running, u16, u16) {
     let mut child = Command::new(phishbloom_path())
         .arg("dns")
         .arg(list)
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--reload-interval",
-            "0.2",
-            "--upstream",
-        ])
+        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .args(["--reload-interval", "0.2", "--upstream"])
         .arg(format!("127.0.0.1:{upstream}"))
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -108,13 +103,18 @@ fn start_dns(list: &Path, upstream: u16) -> (Running, u16) {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let port = line
-        .split("answering on 127.0.0.1:")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {line:?}"));
-    (Running(child), port)
+    let after = |marker: &str| -> u16 {
+        line.split(marker)
+            .nth(1)
+            .and_then(|rest| rest.split([' ', '\n']).next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port after {marker:?} in {line:?}"))
+    };
+    (
+        Running(child),
+        after("answering on 127.0.0.1:"),
+        after("metrics on http://127.0.0.1:"),
+    )
 }
 
 /// A running `phishbloom dns` over a list of `evil.example` and `bad.test/login`, in front of a
@@ -125,6 +125,7 @@ struct Setup {
     unbound: PathBuf,
     list: PathBuf,
     port: u16,
+    http: u16,
     _upstream: Running,
     _dns: Running,
 }
@@ -157,12 +158,13 @@ fn setup(test: &str) -> Option<Setup> {
          local-data: \"cloaked.test. 60 IN CNAME www.evil.example.\"\n",
         "",
     );
-    let (dns, port) = start_dns(&list, upstream_port);
+    let (dns, port, http) = start_dns(&list, upstream_port);
     Some(Setup {
         dir,
         unbound: program,
         list,
         port,
+        http,
         _upstream: upstream,
         _dns: dns,
     })
@@ -227,6 +229,25 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
         (0x80, 1),
         "QR and FORMERR"
     );
+
+    // What it did, as /metrics counts it, and /healthz.
+    let get = |path: &str| {
+        reqwest::blocking::get(format!("http://127.0.0.1:{}{path}", setup.http))
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    assert_eq!(get("/healthz"), "ok\n");
+    let metrics = get("/metrics");
+    for line in [
+        "phishbloom_dns_answers_total{kind=\"blocked\"} 6",
+        "phishbloom_dns_answers_total{kind=\"forwarded\"} 2",
+        "phishbloom_dns_answers_total{kind=\"formerr\"} 1",
+        "phishbloom_dns_blocked_total{list=\"phish\",categories=\"phishing\"} 6",
+        "phishbloom_dns_queries_total{kind=\"tcp\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} not in:\n{metrics}");
+    }
 }
 
 #[test]
