@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod answer;
+pub mod cache;
 mod error;
 pub mod forward;
 pub mod lists;

@@ -15,7 +15,10 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::sync::Semaphore;
 
+use hickory_proto::op::Message;
+
 use crate::answer::{after_upstream, first, servfail, First, Said};
+use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::forward::{read_message, Transport, Upstreams, MAX_MESSAGE};
 use crate::lists::Lists;
@@ -78,6 +81,7 @@ pub struct Server {
 struct Handler {
     lists: Arc<Lists>,
     metrics: Arc<Metrics>,
+    cache: Cache,
     clients: Clients,
     connections: Arc<Semaphore>,
     upstreams: Upstreams,
@@ -118,6 +122,7 @@ impl Server {
             handler: Arc::new(Handler {
                 lists,
                 metrics,
+                cache: Cache::default(),
                 clients,
                 connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
                 upstreams,
@@ -313,6 +318,15 @@ impl Handler {
             First::Nothing => return None,
             First::Forward(query) => query,
         };
+        // A kept answer, its CNAMEs checked against the lists in hand.
+        if let Some(kept) = self.cache.get(&query, transport == Transport::Udp) {
+            if let Ok(response) = Message::from_vec(&kept) {
+                let (answer, why) = after_upstream(&query, kept, &response, &policy, &mut scratch);
+                let outcome = why.map_or("cached", |why| self.count_blocked(&why));
+                Metrics::count(&metrics.answers, outcome);
+                return Some(answer);
+            }
+        }
         let question = &query.queries()[0];
         let asked = std::time::Instant::now();
         let Some((upstream, response)) = self.upstreams.ask(packet, question, transport).await
@@ -323,6 +337,7 @@ impl Handler {
         metrics
             .upstream_seconds
             .observe(asked.elapsed().as_secs_f64());
+        self.cache.put(&query, &response);
         let (answer, why) = after_upstream(&query, upstream, &response, &policy, &mut scratch);
         let outcome = match why {
             Some(why) => self.count_blocked(&why),

@@ -206,6 +206,12 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
             "{name}: {out}"
         );
     }
+    // Asked again, the upstream's answer comes from the cache (counted below as `cached`).
+    let out = dig(port, "clean.test", &[]);
+    assert!(
+        out.contains("192.0.2.10") && !out.contains("COOKIE mismatch"),
+        "{out}"
+    );
     // A CNAME to a listed name is blocked as the name would be.
     let out = dig(port, "cloaked.test", &[]);
     assert!(
@@ -243,6 +249,7 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
         "phishbloom_dns_answers_total{kind=\"blocked\"} 6",
         "phishbloom_dns_answers_total{kind=\"forwarded\"} 2",
         "phishbloom_dns_answers_total{kind=\"formerr\"} 1",
+        "phishbloom_dns_answers_total{kind=\"cached\"} 1",
         "phishbloom_dns_blocked_total{list=\"phish\",categories=\"phishing\"} 6",
         "phishbloom_dns_queries_total{kind=\"tcp\"} 1",
     ] {
