@@ -21,6 +21,14 @@ pub enum Error {
         /// What was given.
         given: String,
     },
+    /// The log of blocked names cannot be opened.
+    #[error("cannot open the log of blocked names {path}: {source}")]
+    Log {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The runtime the listeners run on cannot start.
     #[error("cannot start the DNS server's runtime: {0}")]
     Runtime(std::io::Error),

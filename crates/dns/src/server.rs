@@ -5,9 +5,12 @@
 //! is no query, the blocked answer for a listed name, else the upstream's answer unchanged
 //! unless a CNAME in it leads to a listed name.
 
+use std::fs::{File, OpenOptions};
+use std::io::{LineWriter, Write as _};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use phishbloom_core::engine::Scratch;
@@ -82,6 +85,8 @@ struct Handler {
     lists: Arc<Lists>,
     metrics: Arc<Metrics>,
     cache: Cache,
+    /// Where blocked names are logged, one line each (`--log-blocked`).
+    log: Option<Mutex<LineWriter<File>>>,
     clients: Clients,
     connections: Arc<Semaphore>,
     upstreams: Upstreams,
@@ -95,7 +100,7 @@ impl Server {
         listen: SocketAddr,
         lists: Arc<Lists>,
         (upstreams, clients): (Upstreams, Clients),
-        metrics: Arc<Metrics>,
+        (metrics, log): (Arc<Metrics>, Option<File>),
     ) -> Result<Self> {
         let udp = UdpSocket::bind(listen)
             .await
@@ -123,6 +128,7 @@ impl Server {
                 lists,
                 metrics,
                 cache: Cache::default(),
+                log: log.map(|file| Mutex::new(LineWriter::new(file))),
                 clients,
                 connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
                 upstreams,
@@ -152,6 +158,8 @@ impl Server {
 pub struct Control {
     /// Where `GET /metrics` and `GET /healthz` are answered, if anywhere.
     pub http: Option<SocketAddr>,
+    /// A file blocked names are appended to, one line each, if any.
+    pub log_blocked: Option<PathBuf>,
     /// Set to stop (SIGTERM, SIGINT).
     pub stop: Arc<AtomicBool>,
     /// Set to re-read every list now (SIGHUP); cleared when done.
@@ -181,9 +189,27 @@ pub fn serve_until(
         .map_err(Error::Runtime)?;
     let report = Arc::new(report);
     let metrics = Arc::new(Metrics::default());
+    let log = match &control.log_blocked {
+        Some(path) => Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|source| Error::Log {
+                    path: path.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
     runtime.block_on(async {
-        let server =
-            Server::bind(listen, lists.clone(), (upstreams, clients), metrics.clone()).await?;
+        let server = Server::bind(
+            listen,
+            lists.clone(),
+            (upstreams, clients),
+            (metrics.clone(), log),
+        )
+        .await?;
         let http = match control.http {
             Some(addr) => Some(metrics::bind(addr).await?),
             None => None,
@@ -310,7 +336,7 @@ impl Handler {
                 let outcome = match said {
                     Said::FormErr => "formerr",
                     Said::Refused => "refused",
-                    Said::Blocked(why) => self.count_blocked(&why),
+                    Said::Blocked(why) => self.count_blocked(&why, packet, peer),
                 };
                 Metrics::count(&metrics.answers, outcome);
                 return Some(answer);
@@ -322,7 +348,7 @@ impl Handler {
         if let Some(kept) = self.cache.get(&query, transport == Transport::Udp) {
             if let Ok(response) = Message::from_vec(&kept) {
                 let (answer, why) = after_upstream(&query, kept, &response, &policy, &mut scratch);
-                let outcome = why.map_or("cached", |why| self.count_blocked(&why));
+                let outcome = why.map_or("cached", |why| self.count_blocked(&why, packet, peer));
                 Metrics::count(&metrics.answers, outcome);
                 return Some(answer);
             }
@@ -340,15 +366,16 @@ impl Handler {
         self.cache.put(&query, &response);
         let (answer, why) = after_upstream(&query, upstream, &response, &policy, &mut scratch);
         let outcome = match why {
-            Some(why) => self.count_blocked(&why),
+            Some(why) => self.count_blocked(&why, packet, peer),
             None => "forwarded",
         };
         Metrics::count(&metrics.answers, outcome);
         Some(answer)
     }
 
-    /// Counts a blocked name by its list and categories; the answers' outcome label.
-    fn count_blocked(&self, why: &Blocked) -> &'static str {
+    /// Counts a blocked name by its list and categories, and logs it (the query `packet`, from
+    /// `peer`) when asked to; the answers' outcome label.
+    fn count_blocked(&self, why: &Blocked, packet: &[u8], peer: SocketAddr) -> &'static str {
         self.metrics
             .blocked
             .get_or_create(&metrics::Block {
@@ -356,6 +383,25 @@ impl Handler {
                 categories: why.categories.join(","),
             })
             .inc();
+        if let Some(log) = &self.log {
+            let name = Message::from_vec(packet)
+                .ok()
+                .and_then(|q| Some(q.queries().first()?.name().to_ascii()))
+                .unwrap_or_default();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+            // A log that cannot be written costs the log line, never the answer.
+            let _ = writeln!(
+                log,
+                "{now}\t{}\t{name}\t{}\t{}\t{}",
+                peer.ip(),
+                why.list,
+                why.entry,
+                why.categories.join(",")
+            );
+        }
         "blocked"
     }
 }

@@ -175,6 +175,10 @@ pub struct DnsArgs {
     /// printed on start).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Append a line per blocked name to this file: unix time, client, name, list, entry,
+    /// categories (tab-separated).
+    #[arg(long, value_name = "FILE")]
+    pub log_blocked: Option<PathBuf>,
     /// Answer clients from any address (default: loopback and private networks only, REFUSED
     /// to the rest — a forwarder open to the internet is used for reflection attacks).
     #[arg(long)]

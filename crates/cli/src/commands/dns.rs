@@ -32,6 +32,7 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
     let upstreams = Upstreams::new(args.upstream.clone(), wait);
     let control = Control {
         http: args.http,
+        log_blocked: args.log_blocked.clone(),
         stop: Arc::new(AtomicBool::new(false)),
         reread: Arc::new(AtomicBool::new(false)),
         reload_every,

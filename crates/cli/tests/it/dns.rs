@@ -92,7 +92,14 @@ fn start_dns(list: &Path, upstream: u16) -> (Running, u16, u16) {
     let mut child = Command::new(phishbloom_path())
         .arg("dns")
         .arg(list)
-        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--log-blocked",
+        ])
+        .arg(list.with_extension("blocked.log"))
         .args(["--reload-interval", "0.2", "--upstream"])
         .arg(format!("127.0.0.1:{upstream}"))
         .stdout(Stdio::piped())
@@ -244,6 +251,15 @@ fn dns_blocks_listed_names_forwards_the_rest_and_uncloaks_cnames_between_real_pr
             .unwrap()
     };
     assert_eq!(get("/healthz"), "ok\n");
+    // Each blocked name, logged with its client, list, entry and categories.
+    let log = std::fs::read_to_string(setup.list.with_extension("blocked.log")).unwrap();
+    assert_eq!(log.lines().count(), 6, "{log}");
+    assert!(
+        log.lines()
+            .all(|l| l.contains("\t127.0.0.1\t") && l.ends_with("\tphish\tevil.example\tphishing")),
+        "{log}"
+    );
+    assert!(log.contains("\tcloaked.test.\t"), "{log}");
     let metrics = get("/metrics");
     for line in [
         "phishbloom_dns_answers_total{kind=\"blocked\"} 6",
