@@ -83,6 +83,10 @@ const EDE_OPTION: u16 = 15;
 /// RFC 8914 §4.16, info-code 15 "Blocked": the name is on a blocklist the operator keeps.
 const EDE_BLOCKED: u16 = 15;
 
+/// RFC 8914 §4.18, info-code 17 "Filtered": blocked by a filter the client's operator chose
+/// (here: categories kept with `--category`).
+const EDE_FILTERED: u16 = 17;
+
 /// The TTL of a blocked answer's address (a minute: a list change reaches clients soon).
 const BLOCKED_TTL: u32 = 60;
 
@@ -127,7 +131,12 @@ pub fn blocked(query: &Message, why: &Blocked, with: BlockWith) -> Vec<u8> {
     if let Some(edns) = query.extensions() {
         let mut answer = Edns::new();
         answer.set_max_payload(edns.max_payload().max(MIN_PAYLOAD));
-        let mut data = EDE_BLOCKED.to_be_bytes().to_vec();
+        let code = if why.filtered {
+            EDE_FILTERED
+        } else {
+            EDE_BLOCKED
+        };
+        let mut data = code.to_be_bytes().to_vec();
         data.extend_from_slice(cut(&why.text(), MAX_EDE_TEXT).as_bytes());
         answer
             .options_mut()
@@ -270,6 +279,7 @@ mod tests {
             list: "ut1".into(),
             entry: "evil.example".into(),
             categories: vec!["phishing".into()],
+            filtered: false,
         }
     }
 
@@ -346,11 +356,32 @@ mod tests {
     }
 
     #[test]
+    fn a_block_for_chosen_categories_says_filtered() {
+        let filtered = Blocked {
+            filtered: true,
+            ..why()
+        };
+        let bytes = blocked(
+            &query("evil.example.", RecordType::A, true),
+            &filtered,
+            BlockWith::NxDomain,
+        );
+        let answer = Message::from_vec(&bytes).unwrap();
+        let edns = answer.extensions().as_ref().unwrap();
+        let data = edns.options().as_ref().iter().find_map(|(_, o)| match o {
+            EdnsOption::Unknown(15, data) => Some(data.clone()),
+            _ => None,
+        });
+        assert_eq!(&data.unwrap()[..2], &[0, 17]);
+    }
+
+    #[test]
     fn the_extended_error_text_is_cut_to_fit_any_payload() {
         let long = Blocked {
             list: "l".repeat(300),
             entry: "é".repeat(100),
             categories: vec![],
+            filtered: true,
         };
         let bytes = blocked(
             &query("e.example.", RecordType::A, true),

@@ -108,5 +108,5 @@ fn read(paths: &[PathBuf], categories: &[String], block_with: BlockWith) -> Resu
         );
         lists.push(Named { name, list });
     }
-    Ok(Policy::new(lists, block_with))
+    Ok(Policy::new(lists, block_with).filtered(!categories.is_empty()))
 }

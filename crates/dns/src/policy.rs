@@ -59,6 +59,9 @@ pub struct Blocked {
     pub entry: String,
     /// Its categories.
     pub categories: Vec<String>,
+    /// Whether the name is blocked for categories the operator chose (`--category`): RFC 8914's
+    /// "Filtered" rather than "Blocked".
+    pub filtered: bool,
 }
 
 impl Blocked {
@@ -78,12 +81,25 @@ pub struct Policy {
     lists: Vec<Named>,
     /// How a blocked name is answered.
     pub block_with: BlockWith,
+    /// Whether the lists keep only categories the operator chose.
+    filtered: bool,
 }
 
 impl Policy {
     /// A policy over `lists` (asked in order: the first that lists a name names it).
     pub fn new(lists: Vec<Named>, block_with: BlockWith) -> Self {
-        Policy { lists, block_with }
+        Policy {
+            lists,
+            block_with,
+            filtered: false,
+        }
+    }
+
+    /// The policy, its blocks marked as filtered for categories the operator chose
+    /// (`filtered`), which the Extended DNS Error says ("Filtered", code 17).
+    pub fn filtered(mut self, filtered: bool) -> Self {
+        self.filtered = filtered;
+        self
     }
 
     /// Why `host` (a query name's labels joined by dots, without the root's: see
@@ -103,6 +119,7 @@ impl Policy {
                     .as_ref()
                     .map_or_else(|| host.to_string(), |hit| hit.expression.clone()),
                 categories: verdict.categories,
+                filtered: self.filtered,
             })
         })
     }
@@ -133,6 +150,7 @@ mod tests {
             list: "ut1".into(),
             entry: "evil.example".into(),
             categories: vec!["phishing".into()],
+            filtered: false,
         };
         assert_eq!(
             blocked.text(),
