@@ -354,3 +354,107 @@ fn dns_refuses_a_missing_list_and_an_unknown_block_answer_with_exit_2() {
         &["exact.bloom", "cannot answer DNS names"],
     );
 }
+
+/// The names the differential test asks: listed hosts, their subdomains and spellings (case, a
+/// trailing dot), hosts of entries with paths only, exceptions, IDN names, IPv4 "names" and
+/// clean ones, drawn at random (seeded) from the families of [`common::write_ut1_tree`].
+fn differential_names(count: usize) -> Vec<String> {
+    let mut rng = common::SplitMix(53);
+    (0..count)
+        .map(|_| {
+            let i = rng.below(common::UT1_FAMILY * 2);
+            match rng.below(10) {
+                0 => format!("evil{i}.example"),
+                1 => format!("www.Evil{i}.EXAMPLE."),
+                2 => format!("docs.evil{i}.example"),
+                3 => format!("host{i}.example"),
+                4 => format!("bet{i}.example"),
+                5 => format!("a.b.both{i}.example"),
+                6 => format!("{}.example", common::UT1_IDN[i % 4].1),
+                7 => format!("192.168.7.{}", i % 30),
+                8 => format!("casino{i}.example"),
+                _ => format!("clean{i}.test"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "10⁵ names through dig and check: seconds unoptimized; CI runs it in its optimized profile"]
+fn dns_blocks_exactly_the_names_check_lists_over_a_hundred_thousand_names() {
+    let test = "dns_blocks_exactly_the_names_check_lists";
+    let Some(program) = unbound() else {
+        common::skip(
+            test,
+            "unbound is not installed (apt-get install -y unbound dnsutils)",
+        );
+        return;
+    };
+    if !common::installed("dig") {
+        common::skip(test, "dig is not installed (dnsutils)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let folders = common::write_ut1_tree(dir.path());
+    let mut args: Vec<std::ffi::OsString> = vec!["--ut1".into()];
+    args.extend(folders.iter().map(Into::into));
+    let list = common::build_list(dir.path().join("ut1.bloom"), args);
+    // An upstream that answers every name itself (NXDOMAIN, no Extended DNS Error).
+    let upstream_port = free_port(false);
+    let _upstream = start_unbound(
+        &program,
+        dir.path(),
+        upstream_port,
+        "  local-zone: \".\" static\n",
+        "",
+    );
+    let (_dns, port, _) = start_dns(&list, upstream_port);
+
+    let names = differential_names(100_000);
+    let batch = dir.path().join("names.txt");
+    std::fs::write(
+        &batch,
+        names.iter().map(|n| format!("{n} A\n")).collect::<String>(),
+    )
+    .unwrap();
+    let output = Command::new("dig")
+        .args([
+            "@127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "+time=2",
+            "+tries=2",
+            "-f",
+        ])
+        .arg(&batch)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    // One answer a name, in order: each has one status line; a blocked one an EDE line.
+    let answers: Vec<bool> = text
+        .split("->>HEADER<<-")
+        .skip(1)
+        .map(|answer| answer.contains("EDE: 15 (Blocked)"))
+        .collect();
+    assert_eq!(answers.len(), names.len(), "every name answered");
+
+    let urls: Vec<String> = names
+        .iter()
+        .map(|n| format!("http://{}/", n.trim_end_matches('.')))
+        .collect();
+    let verdicts = common::verdicts(&list, &urls);
+    let mut listed = 0;
+    for ((name, verdict), blocked) in names.iter().zip(&verdicts).zip(&answers) {
+        assert_eq!(
+            verdict == "listed",
+            *blocked,
+            "{name}: check says {verdict}"
+        );
+        listed += usize::from(*blocked);
+    }
+    // The mix exercises both answers.
+    assert!(
+        listed > 20_000 && listed < 80_000,
+        "{listed} of 10⁵ blocked"
+    );
+}
