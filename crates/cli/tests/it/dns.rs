@@ -458,3 +458,74 @@ fn dns_blocks_exactly_the_names_check_lists_over_a_hundred_thousand_names() {
         "{listed} of 10⁵ blocked"
     );
 }
+
+#[test]
+fn a_list_replaced_during_a_dnsperf_run_costs_no_query() {
+    let test = "a_list_replaced_during_a_dnsperf_run";
+    if !common::installed("dnsperf") {
+        common::skip(
+            test,
+            "dnsperf is not installed (apt-get install -y dnsperf; .ci/run does)",
+        );
+        return;
+    }
+    let Some(setup) = setup(test) else {
+        return;
+    };
+    let dir = setup.dir.path();
+    let queries = dir.join("queries.txt");
+    let lines: String = (0..1000)
+        .map(|i| match i % 3 {
+            0 => format!("evil.example A\nwww{i}.evil.example A\n"),
+            _ => "clean.test A\n".to_string(),
+        })
+        .collect();
+    std::fs::write(&queries, lines).unwrap();
+    // 4 s at 2,000 queries a second (well below what it answers: a lost query here is a
+    // reload's, not the load's).
+    let perf = Command::new("dnsperf")
+        .args([
+            "-s",
+            "127.0.0.1",
+            "-p",
+            &setup.port.to_string(),
+            "-l",
+            "4",
+            "-Q",
+            "2000",
+        ])
+        .arg("-d")
+        .arg(&queries)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Three replacements while it runs, each a rename over the list as `sync` does.
+    for round in 0..3 {
+        std::thread::sleep(Duration::from_millis(900));
+        let entries = dir.join(format!("round{round}.txt"));
+        std::fs::write(&entries, format!("evil.example\nround{round}.example\n")).unwrap();
+        let next = common::build_list(
+            dir.join(format!("round{round}.bloom")),
+            [entries.to_str().unwrap()],
+        );
+        std::fs::rename(&next, &setup.list).unwrap();
+    }
+    let output = perf.wait_with_output().unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    let number = |label: &str| -> u64 {
+        report
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .and_then(|l| l.split(':').nth(1)?.split_whitespace().next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {label:?} in:\n{report}"))
+    };
+    assert!(number("Queries sent") >= 7_000, "{report}");
+    assert_eq!(number("Queries lost"), 0, "{report}");
+    // The last list answers.
+    let out = dig(setup.port, "round2.example", &[]);
+    assert!(
+        out.contains("status: NXDOMAIN") && out.contains("EDE: 15"),
+        "{out}"
+    );
+}
