@@ -20,5 +20,6 @@ pub mod lists;
 pub mod metrics;
 pub mod policy;
 pub mod server;
+pub mod share;
 
 pub use error::{Error, Result};

@@ -1,9 +1,10 @@
 //! The listeners: one UDP socket and one TCP listener on the same address. Each query is
 //! answered in its own task — at most [`MAX_IN_FLIGHT`] at once, and at most
-//! [`MAX_CONNECTIONS`] TCP connections open, so a flood costs bounded memory — by
-//! `Handler::answer`: REFUSED to a client [`Clients`] does not admit, FORMERR for a packet that
-//! is no query, the blocked answer for a listed name, else the upstream's answer unchanged
-//! unless a CNAME in it leads to a listed name.
+//! [`MAX_CONNECTIONS`] TCP connections open, so a flood costs bounded memory; each client gets
+//! at most a share of both ([`crate::share`]) — by `Handler::answer`: REFUSED to a client
+//! [`Clients`] does not admit, FORMERR for a packet that is no query, the blocked answer for a
+//! listed name, else the upstream's answer unchanged unless a CNAME in it leads to a listed
+//! name.
 
 use std::fs::{File, OpenOptions};
 use std::io::{LineWriter, Write as _};
@@ -27,6 +28,7 @@ use crate::forward::{read_message, Transport, Upstreams, MAX_MESSAGE};
 use crate::lists::Lists;
 use crate::metrics::{self, Metrics};
 use crate::policy::Blocked;
+use crate::share::{Shares, CONNECTIONS_PER_CLIENT, QUERIES_PER_CLIENT};
 
 /// Queries answered at once; more wait (UDP) or are not read yet (TCP).
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -82,6 +84,9 @@ pub struct Server {
 
 /// What answers a query.
 struct Handler {
+    /// Each client's share of the queries answered at once, and of the connections.
+    queries: Shares,
+    connections_each: Shares,
     lists: Arc<Lists>,
     metrics: Arc<Metrics>,
     cache: Cache,
@@ -125,6 +130,8 @@ impl Server {
             udp: Arc::new(udp),
             tcp,
             handler: Arc::new(Handler {
+                queries: Shares::new(QUERIES_PER_CLIENT),
+                connections_each: Shares::new(CONNECTIONS_PER_CLIENT),
                 lists,
                 metrics,
                 cache: Cache::default(),
@@ -256,6 +263,10 @@ async fn serve_udp(socket: Arc<UdpSocket>, handler: Arc<Handler>) {
         let Ok((n, peer)) = socket.recv_from(&mut buffer).await else {
             continue;
         };
+        // Beyond its share, a client's datagram is dropped (it asks again, or waits).
+        let Some(slot) = handler.queries.take(peer.ip()) else {
+            continue;
+        };
         let Ok(permit) = handler.in_flight.clone().acquire_owned().await else {
             return;
         };
@@ -265,7 +276,7 @@ async fn serve_udp(socket: Arc<UdpSocket>, handler: Arc<Handler>) {
             if let Some(answer) = handler.answer(&packet, peer, Transport::Udp).await {
                 let _ = socket.send_to(&answer, peer).await;
             }
-            drop(permit);
+            drop((permit, slot));
         });
     }
 }
@@ -280,10 +291,14 @@ async fn accept_tcp(listener: TcpListener, handler: Arc<Handler>) {
             tokio::time::sleep(ACCEPT_BACKOFF).await;
             continue;
         };
+        // Beyond its share, a client's connection is closed at once (dropped here).
+        let Some(slot) = handler.connections_each.take(peer.ip()) else {
+            continue;
+        };
         let handler = handler.clone();
         tokio::spawn(async move {
             serve_tcp(stream, peer, handler).await;
-            drop(permit);
+            drop((permit, slot));
         });
     }
 }
