@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A listening socket that cannot be bound.
-    #[error("cannot listen on {addr} ({transport}): {source}; is another server using the port, or does it need privileges (ports below 1024)?")]
+    #[error("cannot listen on {addr} ({transport}): is another server using the port, or does it need privileges (ports below 1024)?")]
     Listen {
         /// The address.
         addr: SocketAddr,
@@ -22,7 +22,7 @@ pub enum Error {
         given: String,
     },
     /// The log of blocked names cannot be opened.
-    #[error("cannot open the log of blocked names {path}: {source}")]
+    #[error("cannot open the log of blocked names {path}")]
     Log {
         /// The file.
         path: std::path::PathBuf,

@@ -107,25 +107,7 @@ impl Server {
         (upstreams, clients): (Upstreams, Clients),
         (metrics, log): (Arc<Metrics>, Option<File>),
     ) -> Result<Self> {
-        let udp = UdpSocket::bind(listen)
-            .await
-            .map_err(|source| Error::Listen {
-                addr: listen,
-                transport: "udp",
-                source,
-            })?;
-        let bound = udp.local_addr().map_err(|source| Error::Listen {
-            addr: listen,
-            transport: "udp",
-            source,
-        })?;
-        let tcp = TcpListener::bind(bound)
-            .await
-            .map_err(|source| Error::Listen {
-                addr: bound,
-                transport: "tcp",
-                source,
-            })?;
+        let (udp, tcp) = bind_both(listen).await?;
         Ok(Server {
             udp: Arc::new(udp),
             tcp,
@@ -158,6 +140,39 @@ impl Server {
         let tcp = tokio::spawn(accept_tcp(self.tcp, tcp_handler));
         serve_udp(self.udp, self.handler).await;
         tcp.abort();
+    }
+}
+
+/// Tries at binding a free port (`listen`'s port 0) for both UDP and TCP: the port UDP gets may
+/// be taken for TCP, by another program, when it comes to bind it.
+const FREE_PORT_TRIES: usize = 16;
+
+/// A UDP socket on `listen` and a TCP listener on the same address and port; with port 0, a
+/// port free for both (another is tried when TCP finds the one UDP got taken).
+async fn bind_both(listen: SocketAddr) -> Result<(UdpSocket, TcpListener)> {
+    let udp_error = |source| Error::Listen {
+        addr: listen,
+        transport: "udp",
+        source,
+    };
+    let mut tries = 0;
+    loop {
+        let udp = UdpSocket::bind(listen).await.map_err(udp_error)?;
+        let bound = udp.local_addr().map_err(udp_error)?;
+        match TcpListener::bind(bound).await {
+            Ok(tcp) => return Ok((udp, tcp)),
+            Err(e) if listen.port() == 0 && tries + 1 < FREE_PORT_TRIES => {
+                tries += 1;
+                drop(e);
+            }
+            Err(source) => {
+                return Err(Error::Listen {
+                    addr: bound,
+                    transport: "tcp",
+                    source,
+                })
+            }
+        }
     }
 }
 
