@@ -57,9 +57,10 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// The kept answer to `query` as bytes, its id the query's and its TTLs lowered by its age,
-    /// if one is alive and fits the client's UDP payload (`udp`: the query came by UDP).
-    pub fn get(&self, query: &Message, udp: bool) -> Option<Vec<u8>> {
+    /// The kept answer to `query`, as bytes and parsed, its id the query's and its TTLs lowered
+    /// by its age, if one is alive and fits the client's UDP payload (`udp`: the query came by
+    /// UDP).
+    pub fn get(&self, query: &Message, udp: bool) -> Option<(Vec<u8>, Message)> {
         let key = Key::of(query)?;
         let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         let entry = kept.get(&key)?;
@@ -80,7 +81,7 @@ impl Cache {
         }
         let bytes = answer.to_vec().ok()?;
         let payload = usize::from(query.max_payload().max(512));
-        (!udp || bytes.len() <= payload).then_some(bytes)
+        (!udp || bytes.len() <= payload).then_some((bytes, answer))
     }
 
     /// Keeps `answer` to `query` for its life: a NOERROR or NXDOMAIN that is not truncated and
@@ -154,8 +155,12 @@ mod tests {
     fn an_answer_is_kept_with_the_askers_id_for_its_life_only() {
         let cache = Cache::default();
         cache.put(&query(1), &answer(60));
-        let bytes = cache.get(&query(77), true).unwrap();
+        let (bytes, parsed) = cache.get(&query(77), true).unwrap();
         let again = Message::from_vec(&bytes).unwrap();
+        assert_eq!(
+            (again.id(), again.answers()),
+            (parsed.id(), parsed.answers())
+        );
         assert_eq!(again.id(), 77);
         assert_eq!(again.answers()[0].ttl(), 60);
         // A record without life is not kept.

@@ -375,13 +375,11 @@ impl Handler {
             First::Forward(query) => query,
         };
         // A kept answer, its CNAMEs checked against the lists in hand.
-        if let Some(kept) = self.cache.get(&query, transport == Transport::Udp) {
-            if let Ok(response) = Message::from_vec(&kept) {
-                let (answer, why) = after_upstream(&query, kept, &response, &policy, &mut scratch);
-                let outcome = why.map_or("cached", |why| self.count_blocked(&why, packet, peer));
-                Metrics::count(&metrics.answers, outcome);
-                return Some(answer);
-            }
+        if let Some((kept, response)) = self.cache.get(&query, transport == Transport::Udp) {
+            let (answer, why) = after_upstream(&query, kept, &response, &policy, &mut scratch);
+            let outcome = why.map_or("cached", |why| self.count_blocked(&why, packet, peer));
+            Metrics::count(&metrics.answers, outcome);
+            return Some(answer);
         }
         let question = &query.queries()[0];
         let asked = std::time::Instant::now();
