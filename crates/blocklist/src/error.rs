@@ -179,6 +179,22 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A member of a never-warn list that an entry of the list lists.
+    #[error(
+        "{path}:{line}: {member:?} is listed by the entry {entry:?}, so it cannot answer clean; \
+         take it out of the never-warn list or the entry out of the list"
+    )]
+    NeverListed {
+        /// The never-warn list.
+        path: PathBuf,
+        /// The member's line (from 1).
+        line: usize,
+        /// The member as written.
+        member: String,
+        /// The entry that lists it.
+        entry: String,
+    },
+
     /// Another writer holds a file's edit lock for longer than a writer waits.
     #[error(
         "{path}: another writer{} holds its edit lock; waited {waited} s (is that process \

@@ -14,6 +14,8 @@
 //!   from a file or standard input, into a [`KeyList`] with a [`ListSummary`].
 //! - [`stream`] — reads a list of whole keys without holding them: their distinct hashes,
 //!   counted exactly, spilled to temporary files ([`stream::HashedKeys`]), for large builds.
+//! - [`build`] — what a build reads, composed once for every front end: entry sources, key
+//!   groups, a never-warn file.
 //! - [`entries`] — domain and URL entries from lists and UT1 category folders.
 //! - [`keywords`] — building keyword lists through temporary bucket files.
 //! - [`documents`] — documents to scan from a file or standard input: a text, an e-mail
@@ -66,6 +68,7 @@
 
 pub mod answers;
 pub mod atomic;
+pub mod build;
 pub mod check;
 pub mod decode;
 pub mod documents;

@@ -29,6 +29,11 @@ pub struct BuildPlan {
     pub expression_bound: Option<u32>,
 }
 
+/// The most lookup expressions a URL has: every host suffix kept (16) times every path prefix
+/// kept plus the bare host (65); `phishbloom_url::expression`'s caps.
+pub const MAX_EXPRESSIONS: u32 =
+    (phishbloom_url::MAX_HOST_SUFFIXES * (phishbloom_url::MAX_PATH_PREFIXES + 1)) as u32;
+
 /// An option of a [`BuildPlan`], by its field name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlanField {
@@ -66,6 +71,12 @@ pub enum PlanRule {
     /// A bound on lookups per URL, for a list of whole keys.
     #[error("applies to URL entries, not to whole keys (each key is one lookup)")]
     ExpressionsAreForUrls,
+    /// A bound on lookups per URL of 0 or above the most a URL can have.
+    #[error(
+        "must be from 1 to {MAX_EXPRESSIONS} (a URL has at most {MAX_EXPRESSIONS} lookup \
+         expressions: 16 host suffixes × 65 path prefixes)"
+    )]
+    ExpressionBoundRange,
     /// CaBF, for a list of whole keys.
     #[error("holds URL entries, not whole keys")]
     CabfIsForUrls,
@@ -120,6 +131,16 @@ impl BuildPlan {
     pub fn check(&self) -> Result<(), PlanError> {
         let refuse = |field, value, rule| Err(PlanError { field, value, rule });
         let whole_keys = matches!(self.scheme, KeyScheme::Exact | KeyScheme::Folded);
+        if self
+            .expression_bound
+            .is_some_and(|e| !(1..=MAX_EXPRESSIONS).contains(&e))
+        {
+            return refuse(
+                PlanField::ExpressionBound,
+                None,
+                PlanRule::ExpressionBoundRange,
+            );
+        }
         if whole_keys {
             if self.expression_bound.is_some() {
                 return refuse(

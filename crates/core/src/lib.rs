@@ -88,8 +88,8 @@ pub use error::{Error, Result};
 pub use kind::Kind;
 pub use list::{
     never_bits_per_entry, write_answered, Applied, Blocklist, BuildOptions, Change, CheckStats,
-    CompactInfo, Description, Engine, FilterInfo, GateInfo, KeyHashes, NamedDoc, NearOptions,
-    NeverReport, SectionInfo,
+    CompactInfo, Description, Engine, FilterInfo, GateInfo, KeyFilter, KeyHashes, NamedDoc,
+    NearOptions, NeverReport, SectionInfo,
 };
 
 /// Serializes a value through its `Display` form (for types of other crates, such as

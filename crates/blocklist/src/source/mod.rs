@@ -201,6 +201,21 @@ pub enum LabelFilter {
 /// The default label column and value: dataset.csv's phishing rows.
 pub const DEFAULT_LABEL: (&str, &str) = ("isMalicious", "-1");
 
+impl LabelFilter {
+    /// The rows a build's label options select: every row with `all_rows`; rows whose
+    /// `column` (default `isMalicious`) equals `value` when a value is given; else the default.
+    pub fn from_options(column: Option<&str>, value: Option<&str>, all_rows: bool) -> Self {
+        match (column, value, all_rows) {
+            (_, _, true) => LabelFilter::All,
+            (column, Some(value), _) => LabelFilter::Equals {
+                column: column.unwrap_or(DEFAULT_LABEL.0).to_string(),
+                value: value.to_string(),
+            },
+            _ => LabelFilter::Default,
+        }
+    }
+}
+
 /// Options for [`read_list`].
 #[derive(Clone, Debug)]
 pub struct ListOptions {

@@ -156,7 +156,7 @@ pub struct BuildArgs {
     pub no_host_gate: bool,
     /// URL entries: lookups per checked URL the filter is sized for (default 20). `--fpp` is the
     /// rate per checked URL, so each lookup gets 1 - (1 - fpp)^(1/E).
-    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=1040))]
+    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=i64::from(phishbloom_blocklist::plan_check::MAX_EXPRESSIONS)))]
     pub expressions: Option<u32>,
     /// Size the filter for this many entries even if the lists hold fewer: room to `add` more
     /// later at the promised rate, or shards built apart that `merge` can combine.

@@ -78,7 +78,7 @@ pub struct DiffArgs {
     #[arg(long, value_parser = parse_fpp)]
     pub fpp: Option<f64>,
     /// List files: lookups per checked URL the list is sized for (as `build --expressions`).
-    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=1040))]
+    #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=i64::from(phishbloom_blocklist::plan_check::MAX_EXPRESSIONS)))]
     pub expressions: Option<u32>,
     /// List files: whole keys rather than URL entries (as `build --exact`).
     #[arg(long)]

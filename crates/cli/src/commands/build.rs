@@ -9,12 +9,13 @@ use std::time::Instant;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use phishbloom_blocklist::atomic::check_output;
-use phishbloom_blocklist::entries::{read_entries, EntrySource, EntrySummary, Role};
+use phishbloom_blocklist::build::{apply_never, category_of, entry_sources, read_key_groups};
+use phishbloom_blocklist::entries::{read_entries, EntrySource, EntrySummary};
 use phishbloom_blocklist::file::check_room;
 use phishbloom_blocklist::keywords::{build_keywords, KeywordOptions};
 use phishbloom_blocklist::now;
 use phishbloom_blocklist::plan_check::{BuildPlan, PlanError, PlanField, PlanRule};
-use phishbloom_blocklist::source::{read_list_groups, Format, LabelFilter, ListOptions};
+use phishbloom_blocklist::source::{Format, LabelFilter, ListOptions};
 use phishbloom_blocklist::stream::read_hashed;
 use phishbloom_blocklist::{Input, ListSummary};
 use phishbloom_core::engine::per_probe_fpp;
@@ -23,7 +24,7 @@ use phishbloom_core::fmt;
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::Engine;
 use phishbloom_core::EntrySet;
-use phishbloom_core::{Blocklist, BuildOptions, Kind};
+use phishbloom_core::{Blocklist, BuildOptions, Kind, NeverReport};
 use phishbloom_filter::Filter;
 
 use clap::ValueEnum;
@@ -115,7 +116,7 @@ fn build_keys(
     )?;
     bar.finish_and_clear();
     print_list_summary(&input.display_path().display().to_string(), &summary);
-    let category = category_of(args, input);
+    let category = category_of(args.category.as_deref(), input);
     let blocklist = Blocklist::from_hashed_keys(&keys, &category, scheme, options)?;
     // The temporary files go before the output is written.
     drop(keys);
@@ -128,58 +129,28 @@ fn build_entries(
     inputs: &[Input],
     options: &BuildOptions,
 ) -> anyhow::Result<(Blocklist, Vec<PathBuf>)> {
-    let mut sources: Vec<EntrySource> = inputs
-        .iter()
-        .map(|input| EntrySource::List {
-            input: input.clone(),
-            options: list_options(args, KeyScheme::Expressions),
-            category: args.category.clone(),
-            role: Role::Block,
-        })
-        .collect();
-    sources.extend(args.ut1.iter().cloned().map(EntrySource::Ut1));
-    sources.extend(args.allow.iter().map(|list| EntrySource::List {
-        input: Input::from_arg(list),
-        options: ListOptions {
-            format: Format::Auto,
-            ..ListOptions::default()
-        },
-        category: Some("exceptions".into()),
-        role: Role::Allow,
-    }));
+    let allow: Vec<Input> = args.allow.iter().map(|a| Input::from_arg(a)).collect();
+    let sources = entry_sources(
+        inputs,
+        &list_options(args, KeyScheme::Expressions),
+        args.category.as_deref(),
+        &args.ut1,
+        &allow,
+    );
     let (set, summary) = read_entries(&sources)?;
     print_entry_summary(&summary, &set);
     let mut files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
     let mut blocklist = Blocklist::from_entries(&set, options)?;
     if let Some(never) = &args.never {
-        never_warn(&mut blocklist, &set, never)?;
+        let report = apply_never(&mut blocklist, &set, never)?;
+        print_never(&report, never, &blocklist);
         files.push(never.clone());
     }
     Ok((blocklist, files))
 }
 
-/// `build --never FILE`: every URL or domain of FILE (blank lines and `#` comments skipped)
-/// made to answer clean, or the member an entry lists named with its line.
-fn never_warn(blocklist: &mut Blocklist, set: &EntrySet, path: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read(path)
-        .with_context(|| format!("cannot read the never-warn list {}", path.display()))?;
-    let (lines, members): (Vec<usize>, Vec<&[u8]>) = text
-        .split(|&b| b == b'\n')
-        .map(phishbloom_text::line::content)
-        .enumerate()
-        .filter(|(_, line)| !line.trim_ascii().is_empty() && !line.starts_with(b"#"))
-        .map(|(at, line)| (at + 1, line.trim_ascii()))
-        .unzip();
-    let report = match blocklist.never_warn(set, &members) {
-        Err(phishbloom_core::Error::NeverListed { member, entry }) => anyhow::bail!(
-            "{}:{}: {:?} is listed by the entry {entry:?}, so it cannot answer clean; take it \
-             out of the never-warn list or the entry out of the list",
-            path.display(),
-            lines[member],
-            String::from_utf8_lossy(members[member])
-        ),
-        other => other?,
-    };
+/// `build --never FILE`: what the never-warn list did.
+fn print_never(report: &NeverReport, path: &Path, blocklist: &Blocklist) {
     println!(
         "  never-warn: {} members of {} answer clean ({} not URLs); {} false positive(s) \
          overruled, {:.2} bits per entry",
@@ -189,7 +160,6 @@ fn never_warn(blocklist: &mut Blocklist, set: &EntrySet, path: &Path) -> anyhow:
         fmt::count(report.excluded),
         phishbloom_core::never_bits_per_entry(report.excluded, blocklist.meta().entries)
     );
-    Ok(())
 }
 
 /// `build --keywords LIST`: reads, normalizes and builds, saves, prints the summary.
@@ -343,23 +313,20 @@ fn in_memory(
     scheme: KeyScheme,
     options: &BuildOptions,
 ) -> anyhow::Result<Blocklist> {
-    let mut groups: Vec<(String, phishbloom_core::KeyList)> = Vec::new();
-    for input in inputs {
-        let bar = progress_bar(input);
-        let category = category_of(args, input);
-        let (read, summary) =
-            read_list_groups(input, &list_options(args, scheme), &category, &mut |read| {
-                bar.set_position(read)
-            })?;
-        bar.finish_and_clear();
-        print_list_summary(&input.display_path().display().to_string(), &summary);
-        for (name, keys) in read {
-            match groups.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, existing)) => existing.extend(&keys),
-                None => groups.push((name, keys)),
-            }
-        }
-    }
+    // The lists are read in order: one bar each, finished when its summary comes.
+    let bars: Vec<ProgressBar> = inputs.iter().map(progress_bar).collect();
+    let current = std::cell::Cell::new(0);
+    let groups = read_key_groups(
+        inputs,
+        &list_options(args, scheme),
+        args.category.as_deref(),
+        &mut |_, read| bars[current.get()].set_position(read),
+        &mut |input, summary| {
+            bars[current.get()].finish_and_clear();
+            current.set(current.get() + 1);
+            print_list_summary(&input.display_path().display().to_string(), summary);
+        },
+    )?;
     Ok(Blocklist::from_keys(&groups, scheme, options)?)
 }
 
@@ -453,16 +420,6 @@ fn plan_error(error: PlanError) -> anyhow::Error {
     anyhow::anyhow!("{flag}{value} {}{needs}", error.rule)
 }
 
-/// The category of a LIST argument's entries: `--category`, else the file's stem.
-fn category_of(args: &BuildArgs, input: &Input) -> String {
-    args.category.clone().unwrap_or_else(|| match input {
-        Input::Path(path) => path
-            .file_stem()
-            .map_or_else(|| "list".into(), |s| s.to_string_lossy().into_owned()),
-        Input::Stdin => "stdin".into(),
-    })
-}
-
 /// The list's name: `--name`, else the output file's stem.
 fn list_name(args: &BuildArgs) -> String {
     args.name.clone().unwrap_or_else(|| {
@@ -481,18 +438,11 @@ fn next_version(output: &Path) -> u64 {
 }
 
 fn list_options(args: &BuildArgs, scheme: KeyScheme) -> ListOptions {
-    let label = match (&args.label_column, &args.label_value, args.all_rows) {
-        (_, _, true) => LabelFilter::All,
-        (Some(column), Some(value), _) => LabelFilter::Equals {
-            column: column.clone(),
-            value: value.clone(),
-        },
-        (None, Some(value), _) => LabelFilter::Equals {
-            column: phishbloom_blocklist::source::DEFAULT_LABEL.0.to_string(),
-            value: value.clone(),
-        },
-        _ => LabelFilter::Default,
-    };
+    let label = LabelFilter::from_options(
+        args.label_column.as_deref(),
+        args.label_value.as_deref(),
+        args.all_rows,
+    );
     ListOptions {
         format: args.format.into(),
         key_column: args.column.clone(),

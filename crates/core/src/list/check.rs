@@ -128,6 +128,33 @@ impl Blocklist {
         }
     }
 
+    /// Answers many items as [`Blocklist::check_batch`] does and hands each answer to
+    /// `answered`, in order: `None` for a clean item — for a list of URL entries nothing is
+    /// built for it, as on the line path of [`Blocklist::write_checks`] — else its verdict.
+    /// The path of callers that keep answers as columns (the Python `check_many`).
+    pub fn each_check(
+        &self,
+        items: &[&[u8]],
+        scratch: &mut Scratch,
+        mut answered: impl FnMut(Option<Verdict>),
+    ) {
+        let Engine::Urls(urls) = &self.engine else {
+            let mut verdicts = Vec::with_capacity(items.len());
+            self.check_batch(items, scratch, &mut verdicts);
+            for verdict in verdicts {
+                answered((verdict.status != Status::Clean).then_some(verdict));
+            }
+            return;
+        };
+        self.each_url_answer(urls, items.iter().copied(), scratch, |_, answer, _| {
+            answered(match answer {
+                UrlAnswer::Clean => None,
+                UrlAnswer::Invalid(error) => Some(Verdict::invalid(error)),
+                UrlAnswer::Decided(decision) => decision.entry_verdict(&self.resolver),
+            })
+        });
+    }
+
     /// Answers many items as [`Blocklist::check_batch`] does and appends one verdict line
     /// each to `out`, as [`write_verdict`] writes them.
     ///

@@ -128,9 +128,17 @@ pub struct Decision<'u, 'r> {
 impl Decision<'_, '_> {
     /// The owned [`Verdict`] (`resolver` is the one that decided).
     pub fn verdict(&self, resolver: &Resolver) -> Verdict {
+        self.entry_verdict(resolver).unwrap_or_default()
+    }
+
+    /// The owned [`Verdict`] when an entry decided it (listed or allowed); `None` when clean,
+    /// and then nothing is built.
+    pub fn entry_verdict(&self, resolver: &Resolver) -> Option<Verdict> {
         match (self.hit, &self.categories) {
-            (Some(hit), Some(categories)) => resolver.verdict_of(hit, self.exception, categories),
-            _ => Verdict::default(),
+            (Some(hit), Some(categories)) => {
+                Some(resolver.verdict_of(hit, self.exception, categories))
+            }
+            _ => None,
         }
     }
 }
