@@ -1,7 +1,8 @@
 """Seed 000's experiment in Python: a Bloom filter of the phishing URLs of dataset.csv.
 
 Reads the labelled dataset with pandas, puts every phishing URL (``isMalicious = -1``) in a
-``phishbloom.BloomFilter`` sized for p = 1 %, and measures it as step 3 of ``phishbloom demo``
+``phishbloom.BloomFilter`` sized for p = 1 % — as the key ``phishbloom.url_key`` makes of it,
+demo's whole-key rule — and measures it as step 3 of ``phishbloom demo``
 does, in both layouts: false negatives over the phishing URLs (must be 0), and the
 false-positive rate, with its Wilson 95 % interval, over the benign URLs and over 1,000,000
 random ``http://xxxxxxxxxx.com`` URLs. Every number printed equals the one ``demo`` prints.
@@ -19,7 +20,6 @@ The dataset defaults to ``../shared/data/dataset.csv`` relative to the repositor
 from __future__ import annotations
 
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -33,21 +33,6 @@ FPP = 0.01
 RANDOM_URLS = 1_000_000
 RANDOM_SEED = 2026  # demo's seed of the random URLs
 Z_95 = 1.959963984540054  # the 0.975 quantile of the standard normal distribution
-
-
-def url_key(url: str) -> bytes:
-    """The whole-key normalization demo's step 3 applies (the crate's ``KeyScheme::Url``), on
-    the URL's UTF-8 bytes: ASCII whitespace trimmed, ``http://`` or ``https://`` dropped, the
-    host's ASCII letters lowercased, one trailing ``/`` dropped. Paths keep their case."""
-    text = url.encode().strip(b" \t\n\x0c\r")
-    lowered = text[:8].lower()
-    if lowered.startswith(b"https://"):
-        text = text[8:]
-    elif lowered.startswith(b"http://"):
-        text = text[7:]
-    host_end = match.start() if (match := re.search(rb"[/?#]", text)) else len(text)
-    text = text[:host_end].lower() + text[host_end:]
-    return text.removesuffix(b"/")
 
 
 def wilson_interval(hits: int, trials: int, z: float = Z_95) -> tuple[float, float]:
@@ -107,9 +92,9 @@ def false_positives(name: str, bloom: phishbloom.BloomFilter, queries: list[byte
 def main(dataset: Path) -> None:
     """Builds the filter in each layout and prints its measurements."""
     rows = pd.read_csv(dataset, dtype=str, keep_default_na=False)
-    phishing = set(rows.url[rows.isMalicious == "-1"].map(url_key))
-    benign = sorted(set(rows.url[rows.isMalicious == "1"].map(url_key)) - phishing)
-    generated = map(url_key, random_urls(RANDOM_URLS, RANDOM_SEED))
+    phishing = set(rows.url[rows.isMalicious == "-1"].map(phishbloom.url_key))
+    benign = sorted(set(rows.url[rows.isMalicious == "1"].map(phishbloom.url_key)) - phishing)
+    generated = map(phishbloom.url_key, random_urls(RANDOM_URLS, RANDOM_SEED))
     random = [key for key in generated if key not in phishing]
     print(f"{len(rows):,} rows; {len(phishing):,} distinct phishing keys; p = {percent(FPP)}")
     for layout in ("classic", "blocked"):

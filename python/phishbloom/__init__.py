@@ -8,7 +8,8 @@ The same crates as the ``phishbloom`` command, through a compiled extension modu
 - :class:`Blocklist` — a blocklist file opened or built from lists, asked about one URL
   (:meth:`Blocklist.check`) or a column of them on every core (:meth:`Blocklist.check_many`,
   Arrow in, Arrow out), or asked to scan a text for keywords (:meth:`Blocklist.scan`).
-- :func:`plan` — the sizing calculator of ``phishbloom plan``.
+- :func:`plan` — the sizing calculator of ``phishbloom plan``; :func:`url_key` — the key a URL
+  is hashed as in a list of whole URL keys (seed 000's filter, ``demo``'s whole-key step).
 - :class:`Error` and its subclasses — what can go wrong, with messages that say how to fix it.
 """
 
@@ -22,12 +23,14 @@ from ._errors import Error, FileError, ListError, ParameterError
 from ._phishbloom import BloomFilter, Verdict
 from ._phishbloom import Blocklist as _Blocklist
 from ._phishbloom import plan_json as _plan_json
+from ._phishbloom import url_key
 
 __all__ = [
     "BloomFilter",
     "Blocklist",
     "Verdict",
     "plan",
+    "url_key",
     "Error",
     "FileError",
     "ListError",
@@ -101,6 +104,7 @@ class Blocklist:
         category_column: str | None = None,
         name: str | None = None,
         threads: int | None = None,
+        hash: str = "xxh3",
     ) -> "Blocklist":
         """Builds a blocklist from list files as ``phishbloom build`` does, each keyword the
         flag of the same name (``host_gate=False`` is ``--no-host-gate``); saved atomically to
@@ -131,6 +135,7 @@ class Blocklist:
             "category_column": category_column,
             "name": name,
             "threads": threads,
+            "hash": hash,
         }
         return cls(_Blocklist._build([os.fspath(p) for p in sources], args))
 

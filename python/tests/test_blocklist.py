@@ -196,6 +196,23 @@ def test_build_takes_build_options(tmp_path, cli):
     assert compact.check("bad.example/login/x").entry == "bad.example/login"
 
 
+def test_url_key_is_the_whole_key_rule_and_sha256_builds_like_the_cli(tmp_path, cli):
+    assert phishbloom.url_key("  HTTPS://Evil.EXAMPLE/Login/ ") == b"evil.example/Login"
+    assert phishbloom.url_key(b"http://a.example") == b"a.example"
+    assert phishbloom.url_key("   ") is None
+    (tmp_path / "keys.txt").write_text("token-1\ntoken-2\n")
+    ours = Blocklist.build([tmp_path / "keys.txt"], exact=True, hash="sha256", kind="classic")
+    cli("build", "--exact", "--hash", "sha256", "--kind", "classic", tmp_path / "keys.txt",
+        "-o", tmp_path / "cli.bloom")
+    theirs = Blocklist.open(tmp_path / "cli.bloom")
+    probes = ["token-1", "token-2"] + [f"other-{i}" for i in range(2000)]
+    assert [ours.check(p).listed for p in probes] == [theirs.check(p).listed for p in probes]
+    with pytest.raises(phishbloom.ParameterError, match="hash"):
+        Blocklist.build([tmp_path / "keys.txt"], exact=True, hash="md5")
+    with pytest.raises(phishbloom.ParameterError, match="hash"):
+        Blocklist.build([tmp_path / "keys.txt"], exact=True, hash="sha256", kind="cuckoo")
+
+
 def test_scan_finds_keywords(tmp_path, cli):
     (tmp_path / "spam.txt").write_text("free money\nviagra\n")
     cli("build", "--keywords", tmp_path / "spam.txt", "-o", tmp_path / "spam.bloom")

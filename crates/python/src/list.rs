@@ -14,6 +14,7 @@ use phishbloom_core::engine::{Scratch, DEFAULT_EXPRESSION_BOUND};
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::scan::{ScanOptions, Scanner};
 use phishbloom_core::{BuildOptions, Kind};
+use phishbloom_filter::HashStrategy;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -87,7 +88,7 @@ impl Verdict {
 }
 
 /// The bytes of an item: a str as UTF-8, bytes as they are.
-fn item_bytes<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+pub fn item_bytes<'a>(item: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
     if let Ok(text) = item.cast::<PyString>() {
         return Ok(text.to_str()?.as_bytes());
     }
@@ -140,6 +141,7 @@ pub struct BuildArgs {
     category_column: Option<String>,
     name: Option<String>,
     threads: Option<usize>,
+    hash: String,
 }
 
 impl BuildArgs {
@@ -176,6 +178,16 @@ impl BuildArgs {
         })
     }
 
+    fn strategy(&self) -> PyResult<HashStrategy> {
+        match self.hash.as_str() {
+            "xxh3" => Ok(HashStrategy::Xxh3),
+            "sha256" => Ok(HashStrategy::Sha256),
+            other => Err(errors::parameter(format!(
+                "hash must be \"xxh3\" or \"sha256\"; got {other:?}"
+            ))),
+        }
+    }
+
     fn scheme(&self) -> KeyScheme {
         match (self.exact, self.fold_case) {
             (true, true) => KeyScheme::Folded,
@@ -190,7 +202,7 @@ impl BuildArgs {
             scheme: self.scheme(),
             fold_case: self.fold_case,
             kind,
-            strategy: Default::default(),
+            strategy: self.strategy()?,
             grow: self.grow,
             capacity: self.capacity,
             expression_bound: self.expressions,
@@ -218,7 +230,8 @@ impl BuildArgs {
             kind,
             fpp: self.fpp.unwrap_or(kind.default_fpp()),
             expression_bound: self.expressions.unwrap_or(DEFAULT_EXPRESSION_BOUND),
-            strategy: Default::default(),
+            // Checked by `BuildArgs::check` before a build.
+            strategy: self.strategy().unwrap_or_default(),
             verify: self.verify,
             threads: threads(self.threads),
             name,
