@@ -215,22 +215,16 @@ fn suite() -> Option<PathBuf> {
     dir.is_dir().then_some(dir)
 }
 
-#[test]
-fn redis_py_bloom_and_cuckoo_tests_pass() {
-    let Some(dir) = suite() else {
-        crate::common::skip(
-            "redis_py_bloom_and_cuckoo_tests_pass",
-            "../shared/conformance/redis-py is not present",
-        );
-        return;
-    };
+/// Runs redis-py's Bloom and cuckoo tests in `dir` against `serve --resp`, requiring every one
+/// to pass and none to be skipped.
+fn run_redis_py_suite(test: &str, dir: &std::path::Path) {
     let available = Command::new("python3")
         .args(["-c", "import pytest, redis"])
         .status()
         .is_ok_and(|s| s.success());
     if !available {
         crate::common::skip(
-            "redis_py_bloom_and_cuckoo_tests_pass",
+            test,
             "pytest or redis-py is missing: python3 -m pip install pytest redis (.ci/run installs \
              them)",
         );
@@ -239,7 +233,7 @@ fn redis_py_bloom_and_cuckoo_tests_pass() {
     // No cache or bytecode written into the suite's folder.
     let output = Command::new("python3")
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(&dir)
+        .arg(dir)
         .env("PB", bin())
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
@@ -257,4 +251,42 @@ fn redis_py_bloom_and_cuckoo_tests_pass() {
         report.contains(" passed") && !report.contains("skipped"),
         "{report}"
     );
+}
+
+#[test]
+fn redis_py_bloom_and_cuckoo_tests_pass() {
+    let Some(dir) = suite() else {
+        crate::common::skip(
+            "redis_py_bloom_and_cuckoo_tests_pass",
+            "../shared/conformance/redis-py is not present",
+        );
+        return;
+    };
+    run_redis_py_suite("redis_py_bloom_and_cuckoo_tests_pass", &dir);
+}
+
+/// The same tests under RESP3 (`HELLO 3`): the suite's client asked for protocol 3 and its
+/// answers compared with the RESP3 answers its tests give beside the RESP2 ones — a copy made
+/// at run time in a temporary folder, the suite itself unchanged.
+#[test]
+fn redis_py_bloom_and_cuckoo_tests_pass_under_resp3() {
+    let test = "redis_py_bloom_and_cuckoo_tests_pass_under_resp3";
+    let Some(dir) = suite() else {
+        crate::common::skip(test, "../shared/conformance/redis-py is not present");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "py") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let resp3 = text.replace("protocol=2", "protocol=3").replace(
+                "assert response == resp2_expected",
+                "assert response == resp3_expected",
+            );
+            assert!(resp3.contains("protocol=3") && resp3.contains("== resp3_expected"));
+            std::fs::write(tmp.path().join(path.file_name().unwrap()), resp3).unwrap();
+        }
+    }
+    run_redis_py_suite(test, tmp.path());
 }

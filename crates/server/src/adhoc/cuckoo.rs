@@ -267,6 +267,44 @@ impl ScalingCuckoo {
         removed
     }
 
+    /// RedisBloom's `CF.COMPACT`: every fingerprint of a later layer that an earlier layer has
+    /// a free slot for moves there, a last layer left empty is dropped, and the count of
+    /// deletions starts again. Layers have a power of two of buckets, each at least as many as
+    /// the one before, so a fingerprint's bucket masked to an earlier layer's size is one of its
+    /// two buckets there (the alternate is an XOR below the mask too): a move keeps it findable.
+    pub fn compact(&mut self) {
+        let size = self.bucket_size;
+        for later in (1..self.layers.len()).rev() {
+            let (earlier, rest) = self.layers.split_at_mut(later);
+            let layer = &mut rest[0];
+            for bucket in 0..layer.num_buckets {
+                for slot in 0..usize::from(size) {
+                    let fp = layer.bucket(bucket, size)[slot];
+                    if fp == 0 {
+                        continue;
+                    }
+                    let moved = earlier.iter_mut().any(|target| {
+                        let i = bucket & (target.num_buckets - 1);
+                        target.place(i, fp, size)
+                            || target.place(alternate(i, fp, target.num_buckets), fp, size)
+                    });
+                    if moved {
+                        layer.bucket(bucket, size)[slot] = 0;
+                    }
+                }
+            }
+        }
+        while self.layers.len() > 1
+            && self
+                .layers
+                .last()
+                .is_some_and(|l| l.slots.iter().all(|&s| s == 0))
+        {
+            self.layers.pop();
+        }
+        self.deleted = 0;
+    }
+
     /// Items held (added and not deleted; RedisBloom's "Number of items inserted").
     pub fn items(&self) -> u64 {
         self.items
@@ -410,5 +448,29 @@ mod tests {
         assert!(added
             .iter()
             .all(|i| fixed.contains(format!("k{i}").as_bytes())));
+    }
+
+    #[test]
+    fn compact_moves_items_into_earlier_layers_and_drops_an_empty_last_one() {
+        let mut c = ScalingCuckoo::new(8, 2, 20, 2).unwrap();
+        for i in 0..40 {
+            c.add(format!("k{i}").as_bytes(), false).unwrap();
+        }
+        let grown = c.filters();
+        assert!(grown > 2);
+        // Deleting most of the early items frees room below the later layers.
+        for i in 0..30 {
+            assert!(c.delete(format!("k{i}").as_bytes()));
+        }
+        c.compact();
+        assert!(c.filters() < grown, "{} of {grown}", c.filters());
+        assert_eq!((c.items(), c.deleted()), (10, 0));
+        assert!((30..40).all(|i| c.contains(format!("k{i}").as_bytes())));
+        for i in 30..40 {
+            assert!(
+                c.delete(format!("k{i}").as_bytes()),
+                "k{i} is findable after the move"
+            );
+        }
     }
 }

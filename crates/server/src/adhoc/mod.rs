@@ -186,6 +186,14 @@ impl AdHoc {
         filters.remove(key).is_some()
     }
 
+    /// Removes every filter (`FLUSHDB`); how many there were.
+    pub fn clear(&self) -> usize {
+        let mut filters = self.filters.write().unwrap_or_else(PoisonError::into_inner);
+        let removed = filters.len();
+        filters.clear();
+        removed
+    }
+
     /// How many filters there are.
     pub fn len(&self) -> usize {
         self.filters

@@ -43,6 +43,16 @@ pub fn int(out: &mut Vec<u8>, n: i64) {
     }
 }
 
+/// A boolean: `#t`/`#f` in RESP3, `:1`/`:0` in RESP2 (RedisBloom's `ReplyWithBool`).
+pub fn boolean(out: &mut Vec<u8>, value: bool, proto: Proto) {
+    out.extend_from_slice(match (proto, value) {
+        (Proto::Resp3, true) => b"#t\r\n",
+        (Proto::Resp3, false) => b"#f\r\n",
+        (Proto::Resp2, true) => b":1\r\n",
+        (Proto::Resp2, false) => b":0\r\n",
+    });
+}
+
 /// `$len\r\nbytes`.
 pub fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
     out.push(b'$');
@@ -97,9 +107,12 @@ mod tests {
         array(&mut out, 2);
         map(&mut out, 2, Proto::Resp2);
         map(&mut out, 2, Proto::Resp3);
+        boolean(&mut out, true, Proto::Resp3);
+        boolean(&mut out, false, Proto::Resp2);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "+OK\r\n-ERR a  b\r\n:0\r\n:-42\r\n$2\r\nhi\r\n$-1\r\n_\r\n*2\r\n*4\r\n%2\r\n"
+            "+OK\r\n-ERR a  b\r\n:0\r\n:-42\r\n$2\r\nhi\r\n$-1\r\n_\r\n*2\r\n*4\r\n%2\r\n\
+             #t\r\n:0\r\n"
         );
     }
 }

@@ -105,7 +105,7 @@ impl Session {
             make,
         );
         match added {
-            Ok(added) => reply_added(out, added, answers),
+            Ok(added) => reply_added(out, added, answers, self.proto),
             Err(message) => reply::error(out, &message),
         }
     }
@@ -213,22 +213,31 @@ impl Session {
     }
 }
 
-/// `BF.RESERVE`'s error rate, capacity and expansion (`None`: `NONSCALING`), checked as
-/// RedisBloom checks them.
+/// RedisBloom's largest capacity (`BF.RESERVE`, `BF.INSERT`, `CF.RESERVE`, `CF.INSERT`): 2³⁰.
+pub(super) const MAX_CAPACITY: i64 = 1 << 30;
+/// RedisBloom's largest expansion: 2¹⁵.
+pub(super) const MAX_EXPANSION: i64 = 32768;
+
+/// `BF.RESERVE`'s error rate, capacity and expansion (`None`: `NONSCALING` or `EXPANSION 0`),
+/// checked in RedisBloom's order and refused in its words.
 fn parse_reserve(argv: &[&[u8]]) -> Result<(f64, u64, Option<u32>), &'static str> {
     let error_rate = match parse_f64(argv[2]) {
         None => return Err("ERR bad error rate"),
-        Some(e) if e <= 0.0 || e >= 1.0 => return Err("ERR (0 < error rate range < 1) "),
+        Some(e) if e <= 0.0 || e >= 1.0 => {
+            return Err("ERR error rate must be in the range (0.000000, 1.000000)")
+        }
         Some(e) => e,
     };
     let capacity = match parse_i64(argv[3]) {
         None => return Err("ERR bad capacity"),
-        Some(c) if c <= 0 => return Err("ERR (capacity should be larger than 0)"),
+        Some(c) if !(1..=MAX_CAPACITY).contains(&c) => {
+            return Err("ERR capacity must be in the range [1, 1073741824]")
+        }
         Some(c) => c as u64,
     };
     let rest = &argv[4..];
     let nonscaling = rest.iter().any(|a| a.eq_ignore_ascii_case(b"NONSCALING"));
-    let mut expansion = BF_DEFAULT_EXPANSION;
+    let mut expansion = i64::from(BF_DEFAULT_EXPANSION);
     if let Some(at) = rest
         .iter()
         .position(|a| a.eq_ignore_ascii_case(b"EXPANSION"))
@@ -236,15 +245,19 @@ fn parse_reserve(argv: &[&[u8]]) -> Result<(f64, u64, Option<u32>), &'static str
         let Some(value) = rest.get(at + 1) else {
             return Err("ERR no expansion");
         };
-        if nonscaling {
+        expansion = parse_i64(value).ok_or("ERR bad expansion")?;
+        if nonscaling && expansion != 0 {
             return Err("Nonscaling filters cannot expand");
         }
-        match parse_i64(value).and_then(|e| u32::try_from(e).ok()) {
-            Some(e) if e >= 1 => expansion = e,
-            _ => return Err("ERR bad expansion"),
+        if !(0..=MAX_EXPANSION).contains(&expansion) {
+            return Err("ERR expansion must be in the range [0, 32768]");
         }
     }
-    Ok((error_rate, capacity, (!nonscaling).then_some(expansion)))
+    // In range, so it fits; 0 is RedisBloom's way of saying NONSCALING.
+    let expansion = u32::try_from(expansion)
+        .ok()
+        .filter(|&e| e > 0 && !nonscaling);
+    Ok((error_rate, capacity, expansion))
 }
 
 /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item…`,
@@ -295,12 +308,20 @@ fn parse_insert(argv: &[&[u8]]) -> Result<(Create, usize), InsertError> {
     let items = items
         .filter(|&i| i < argv.len())
         .ok_or(InsertError::Arity)?;
-    let expansion = u32::try_from(expansion).ok().filter(|&e| e >= 1);
-    if create.error_rate <= 0.0 || create.error_rate >= 1.0 || capacity < 1 || expansion.is_none() {
-        return Err(InsertError::Message("Bad argument received"));
+    if !(create.error_rate > 0.0 && create.error_rate < 1.0) {
+        return Err(InsertError::Message("Bad error rate"));
+    }
+    if !(1..=MAX_CAPACITY).contains(&capacity) {
+        return Err(InsertError::Message("Bad capacity"));
+    }
+    if !(0..=MAX_EXPANSION).contains(&expansion) {
+        return Err(InsertError::Message("Bad expansion"));
     }
     create.capacity = capacity as u64;
-    create.expansion = expansion.filter(|_| !nonscaling);
+    // In range, so it fits; 0 does not grow, as NONSCALING.
+    create.expansion = u32::try_from(expansion)
+        .ok()
+        .filter(|&e| e > 0 && !nonscaling);
     Ok((create, items))
 }
 
@@ -318,11 +339,41 @@ mod tests {
         );
         assert_eq!(
             run(&mut s, &["BF.RESERVE", "b", "1", "100"]),
-            "-ERR (0 < error rate range < 1) \r\n"
+            "-ERR error rate must be in the range (0.000000, 1.000000)\r\n"
         );
         assert_eq!(
             run(&mut s, &["BF.RESERVE", "b", "0.1", "0"]),
-            "-ERR (capacity should be larger than 0)\r\n"
+            "-ERR capacity must be in the range [1, 1073741824]\r\n"
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                &["BF.RESERVE", "b", "0.1", "9", "EXPANSION", "40000"]
+            ),
+            "-ERR expansion must be in the range [0, 32768]\r\n"
+        );
+        assert_eq!(
+            run(
+                &mut s,
+                &[
+                    "BF.RESERVE",
+                    "b",
+                    "0.1",
+                    "9",
+                    "NONSCALING",
+                    "EXPANSION",
+                    "2"
+                ]
+            ),
+            "-Nonscaling filters cannot expand\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["BF.INSERT", "b", "ERROR", "2", "ITEMS", "x"]),
+            "-Bad error rate\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["BF.INSERT", "b", "CAPACITY", "0", "ITEMS", "x"]),
+            "-Bad capacity\r\n"
         );
         assert_eq!(
             run(&mut s, &["BF.RESERVE", "b", "0.1", "9", "EXPANSION"]),
@@ -410,7 +461,9 @@ mod tests {
         let argv: Vec<&[u8]> = vec![b"BF.INSERT", b"k", b"ERROR", b"2", b"ITEMS", b"a"];
         assert!(matches!(
             parse_insert(&argv),
-            Err(InsertError::Message("Bad argument received"))
+            Err(InsertError::Message("Bad error rate"))
         ));
+        let argv: Vec<&[u8]> = vec![b"BF.INSERT", b"k", b"EXPANSION", b"0", b"ITEMS", b"a"];
+        assert_eq!(parse_insert(&argv).ok().unwrap().0.expansion, None);
     }
 }

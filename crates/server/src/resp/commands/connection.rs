@@ -278,4 +278,17 @@ impl Session {
         let removed = keys.iter().filter(|k| adhoc.remove(k)).count();
         reply::int(out, removed as i64);
     }
+
+    /// `FLUSHDB`/`FLUSHALL [ASYNC|SYNC]`: removes every filter created over this protocol, as
+    /// client test fixtures expect; the served lists are files and stay.
+    pub(super) fn flush(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        match argv {
+            [_] => {}
+            [_, mode]
+                if mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC") => {}
+            _ => return reply::error(out, "ERR syntax error"),
+        }
+        self.shared.lists.adhoc().clear();
+        reply::simple(out, "OK");
+    }
 }

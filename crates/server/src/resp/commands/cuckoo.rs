@@ -3,6 +3,7 @@
 //! `CF.DEL`, `CF.INFO`. (`CF.EXISTS`, `CF.MEXISTS` and `CF.COUNT` are in `keys`, the dumps in
 //! `dump`.)
 
+use super::bloom::MAX_CAPACITY;
 use super::keys::{reply_added, reply_fields, typed, Added, Answers};
 use super::reply;
 use super::{arity_error, error_message, insert_options, parse_i64, Family, InsertError, Session};
@@ -12,6 +13,9 @@ use crate::adhoc::{
 };
 use crate::error::Error;
 use crate::lists::State;
+
+/// RedisBloom's `cf-max-expansions`: a filter of this many layers takes no more adds.
+const CF_MAX_EXPANSIONS: usize = 32;
 
 /// `CF.RESERVE`'s options, each with its least and most value (RedisBloom's ranges), in the
 /// order of the values [`parse_reserve`] answers.
@@ -58,11 +62,17 @@ impl Session {
         self.add_cuckoo(argv[1], &argv[2..], nx, Answers::Each, create, out);
     }
 
-    /// `CF.INSERT`/`CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item…`: an array, -1 for an
-    /// item that did not fit.
+    /// `CF.INSERT`/`CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item…`: an array
+    /// ([`Answers::Inserted`], [`Answers::Codes`]). `CAPACITY` sizes a filter this creates; an
+    /// existing filter keeps its size, as in RedisBloom.
     pub(super) fn cf_insert(&mut self, argv: &[&[u8]], nx: bool, out: &mut Vec<u8>) {
         if let Some((create, items)) = insert_options(parse_insert(argv), out, argv[0]) {
-            self.add_cuckoo(argv[1], &argv[items..], nx, Answers::Codes, create, out);
+            let answers = if nx {
+                Answers::Codes
+            } else {
+                Answers::Inserted
+            };
+            self.add_cuckoo(argv[1], &argv[items..], nx, answers, create, out);
         }
     }
 
@@ -77,6 +87,15 @@ impl Session {
         create: Option<u64>,
         out: &mut Vec<u8>,
     ) {
+        let layers = self
+            .shared
+            .lists
+            .adhoc()
+            .read(key, |f| f.cuckoo().map(ScalingCuckoo::filters))
+            .flatten();
+        if layers.is_some_and(|n| n >= CF_MAX_EXPANSIONS) {
+            return reply::error(out, "Maximum expansions reached");
+        }
         let make = create
             .map(|capacity| move || ScalingCuckoo::with_capacity(capacity).map(Filter::Cuckoo));
         let added = self.add(
@@ -87,7 +106,7 @@ impl Session {
             make,
         );
         match added {
-            Ok(added) => reply_added(out, added, answers),
+            Ok(added) => reply_added(out, added, answers, self.proto),
             Err(message) => reply::error(out, &message),
         }
     }
@@ -98,15 +117,18 @@ impl Session {
         if argv.len().is_multiple_of(2) {
             return arity_error(out, argv[0]);
         }
-        let Some(capacity) = parse_i64(argv[2]).filter(|&c| c > 0) else {
+        let Some(capacity) = parse_i64(argv[2]) else {
             return reply::error(out, "Bad capacity");
         };
         let [bucket_size, max_iterations, expansion] = match parse_reserve(&argv[3..]) {
             Ok(values) => values,
             Err(message) => return reply::error(out, &message),
         };
-        if (capacity as u64) < u64::from(bucket_size) * 2 {
-            return reply::error(out, "Capacity must be at least (BucketSize * 2)");
+        if !(i64::from(bucket_size) * 2..=MAX_CAPACITY).contains(&capacity) {
+            return reply::error(
+                out,
+                "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            );
         }
         let make = || {
             ScalingCuckoo::new(capacity as u64, bucket_size, max_iterations, expansion)
@@ -120,13 +142,16 @@ impl Session {
         let (key, item) = (argv[1], argv[2]);
         let slot = match self.served_for_write(key, Family::Cuckoo) {
             Some(Ok(slot)) => slot,
+            // RedisBloom's answer for a key of another type, as for a missing one.
+            Some(Err(super::WRONGTYPE)) => return reply::error(out, "Not found"),
             Some(Err(message)) => return reply::error(out, message),
             None => {
                 let adhoc = self.shared.lists.adhoc();
                 let deleted = adhoc.write(key, |f| f.cuckoo_mut().map(|c| c.delete(item)));
-                return match typed(deleted) {
-                    Ok(deleted) => reply::int(out, i64::from(deleted)),
-                    Err(message) => reply::error(out, message),
+                return match deleted.flatten() {
+                    Some(deleted) => reply::boolean(out, deleted, self.proto),
+                    // RedisBloom's answer for a missing key and one of another type alike.
+                    None => reply::error(out, "Not found"),
                 };
             }
         };
@@ -135,14 +160,39 @@ impl Session {
             .lists
             .change(&slot, |state| Ok(state.list.remove(&[item], None)?))
         {
-            Ok(change) => reply::int(out, i64::from(change.changed > 0)),
-            // Not in the list: RedisBloom answers 0.
+            Ok(change) => reply::boolean(out, change.changed > 0, self.proto),
+            // Not in the list: RedisBloom answers false.
             Err(error)
                 if matches!(error.core(), Some(phishbloom_core::Error::NotListed { .. })) =>
             {
-                reply::int(out, 0)
+                reply::boolean(out, false, self.proto)
             }
             Err(error) => reply::error(out, &error_message(&error)),
+        }
+    }
+
+    /// `CF.COMPACT key`: a filter created here moves fingerprints into earlier layers
+    /// ([`ScalingCuckoo::compact`]); a served cuckoo list has nothing to move (it is one table).
+    pub(super) fn cf_compact(&mut self, argv: &[&[u8]], out: &mut Vec<u8>) {
+        let key = argv[1];
+        let served_cuckoo = self.shared.lists.get(key).map(|slot| {
+            let served = slot.load();
+            let state = served.read();
+            Family::of(&state) == Family::Cuckoo
+        });
+        let compacted = match served_cuckoo {
+            Some(cuckoo) => cuckoo,
+            None => self
+                .shared
+                .lists
+                .adhoc()
+                .write(key, |f| f.cuckoo_mut().map(ScalingCuckoo::compact))
+                .flatten()
+                .is_some(),
+        };
+        match compacted {
+            true => reply::simple(out, "OK"),
+            false => reply::error(out, "Cuckoo filter was not found"),
         }
     }
 
@@ -188,15 +238,16 @@ fn parse_reserve(options: &[&[u8]]) -> Result<[u16; 3], String> {
             return Err("Unknown argument received".into());
         };
         let (name, least, most) = RESERVE_OPTIONS[i];
-        match parse_i64(pair[1]).filter(|v| (least..=most).contains(v)) {
-            // Every range ends at or below u16::MAX.
-            Some(value) => values[i] = value as u16,
-            None => {
-                return Err(format!(
-                    "{name}: value must be an integer between {least} and {most}, inclusive."
-                ))
-            }
+        let Some(value) = pair.get(1).and_then(|v| parse_i64(v)) else {
+            return Err(format!("Couldn't parse {name}"));
+        };
+        if !(least..=most).contains(&value) {
+            return Err(format!(
+                "{name}: value must be in the range [{least}, {most}]"
+            ));
         }
+        // Every range ends at or below u16::MAX.
+        values[i] = value as u16;
     }
     Ok(values)
 }
@@ -216,9 +267,13 @@ fn parse_insert(argv: &[&[u8]]) -> Result<(Option<u64>, usize), InsertError> {
             };
         } else if option.eq_ignore_ascii_case(b"CAPACITY") {
             let value = argv.get(at + 1).ok_or(InsertError::Arity)?;
-            capacity = parse_i64(value)
-                .filter(|&c| c > 0)
-                .ok_or(InsertError::Message("Bad capacity"))? as u64;
+            let asked = parse_i64(value).ok_or(InsertError::Message("Bad capacity"))?;
+            if !(i64::from(CF_DEFAULT_BUCKET_SIZE) * 2..=MAX_CAPACITY).contains(&asked) {
+                return Err(InsertError::Message(
+                    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+                ));
+            }
+            capacity = asked as u64;
             at += 2;
         } else if option.eq_ignore_ascii_case(b"NOCREATE") {
             create = false;
@@ -233,6 +288,93 @@ fn parse_insert(argv: &[&[u8]]) -> Result<(Option<u64>, usize), InsertError> {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{run, session};
+
+    #[test]
+    fn resp3_answers_booleans_where_redisbloom_does() {
+        let mut s = session();
+        assert!(run(&mut s, &["HELLO", "3"]).starts_with('%'));
+        assert_eq!(run(&mut s, &["BF.ADD", "b", "x"]), "#t\r\n");
+        assert_eq!(run(&mut s, &["BF.ADD", "b", "x"]), "#f\r\n");
+        assert_eq!(
+            run(&mut s, &["BF.MADD", "b", "x", "y"]),
+            "*2\r\n#f\r\n#t\r\n"
+        );
+        assert_eq!(run(&mut s, &["BF.EXISTS", "b", "y"]), "#t\r\n");
+        assert_eq!(
+            run(&mut s, &["BF.MEXISTS", "b", "y", "z"]),
+            "*2\r\n#t\r\n#f\r\n"
+        );
+        assert_eq!(run(&mut s, &["BF.CARD", "b"]), ":2\r\n");
+        assert_eq!(run(&mut s, &["CF.ADD", "c", "x"]), "#t\r\n");
+        assert_eq!(run(&mut s, &["CF.ADDNX", "c", "x"]), "#f\r\n");
+        assert_eq!(run(&mut s, &["CF.EXISTS", "c", "x"]), "#t\r\n");
+        assert_eq!(run(&mut s, &["CF.COUNT", "c", "x"]), ":1\r\n");
+        assert_eq!(
+            run(&mut s, &["CF.INSERT", "c", "ITEMS", "y"]),
+            "*1\r\n#t\r\n"
+        );
+        // CF.INSERTNX answers integers under RESP3 too, as RedisBloom does.
+        assert_eq!(
+            run(&mut s, &["CF.INSERTNX", "c", "ITEMS", "y", "z"]),
+            "*2\r\n:0\r\n:1\r\n"
+        );
+        assert_eq!(run(&mut s, &["CF.DEL", "c", "x"]), "#t\r\n");
+        assert_eq!(run(&mut s, &["CF.DEL", "c", "x"]), "#f\r\n");
+        assert_eq!(run(&mut s, &["CF.DEL", "missing", "x"]), "-Not found\r\n");
+        // A key of the other type holds nothing, with no error.
+        assert_eq!(run(&mut s, &["BF.EXISTS", "c", "x"]), "#f\r\n");
+        assert_eq!(run(&mut s, &["CF.COUNT", "b", "x"]), ":0\r\n");
+    }
+
+    #[test]
+    fn cuckoo_limits_compaction_dumps_and_flush_are_redisbloom_s() {
+        let mut s = session();
+        assert_eq!(
+            run(&mut s, &["CF.RESERVE", "c", "3", "BUCKETSIZE", "2"]),
+            "-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["CF.RESERVE", "c", "100", "BUCKETSIZE", "x"]),
+            "-Couldn't parse BUCKETSIZE\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["CF.RESERVE", "c", "100", "MAXITERATIONS", "0"]),
+            "-MAXITERATIONS: value must be in the range [1, 65535]\r\n"
+        );
+        assert_eq!(
+            run(&mut s, &["CF.INSERT", "c", "CAPACITY", "2", "ITEMS", "x"]),
+            "-Capacity must be in the range [cf-bucket-size * 2, 1073741824]\r\n"
+        );
+        assert_eq!(run(&mut s, &["CF.RESERVE", "e", "100"]), "+OK\r\n");
+        assert_eq!(
+            run(&mut s, &["CF.SCANDUMP", "e", "0"]),
+            "*2\r\n:0\r\n$-1\r\n"
+        );
+        // A filter that doubles from 4 slots reaches RedisBloom's 32 layers, then refuses.
+        assert_eq!(
+            run(&mut s, &["CF.RESERVE", "g", "4", "EXPANSION", "1"]),
+            "+OK\r\n"
+        );
+        let mut refused = None;
+        for i in 0..10_000 {
+            let answer = run(&mut s, &["CF.ADD", "g", &format!("k{i}")]);
+            if answer != ":1\r\n" {
+                refused = Some(answer);
+                break;
+            }
+        }
+        assert_eq!(refused.as_deref(), Some("-Maximum expansions reached\r\n"));
+        assert_eq!(run(&mut s, &["CF.COMPACT", "g"]), "+OK\r\n");
+        assert_eq!(
+            run(&mut s, &["CF.COMPACT", "none"]),
+            "-Cuckoo filter was not found\r\n"
+        );
+        assert_eq!(run(&mut s, &["BF.ADD", "b", "x"]), ":1\r\n");
+        assert_eq!(run(&mut s, &["FLUSHALL"]), "+OK\r\n");
+        assert_eq!(run(&mut s, &["DBSIZE"]), ":0\r\n");
+        assert_eq!(run(&mut s, &["FLUSHDB", "ASYNC"]), "+OK\r\n");
+        assert_eq!(run(&mut s, &["FLUSHDB", "NOW"]), "-ERR syntax error\r\n");
+    }
 
     #[test]
     fn cuckoo_counts_each_add_and_reserve_checks_options() {

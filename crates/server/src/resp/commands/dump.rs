@@ -41,11 +41,20 @@ impl Session {
             return;
         }
         let chunk = self.shared.lists.adhoc().read(key, |f| {
-            (Family::of_filter(f) == family).then(|| f.dump_chunk(iter as u64))
+            // RedisBloom dumps nothing of a cuckoo filter without items.
+            let empty = f.cuckoo().is_some_and(|c| c.items() == 0);
+            (Family::of_filter(f) == family).then(|| (f.dump_chunk(iter as u64), empty))
         });
         match typed(chunk) {
             Err(message) => reply::error(out, message),
-            Ok((next, bytes)) => {
+            // The end (or an empty cuckoo filter): RedisBloom answers a cuckoo filter's with
+            // nil, a Bloom filter's with an empty string.
+            Ok(((0, _), _)) | Ok((_, true)) if family == Family::Cuckoo => {
+                reply::array(out, 2);
+                reply::int(out, 0);
+                reply::null(out, self.proto);
+            }
+            Ok(((next, bytes), _)) => {
                 reply::array(out, 2);
                 reply::int(out, next as i64);
                 reply::bulk(out, &bytes);

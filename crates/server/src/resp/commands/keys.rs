@@ -14,9 +14,9 @@ use crate::lists::{Slot, State};
 /// What an `EXISTS` command asks of each item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Probe {
-    /// Whether the one item is held: an integer (`BF.EXISTS`, `CF.EXISTS`).
+    /// Whether the one item is held: a boolean (`BF.EXISTS`, `CF.EXISTS`).
     One,
-    /// Whether each item is held: an array (`BF.MEXISTS`, `CF.MEXISTS`).
+    /// Whether each item is held: an array of booleans (`BF.MEXISTS`, `CF.MEXISTS`).
     Many,
     /// How many copies of the one item a filter created here holds (`CF.COUNT`; a served list
     /// holds an entry once).
@@ -39,24 +39,32 @@ pub(super) type Added = Result<bool, String>;
 /// How a write's answers are replied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Answers {
-    /// Each by itself (`BF.ADD`, `CF.ADD`: one item): 1, 0, or its error.
+    /// Each by itself (`BF.ADD`, `CF.ADD`: one item): a boolean, or its error.
     Each,
-    /// In an array, an item that failed as its error (`BF.MADD`, `BF.INSERT`).
+    /// In an array, booleans, an item that failed as its error (`BF.MADD`, `BF.INSERT`).
     Array,
-    /// In an array, an item that did not fit as -1 (`CF.INSERT`, `CF.INSERTNX`).
+    /// In an array, an item that did not fit as false in RESP3 and -1 in RESP2 (`CF.INSERT`).
+    Inserted,
+    /// In an array, integers under both protocols: 1 added, 0 there already, -1 did not fit
+    /// (`CF.INSERTNX`, as RedisBloom answers it).
     Codes,
 }
 
-/// Replies with a write's answers, as `answers` says.
-pub(super) fn reply_added(out: &mut Vec<u8>, added: Vec<Added>, answers: Answers) {
+/// Replies with a write's answers, as `answers` says, in RedisBloom's types for `proto`.
+pub(super) fn reply_added(out: &mut Vec<u8>, added: Vec<Added>, answers: Answers, proto: Proto) {
     if answers != Answers::Each {
         reply::array(out, added.len());
     }
     for answer in added {
-        match answer {
-            Ok(added) => reply::int(out, i64::from(added)),
-            Err(_) if answers == Answers::Codes => reply::int(out, -1),
-            Err(message) => reply::error(out, &message),
+        match (answer, answers) {
+            (Ok(added), Answers::Codes) => reply::int(out, i64::from(added)),
+            (Ok(added), _) => reply::boolean(out, added, proto),
+            (Err(_), Answers::Codes) => reply::int(out, -1),
+            (Err(_), Answers::Inserted) if proto == Proto::Resp3 => {
+                reply::boolean(out, false, proto)
+            }
+            (Err(_), Answers::Inserted) => reply::int(out, -1),
+            (Err(message), _) => reply::error(out, &message),
         }
     }
 }
@@ -119,13 +127,18 @@ impl Session {
         };
         let answers = match answers {
             Ok(answers) => answers,
+            // RedisBloom answers a key of the other type as not holding the items.
+            Err(WRONGTYPE) => vec![0; items.len()],
             Err(message) => return reply::error(out, message),
         };
         if probe == Probe::Many {
             reply::array(out, answers.len());
         }
         for answer in answers {
-            reply::int(out, answer);
+            match probe {
+                Probe::Count => reply::int(out, answer),
+                _ => reply::boolean(out, answer > 0, self.proto),
+            }
         }
     }
 

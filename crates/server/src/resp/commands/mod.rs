@@ -167,7 +167,10 @@ const TABLE: &[Command] = &[
     cmd("CF.LOADCHUNK", 4, "write", |s, argv, out| {
         s.loadchunk(Family::Cuckoo, argv, out)
     }),
+    cmd("CF.COMPACT", 2, "write", Session::cf_compact),
     cmd("DEL", -2, "write", Session::del),
+    cmd("FLUSHDB", -1, "write", Session::flush),
+    cmd("FLUSHALL", -1, "write", Session::flush),
     cmd("UNLINK", -2, "write", Session::del),
     cmd("MULTI", 1, "fast", Session::multi),
     cmd("EXEC", 1, "loading", Session::exec),
