@@ -511,6 +511,24 @@ pub enum Error {
         published: u64,
     },
 
+    /// An index past the expiry its publisher signed into it.
+    #[error(
+        "{origin}: the index of list {name:?} expired at {} ({days} days ago): whoever serves it \
+         may be withholding newer versions (a replayed or frozen index); the copy was kept as \
+         it was — check the publisher (does it still publish?) and this machine's clock",
+        crate::fmt::utc(*expired)
+    )]
+    Expired {
+        /// Where the index was read.
+        origin: String,
+        /// The list.
+        name: String,
+        /// When it expired, in seconds since the Unix epoch.
+        expired: u64,
+        /// Whole days since then.
+        days: u64,
+    },
+
     /// An index of another list than the copy a client holds.
     #[error(
         "the index publishes list {published:?}, but the local copy holds list {local:?}; \

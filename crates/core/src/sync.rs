@@ -129,6 +129,12 @@ pub struct IndexBody {
     pub published: u64,
     /// The least seconds a client waits between polls.
     pub min_interval: u64,
+    /// When this index stops being current, in seconds since the Unix epoch: a client refuses
+    /// it from then on ([`Index::check_current`]), so that whoever sits between publisher and
+    /// client cannot serve an old signed index forever. 0 (an index that names no expiry, as
+    /// publishers before expiry wrote them): never.
+    #[serde(default)]
+    pub expires: u64,
     /// The whole file.
     pub file: Download,
     /// The deltas kept, each leading towards `version` (the last of a chain to it).
@@ -225,6 +231,7 @@ impl IndexBody {
             created: meta.created,
             published: 0,
             min_interval: DEFAULT_MIN_INTERVAL,
+            expires: 0,
             file,
             deltas,
         }
@@ -297,6 +304,12 @@ impl Index {
             body,
             signature: envelope.signature,
         })
+    }
+
+    /// Refuses an index past its expiry at `now` (seconds since the Unix epoch), naming when
+    /// it expired ([`Error::Expired`]); an index without one is always current.
+    pub fn check_current(&self, origin: &str, now: u64) -> Result<()> {
+        check_expiry(origin, &self.body.name, self.body.expires, now)
     }
 
     /// What a client holding `local` (nothing, on a first run) fetches to reach the published
@@ -394,6 +407,19 @@ fn cheapest_chain(links: &[DeltaLink], from: u64, to: u64) -> Option<(u64, Vec<D
     }
     chain.reverse();
     Some((cost, chain))
+}
+
+/// Refuses an index of list `name` that expires at `expires` (0: never) when it is `now`.
+pub fn check_expiry(origin: &str, name: &str, expires: u64, now: u64) -> Result<()> {
+    if expires == 0 || now < expires {
+        return Ok(());
+    }
+    Err(Error::Expired {
+        origin: origin.to_string(),
+        name: name.to_string(),
+        expired: expires,
+        days: (now - expires) / 86_400,
+    })
 }
 
 /// Seconds a client waits before its next poll: after a success, what its user asked
@@ -595,6 +621,19 @@ impl SecretKey {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_index_is_current_until_its_expiry_and_one_without_expiry_always() {
+        assert!(check_expiry("i", "l", 0, u64::MAX).is_ok());
+        assert!(check_expiry("i", "l", 100, 99).is_ok());
+        let error = check_expiry("site/index.json", "phish", 100, 100 + 3 * 86_400)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("expired at 1970-01-01 00:01:40 UTC (3 days ago)"),
+            "{error}"
+        );
+    }
+
     fn link(from: u64, to: u64, bytes: u64) -> DeltaLink {
         DeltaLink {
             from,
@@ -619,6 +658,7 @@ mod tests {
             created: 1,
             published: 2,
             min_interval: 60,
+            expires: 0,
             file: Download {
                 path: "files/v5.bloom".into(),
                 bytes: 1000,

@@ -8,9 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
+use phishbloom_blocklist::now;
 use phishbloom_blocklist::BlocklistFile;
 use phishbloom_core::delta::Delta;
-use phishbloom_core::sync::{Index, LocalState, Plan, PublicKey, MAX_INDEX_BYTES};
+use phishbloom_core::sync::{check_expiry, Index, LocalState, Plan, PublicKey, MAX_INDEX_BYTES};
 use phishbloom_core::Blocklist;
 
 use crate::error::{Error, Result};
@@ -18,6 +19,26 @@ use crate::fetch::{Fetch, Fetched};
 
 /// The index's path relative to a list's base.
 pub const INDEX_PATH: &str = "index.json";
+
+/// What a client keeps of the last index it read.
+struct LastIndex {
+    /// Its `ETag`, for the next conditional request.
+    etag: String,
+    /// The version the file had then.
+    version: u64,
+    /// Its expiry (0: none).
+    expires: u64,
+}
+
+impl LastIndex {
+    fn of(etag: String, index: &Index) -> Self {
+        LastIndex {
+            etag,
+            version: index.body.version,
+            expires: index.body.expires,
+        }
+    }
+}
 
 /// How to sync.
 #[derive(Default)]
@@ -69,8 +90,9 @@ pub struct Client {
     fetch: Box<dyn Fetch>,
     file: PathBuf,
     options: SyncOptions,
-    /// The `ETag` of the last index read, and the version the file had then.
-    last: Option<(String, u64)>,
+    /// The last index read: its `ETag`, the version the file had then, and its expiry (an
+    /// index the server says is not modified is still refused once it expires).
+    last: Option<LastIndex>,
     /// The least seconds between polls the last index asked for.
     min_interval: Option<u64>,
 }
@@ -116,9 +138,7 @@ impl Client {
         // Ask for the index conditionally only while the file is the version it was when
         // that index was read (an edited or replaced file needs the index again).
         let etag = match (&self.last, &local_state) {
-            (Some((etag, version)), Some(state)) if *version == state.version => {
-                Some(etag.as_str())
-            }
+            (Some(last), Some(state)) if last.version == state.version => Some(last.etag.as_str()),
             _ => None,
         };
         let fetched = self.fetch.get(INDEX_PATH, MAX_INDEX_BYTES as u64, etag)?;
@@ -129,6 +149,10 @@ impl Client {
                     (Some(list), Some(state)) => (list, state.version),
                     _ => unreachable!("a conditional request is only made with a local copy"),
                 };
+                // Asked only while `last` is set, by the match above.
+                let expires = self.last.as_ref().map_or(0, |last| last.expires);
+                let origin = self.fetch.locate(INDEX_PATH);
+                check_expiry(&origin, &list.meta().name, expires, now())?;
                 return Ok(Outcome::Current {
                     name: list.meta().name.clone(),
                     version,
@@ -138,12 +162,13 @@ impl Client {
         };
         let origin = self.fetch.locate(INDEX_PATH);
         let index = Index::from_json(&origin, &index_bytes, self.options.trust.as_ref())?;
+        index.check_current(&origin, now())?;
         self.min_interval = Some(index.body.min_interval);
         let plan = index.plan(local_state.clone(), self.options.allow_rollback)?;
         let mut bytes = index_bytes.len() as u64;
         let via = match plan {
             Plan::Current => {
-                self.last = etag.map(|e| (e, index.body.version));
+                self.last = etag.map(|etag| LastIndex::of(etag, &index));
                 return Ok(Outcome::Current {
                     name: index.body.name.clone(),
                     version: index.body.version,
@@ -168,7 +193,7 @@ impl Client {
                 }
             }
         };
-        self.last = etag.map(|e| (e, index.body.version));
+        self.last = etag.map(|etag| LastIndex::of(etag, &index));
         Ok(Outcome::Updated {
             name: index.body.name.clone(),
             from: local_state.map(|s| s.version),

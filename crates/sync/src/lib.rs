@@ -36,7 +36,7 @@
 //! let site = dir.path().join("site");
 //! let options = PublishOptions {
 //!     ship: Ship::Compact { fpp: 1e-9 }, keep: 30, min_interval: 300, max_chain_age: None,
-//!     sign: None, allow_rollback: false, now: 1,
+//!     sign: None, allow_rollback: false, now: 1, expires: None,
 //! };
 //! publish(&source, &site, &options)?;
 //!

@@ -68,6 +68,9 @@ pub struct PublishOptions {
     pub allow_rollback: bool,
     /// Now, in seconds since the Unix epoch.
     pub now: u64,
+    /// Seconds the index stays current after `now` (`None`: it never expires): clients refuse
+    /// it afterwards, so publish again within it, changed or not.
+    pub expires: Option<u64>,
 }
 
 /// What a publish did.
@@ -124,6 +127,9 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
     let mut body = IndexBody::describe(&list, whole, deltas);
     body.published = options.now;
     body.min_interval = options.min_interval;
+    body.expires = options
+        .expires
+        .map_or(0, |after| options.now.saturating_add(after));
     let json = body.to_json(options.sign.as_ref());
     write_atomic(&dir.join(INDEX), &[], &[&json])?;
 
@@ -423,6 +429,7 @@ mod tests {
 
     fn options(keep: usize, max_chain_age: Option<u64>) -> PublishOptions {
         PublishOptions {
+            expires: None,
             ship: Ship::File,
             keep,
             min_interval: 60,

@@ -151,6 +151,11 @@ pub struct PublishArgs {
     /// --allow-rollback too).
     #[arg(long)]
     pub allow_rollback: bool,
+    /// How long the index stays current: clients refuse it afterwards (a proxy or mirror
+    /// serving an old signed index cannot freeze them), so publish again within it — from
+    /// cron, changed or not. 0: never expires.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_duration)]
+    pub expires: Duration,
 }
 
 /// Options of `sync`.

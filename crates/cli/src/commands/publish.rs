@@ -32,6 +32,7 @@ pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
         sign,
         allow_rollback: args.allow_rollback,
         now: now(),
+        expires: Some(args.expires.as_secs()).filter(|&s| s > 0),
     };
     let published = phishbloom_sync::publish::publish(&args.file, &args.dir, &options)?;
     let index = &published.index;
@@ -49,7 +50,7 @@ pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
         (false, None) => String::new(),
     };
     println!(
-        "{}: {} v{} ({form}{}, {}), {change}; {} kept{}{}",
+        "{}: {} v{} ({form}{}, {}), {change}; {} kept{}{}{}",
         args.dir.display(),
         index.name,
         index.version,
@@ -57,6 +58,10 @@ pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
         fmt::bytes(index.file.bytes),
         plural(index.deltas.len() as u64, "delta", "deltas"),
         signed.map_or(String::new(), |id| format!("; signed by key {id}")),
+        match index.expires {
+            0 => String::new(),
+            at => format!("; current until {}", fmt::utc(at)),
+        },
         match published.removed {
             0 => String::new(),
             n => format!("; {} removed", plural(n as u64, "old file", "old files")),

@@ -305,6 +305,39 @@ fn a_rollback_is_refused_and_the_copy_kept() {
 }
 
 #[test]
+fn an_expired_index_is_refused_with_its_date_and_the_copy_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = list(dir.path(), "phish", &hosts("a", 100), 1_000);
+    let site = dir.path().join("site");
+    let said = publish(&source, &site, &["--expires", "2s"]);
+    assert!(said.contains("; current until 20"), "{said}");
+    let server = StaticServer::start(&site);
+    let copy = dir.path().join("copy.bloom");
+    assert_eq!(sync(&server.url, &copy, &[]).0, 0);
+    let held = std::fs::read(&copy).unwrap();
+    add(&source, &hosts("b", 10));
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // The index served is the old one, replayed past its expiry: refused, the copy kept.
+    let (code, out) = sync(&server.url, &copy, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("expired at 20") && out.contains("UTC"),
+        "{out}"
+    );
+    assert!(out.contains("the copy was kept"), "{out}");
+    assert_eq!(std::fs::read(&copy).unwrap(), held, "the copy was changed");
+    // Published again (the default: current for 7 days), it is followed.
+    let said = publish(&source, &site, &[]);
+    assert!(said.contains("; current until"), "{said}");
+    let (code, out) = sync(&server.url, &copy, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(info_json(&copy)["meta"]["version"], 2);
+    // `--expires 0`: an index that never expires, as before expiry existed.
+    let said = publish(&source, &site, &["--expires", "0"]);
+    assert!(!said.contains("current until"), "{said}");
+}
+
+#[test]
 fn under_trust_only_the_trusted_keys_index_is_applied() {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("publisher");
