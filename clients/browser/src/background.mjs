@@ -18,7 +18,7 @@ const state = {
   /** When the core last trapped (ms since the epoch; 0: never this worker). */
   coreFailedAt: 0,
   settings: { lists: [], update_seconds: 300, trust: "", managed: [], provisional: true },
-  /** list URL -> {handle, info, key, etag, etagVersion, failures, nextAt, error, syncedAt} */
+  /** list URL -> {handle, info, key, etag, etagVersion, expires, failures, nextAt, error, syncedAt} */
   lists: new Map(),
   /** Counts this session: navigations warned, subframes blocked, downloads cancelled. */
   counts: { navigations: 0, subframes: 0, downloads: 0 },
@@ -339,7 +339,14 @@ async function sync(url, list) {
   }
   const response = await fetch(indexUrl, { cache: "no-store", headers, credentials: "omit" });
   if (!current()) throw new Superseded();
-  if (response.status === 304) return list.minInterval || 0;
+  if (response.status === 304) {
+    // Not modified is no excuse past the index's expiry: a replayed 304 cannot freeze the list.
+    if (list.expires && Date.now() / 1000 >= list.expires) {
+      const when = new Date(list.expires * 1000).toISOString();
+      throw new Error(`${indexUrl}: the index expired at ${when}; the copy was kept as it was`);
+    }
+    return list.minInterval || 0;
+  }
   if (!response.ok) throw new Error(`${indexUrl}: HTTP ${response.status}`);
   const index = await readAtMost(response, INDEX_LIMIT, indexUrl);
   if (!current()) throw new Superseded();
@@ -366,6 +373,7 @@ async function sync(url, list) {
     list.etag = response.headers.get("ETag") || "";
     list.etagVersion = summary.info.version;
     list.minInterval = plan.min_interval;
+    list.expires = plan.expires || 0;
     list.via = summary.via;
     if (summary.changed) {
       list.syncedAt = Date.now();
@@ -439,6 +447,7 @@ async function saveSchedule() {
       etag: list.etag || "",
       etagVersion: list.etagVersion || 0,
       minInterval: list.minInterval || 0,
+      expires: list.expires || 0,
       checkedAt: list.checkedAt || 0,
     };
   }

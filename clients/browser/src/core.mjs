@@ -179,11 +179,12 @@ export class Core {
 
   /**
    * Begins a sync of the list `handle` (0: none held yet) from an index's bytes; `trust` is a
-   * public key's text form or "". Returns {session, plan} or throws the core's refusal.
+   * public key's text form or "". Returns {session, plan} or throws the core's refusal (an
+   * index past its expiry at `now`, seconds since the epoch, among them).
    */
-  syncBegin(handle, origin, indexBytes, trust = "", allowRollback = false) {
+  syncBegin(handle, origin, indexBytes, trust = "", allowRollback = false, now = Date.now() / 1000) {
     const session = this.withInputs([origin, indexBytes, trust || ""], (o, ol, i, il, t, tl) =>
-      this.x.pb_sync_begin(handle, o, ol, i, il, t, tl, allowRollback ? 1 : 0),
+      this.x.pb_sync_begin(handle, o, ol, i, il, t, tl, allowRollback ? 1 : 0, now),
     );
     if (session === 0) throw new Error(this.resultText());
     return { session, plan: this.resultJson() };

@@ -297,6 +297,7 @@ pub unsafe extern "C" fn pb_sync_begin(
     trust: *const u8,
     trust_len: usize,
     allow_rollback: u32,
+    now: f64,
 ) -> u32 {
     // SAFETY: the caller's promise.
     let (origin, index, trust) = unsafe {
@@ -322,7 +323,9 @@ pub unsafe extern "C" fn pb_sync_begin(
                 }
             }
         };
-        match Session::begin(&origin, index, trust, local, allow_rollback == 1) {
+        // JavaScript's clock in seconds; a negative or NaN one is the epoch (`as` saturates).
+        let now = now as u64;
+        match Session::begin(&origin, index, trust, local, allow_rollback == 1, now) {
             Ok(session) => {
                 let summary = session.summary().to_string().into_bytes();
                 set_result(state, summary);
@@ -592,7 +595,7 @@ mod tests {
         let (ptr, len) = put(&index);
         // SAFETY: memory from pb_alloc, freed once below; an empty trust key.
         let session =
-            unsafe { pb_sync_begin(0, origin, origin_len, ptr, len, std::ptr::null(), 0, 0) };
+            unsafe { pb_sync_begin(0, origin, origin_len, ptr, len, std::ptr::null(), 0, 0, 1.0) };
         assert!(session > 0, "{}", String::from_utf8_lossy(&result()));
         assert_eq!(pb_sync_next(session), 1);
         let next: serde_json::Value = serde_json::from_slice(&result()).unwrap();
@@ -646,6 +649,7 @@ mod tests {
                 std::ptr::null(),
                 0,
                 0,
+                1.0,
             )
         };
         // SAFETY: as above.

@@ -45,21 +45,26 @@ pub struct Session {
 
 impl Session {
     /// Reads `index` (the bytes of `BASE/index.json`; `origin` names it in errors), checks
-    /// its signature when `trust` (a public key's text form) is given, and plans from `local`
-    /// (the list held, if any). A published version older than the local one is refused
-    /// unless `allow_rollback`.
+    /// its signature when `trust` (a public key's text form) is given, refuses it past its
+    /// expiry at `now` (seconds since the Unix epoch), and plans from `local` (the list held,
+    /// if any). A published version older than the local one is refused unless
+    /// `allow_rollback`.
     pub fn begin(
         origin: &str,
         index: &[u8],
         trust: Option<&str>,
         local: Option<&Loaded>,
         allow_rollback: bool,
+        now: u64,
     ) -> Result<Session, String> {
         let trust = trust
             .map(|text| PublicKey::parse("the trusted key", text))
             .transpose()
             .map_err(|e| e.to_string())?;
         let index = Index::from_json(origin, index, trust.as_ref()).map_err(|e| e.to_string())?;
+        index
+            .check_current(origin, now)
+            .map_err(|e| e.to_string())?;
         let plan = index
             .plan(local.map(|l| LocalState::of(&l.list)), allow_rollback)
             .map_err(|e| e.to_string())?;
@@ -83,14 +88,15 @@ impl Session {
         })
     }
 
-    /// The plan and index facts, as JSON: `name`, `version`, `min_interval`, `plan`
-    /// (`current`, `whole` or `deltas`).
+    /// The plan and index facts, as JSON: `name`, `version`, `min_interval`, `expires` (0:
+    /// never), `plan` (`current`, `whole` or `deltas`).
     pub fn summary(&self) -> serde_json::Value {
         let body = &self.index.body;
         serde_json::json!({
             "name": body.name,
             "version": body.version,
             "min_interval": body.min_interval,
+            "expires": body.expires,
             "plan": self.via,
         })
     }
@@ -260,7 +266,7 @@ mod tests {
     fn a_first_sync_takes_the_whole_file_then_a_delta() {
         let (v1, v2, delta) = versions();
         let index = index_of(&v1, vec![], None);
-        let mut session = Session::begin("i", &index, None, None, false).unwrap();
+        let mut session = Session::begin("i", &index, None, None, false, 1).unwrap();
         assert_eq!(session.next(), Some(("file", v1.len() as u64)));
         run(&mut session, |_| Ok(v1.clone()));
         let (list, summary) = session.finish().unwrap();
@@ -270,7 +276,7 @@ mod tests {
             scratch: Default::default(),
         };
         let index = index_of(&v2, vec![link(&delta)], None);
-        let mut session = Session::begin("i", &index, None, Some(&local), false).unwrap();
+        let mut session = Session::begin("i", &index, None, Some(&local), false, 1).unwrap();
         assert_eq!(session.summary()["plan"], "deltas");
         run(&mut session, |path| {
             assert_eq!(path, "delta?from=1");
@@ -286,7 +292,7 @@ mod tests {
         assert_eq!(loaded.list.meta().version, 2);
         let verdict = loaded.list.check(b"http://worse.org/", &mut loaded.scratch);
         assert!(verdict.listed());
-        let session = Session::begin("i", &index, None, Some(&loaded), false).unwrap();
+        let session = Session::begin("i", &index, None, Some(&loaded), false, 1).unwrap();
         assert_eq!(session.next(), None);
         let (list, summary) = session.finish().unwrap();
         assert!(list.is_none());
@@ -301,7 +307,7 @@ mod tests {
         let mut bad = delta.clone();
         bad[10] ^= 1;
         for answer in [Ok(bad), Err("404 Not Found".to_owned())] {
-            let mut session = Session::begin("i", &index, None, Some(&local), false).unwrap();
+            let mut session = Session::begin("i", &index, None, Some(&local), false, 1).unwrap();
             run(&mut session, |path| match path {
                 "file" => Ok(v2.clone()),
                 _ => answer.clone(),
@@ -314,7 +320,7 @@ mod tests {
             assert_eq!(list.unwrap().meta().version, 2);
         }
         // A corrupt whole file ends the sync with its error.
-        let mut session = Session::begin("i", &index, None, None, false).unwrap();
+        let mut session = Session::begin("i", &index, None, None, false, 1).unwrap();
         let mut bad = v2.clone();
         bad[20] ^= 1;
         let error = session.give(Ok(&bad)).unwrap_err();
@@ -328,20 +334,34 @@ mod tests {
         let other = SecretKey::from_seed([8; 32]);
         let trust = key.public().to_text("test");
         let signed = index_of(&v1, vec![], Some(&key));
-        assert!(Session::begin("i", &signed, Some(&trust), None, false).is_ok());
+        assert!(Session::begin("i", &signed, Some(&trust), None, false, 1).is_ok());
         for index in [
             index_of(&v1, vec![], None),
             index_of(&v1, vec![], Some(&other)),
         ] {
-            let error = Session::begin("i", &index, Some(&trust), None, false)
+            let error = Session::begin("i", &index, Some(&trust), None, false, 1)
                 .err()
                 .unwrap();
             assert!(error.contains("i"), "{error}");
         }
-        assert!(Session::begin("i", &signed, Some("not a key"), None, false).is_err());
+        assert!(Session::begin("i", &signed, Some("not a key"), None, false, 1).is_err());
         let newer = Loaded::from_bytes("t", &v2).unwrap();
-        assert!(Session::begin("i", &signed, None, Some(&newer), false).is_err());
-        let session = Session::begin("i", &signed, None, Some(&newer), true).unwrap();
+        assert!(Session::begin("i", &signed, None, Some(&newer), false, 1).is_err());
+        let session = Session::begin("i", &signed, None, Some(&newer), true, 1).unwrap();
         assert_eq!(session.summary()["plan"], "whole");
+    }
+
+    #[test]
+    fn an_index_past_its_expiry_is_refused() {
+        let (v1, _, _) = versions();
+        let list = Blocklist::from_bytes("x", &v1).unwrap();
+        let mut body = IndexBody::describe(&list, Download::of("file", &v1), vec![]);
+        body.expires = 1_000;
+        let index = body.to_json(None);
+        assert!(Session::begin("i", &index, None, None, false, 999).is_ok());
+        let refused = Session::begin("i", &index, None, None, false, 1_000)
+            .err()
+            .unwrap();
+        assert!(refused.contains("expired at 1970-01-01"), "{refused}");
     }
 }
