@@ -572,6 +572,7 @@ impl PublicKey {
 
 /// An Ed25519 secret key: the publisher's. Text form: `#` comment lines, then
 /// `phishbloom-ed25519-secret HEX` (the 32-byte seed). Keep it private.
+#[derive(Clone)]
 pub struct SecretKey(ed25519_dalek::SigningKey);
 
 impl SecretKey {

@@ -93,6 +93,9 @@ pub struct Shared {
     pub token: Option<Token>,
     /// Answer buffers handed back for reuse once sent (the pieces of text batches' answers).
     pub buffers: Arc<buffers::Buffers>,
+    /// The key that signs each list's sync index (`serve --sign`), so that clients trusting it
+    /// (`sync --trust`, the extension's `"trust"`) follow the served list; `None`: unsigned.
+    pub signer: Option<phishbloom_core::sync::SecretKey>,
 }
 
 impl Shared {
@@ -103,6 +106,13 @@ impl Shared {
             limits,
             token,
             buffers: Arc::default(),
+            signer: None,
         }
+    }
+
+    /// The same, its sync indexes signed with `signer`.
+    pub fn with_signer(mut self, signer: Option<phishbloom_core::sync::SecretKey>) -> Self {
+        self.signer = signer;
+        self
     }
 }

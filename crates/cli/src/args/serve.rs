@@ -120,6 +120,11 @@ pub struct ServeArgs {
     /// (refused and counted otherwise, unless it holds the same set of entries).
     #[arg(long)]
     pub allow_rollback: bool,
+    /// Sign each list's sync index (`/v1/lists/NAME/index.json`) with this secret key (from
+    /// `phishbloom keygen NAME`), with an expiry a week on, so that `sync --trust NAME.pub` and
+    /// the extension's "trust" follow the served list.
+    #[arg(long, value_name = "KEY")]
+    pub sign: Option<std::path::PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,

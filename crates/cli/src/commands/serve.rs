@@ -50,7 +50,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let token = args.token_file.as_deref().map(Token::read).transpose()?;
     let lists = Lists::open(&specs, Arc::default())?;
     lists.set_allow_rollback(args.allow_rollback);
-    let shared = Arc::new(Shared::new(lists, limits, token));
+    let signer = args
+        .sign
+        .as_deref()
+        .map(phishbloom_sync::keys::read_secret)
+        .transpose()?;
+    let shared = Arc::new(Shared::new(lists, limits, token).with_signer(signer));
     let http = match (&args.http, &args.resp) {
         (None, None) => Some(DEFAULT_HTTP),
         (http, _) => http.as_deref(),

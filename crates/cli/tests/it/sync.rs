@@ -405,26 +405,11 @@ fn under_trust_only_the_trusted_keys_index_is_applied() {
 fn sync_follows_a_served_list() {
     let dir = tempfile::tempdir().unwrap();
     let source = list(dir.path(), "phish", &hosts("a", 300), 3_000);
-    let token = dir.path().join("token");
-    std::fs::write(&token, "sync-test-token\n").unwrap();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_phishbloom"))
-        .arg("serve")
-        .arg(&source)
-        .args(["--http", "127.0.0.1:0", "--token-file"])
-        .arg(&token)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let guard = Killer(vec![]);
-    let mut line = String::new();
-    BufReader::new(serve.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = format!("{}/v1/lists/phish", line.trim().trim_start_matches("http "));
+    let (serve, base) = serve_list(dir.path(), &source, &[]);
+    let guard = Killer(vec![serve]);
     let copy = dir.path().join("copy.bloom");
     let (code, out) = sync(&base, &copy, &[]);
-    assert_eq!(code, 0, "{out}\n{line}");
+    assert_eq!(code, 0, "{out}\n{base}");
     assert!(out.contains("by the whole file"), "{out}");
 
     let client = reqwest::blocking::Client::new();
@@ -451,8 +436,72 @@ fn sync_follows_a_served_list() {
         .send()
         .unwrap();
     assert_eq!(again.status().as_u16(), 304);
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(guard);
+}
+
+/// `serve LIST --http 127.0.0.1:0` with the token `sync-test-token` and `extra` arguments, and
+/// the base URL of its list `phish`.
+fn serve_list(dir: &Path, source: &Path, extra: &[&str]) -> (Child, String) {
+    let token = dir.join("token");
+    std::fs::write(&token, "sync-test-token\n").unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_phishbloom"))
+        .arg("serve")
+        .arg(source)
+        .args(["--http", "127.0.0.1:0", "--token-file"])
+        .arg(&token)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = format!("{}/v1/lists/phish", line.trim().trim_start_matches("http "));
+    (serve, base)
+}
+
+#[test]
+fn a_signed_served_list_is_followed_under_trust_and_an_unsigned_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = list(dir.path(), "phish", &hosts("a", 300), 3_000);
+    let (key, other) = (dir.path().join("server"), dir.path().join("other"));
+    for name in [&key, &other] {
+        phishbloom().arg("keygen").arg(name).assert().success();
+    }
+    let trust = |k: &Path| format!("{}.pub", k.display());
+    let (signed, base) = serve_list(dir.path(), &source, &["--sign", key.to_str().unwrap()]);
+    let guard = Killer(vec![signed]);
+    let index: serde_json::Value = reqwest::blocking::get(format!("{base}/index.json"))
+        .unwrap()
+        .json()
+        .unwrap();
+    let expires = index["signed"]["expires"].as_u64().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        (now + 7 * 86_400..=now + 8 * 86_400).contains(&expires),
+        "{index}"
+    );
+    let copy = dir.path().join("copy.bloom");
+    let (code, out) = sync(&base, &copy, &["--trust", &trust(&key)]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = sync(&base, &copy, &["--trust", &trust(&other)]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not by the trusted key"), "{out}");
+    drop(guard);
+
+    let (unsigned, base) = serve_list(dir.path(), &source, &[]);
+    let guard = Killer(vec![unsigned]);
+    let (code, out) = sync(&base, &copy, &["--trust", &trust(&key)]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("unsigned") || out.contains("not signed"),
+        "{out}"
+    );
     drop(guard);
 }
 

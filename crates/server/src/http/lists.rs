@@ -145,6 +145,8 @@ pub(super) async fn index(
 ) -> ApiResult {
     let slot = named_slot(&shared, name)?;
     let min_interval = shared.limits.sync_interval.as_secs();
-    let (json, etag) = blocking(move || slot.index(min_interval)).await??;
+    let signer = shared.signer.clone();
+    let now = phishbloom_blocklist::now();
+    let (json, etag) = blocking(move || slot.index(min_interval, signer.as_ref(), now)).await??;
     conditional(&headers, &etag, "application/json", || Body::from(json))
 }

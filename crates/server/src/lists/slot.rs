@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 use phishbloom_core::delta::{Delta, DiffOptions, ListView};
-use phishbloom_core::sync::{DeltaLink, Download, IndexBody};
+use phishbloom_core::sync::{DeltaLink, Download, IndexBody, SecretKey};
 
 use super::{unix_now, Served};
 use crate::error::{Error, Result};
@@ -204,8 +204,14 @@ impl Slot {
 
     /// The sync protocol's index of this list (docs/SYNC.md): the file at `file`, a delta at
     /// `delta?from=V&to=W` from every version kept, clients asked to wait `min_interval`
-    /// seconds between polls. Its `ETag` is the second value.
-    pub fn index(&self, min_interval: u64) -> Result<(Vec<u8>, String)> {
+    /// seconds between polls; signed by `signer` when given, with an expiry
+    /// ([`signed_index_expiry`] of `now`). Its `ETag` is the second value.
+    pub fn index(
+        &self,
+        min_interval: u64,
+        signer: Option<&SecretKey>,
+        now: u64,
+    ) -> Result<(Vec<u8>, String)> {
         let served = self.load();
         // Everything the index says is the image's (a write may change the list meanwhile; the
         // file route then serves a newer image, the client's check fails, and it reads the
@@ -232,12 +238,50 @@ impl Slot {
             IndexBody::describe_meta(*kind, meta, Download::of("file", &image.bytes), deltas);
         body.published = served.loaded_at;
         body.min_interval = min_interval;
-        let etag = format!("\"index-{}-{}\"", body.version, image.checksum);
-        Ok((body.to_json(None), etag))
+        if signer.is_some() {
+            body.expires = signed_index_expiry(now);
+        }
+        // The expiry is in the tag: a client's 304 never outlives the index it holds.
+        let etag = format!(
+            "\"index-{}-{}-{}\"",
+            body.version, image.checksum, body.expires
+        );
+        Ok((body.to_json(signer), etag))
     }
+}
+
+/// Days a signed index of a served list stays current, at least.
+const SIGNED_INDEX_DAYS: u64 = 7;
+
+/// Seconds in a day.
+const DAY: u64 = 86_400;
+
+/// The expiry a signed index of a served list names at `now`: the end of the day
+/// [`SIGNED_INDEX_DAYS`] days on — between 7 and 8 days ahead, and the same all day, so that the
+/// index (and its `ETag`) changes once a day while the list does not, and a client following
+/// the server never holds an index near its expiry (a signed index cannot be refreshed by
+/// anyone without the key, so a replayed one goes stale within the week).
+pub fn signed_index_expiry(now: u64) -> u64 {
+    (now / DAY + 1 + SIGNED_INDEX_DAYS) * DAY
 }
 
 /// Versions of a list whose views are kept for deltas. A view holds every entry's fingerprint
 /// and categories (about 32 bytes an entry), so this bounds the memory deltas cost to four
 /// copies of that; a client further behind fetches the whole file.
 const DELTA_HISTORY: usize = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signed_index_expires_at_the_end_of_the_day_a_week_on() {
+        let now = 1_795_415_811; // 2026-11-23 06:36:51 UTC
+        let expires = signed_index_expiry(now);
+        assert_eq!(expires % DAY, 0);
+        assert!((now + 7 * DAY..=now + 8 * DAY).contains(&expires));
+        // The same all day, so the index changes once a day.
+        assert_eq!(signed_index_expiry(now - now % DAY), expires);
+        assert_eq!(signed_index_expiry(now - now % DAY + DAY - 1), expires);
+    }
+}
