@@ -60,6 +60,15 @@ pub struct Http {
 /// a slow link, short enough that a stalled server does not hold a client forever.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// The slowest transfer a download may keep up, in bytes a second, once [`PACE_GRACE`] has
+/// passed: a server (or whoever sits between it and the client) trickling bytes to hold a
+/// client on an old list for as long as it likes — TUF's "slow retrieval" attack — is cut off.
+/// A 100 MB list at this rate would take 7 hours: no real link is that slow.
+pub const MIN_RATE: u64 = 4 << 10;
+
+/// Time a download has before [`MIN_RATE`] applies (slow starts, TLS, a cold server).
+pub const PACE_GRACE: Duration = Duration::from_secs(10);
+
 /// Redirects followed at most (within the base's origin).
 const MAX_REDIRECTS: usize = 5;
 
@@ -127,7 +136,10 @@ impl Http {
 impl Fetch for Http {
     fn get(&self, path: &str, limit: u64, etag: Option<&str>) -> Result<Fetched> {
         let url = self.locate(path);
-        let mut request = self.client.get(&url);
+        // A request also ends when even MIN_RATE would have brought `limit` bytes: a server
+        // that answers and then sends nothing cannot hold the client for REQUEST_TIMEOUT.
+        let allowed = CONNECT_TIMEOUT + PACE_GRACE + Duration::from_secs(limit / MIN_RATE);
+        let mut request = self.client.get(&url).timeout(allowed.min(REQUEST_TIMEOUT));
         if let Some(etag) = etag {
             request = request.header(reqwest::header::IF_NONE_MATCH, etag);
         }
@@ -164,7 +176,7 @@ impl Fetch for Http {
             .get(reqwest::header::ETAG)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let bytes = read_limited(response, limit, &url)?;
+        let bytes = read_limited(Paced::new(response), limit, &url)?;
         Ok(Fetched::Body { bytes, etag })
     }
 
@@ -183,6 +195,45 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// A reader that fails once, [`PACE_GRACE`] after it started, fewer than [`MIN_RATE`] bytes a
+/// second on average have come.
+struct Paced<R> {
+    inner: R,
+    started: std::time::Instant,
+    read: u64,
+}
+
+impl<R: Read> Paced<R> {
+    fn new(inner: R) -> Self {
+        Paced {
+            inner,
+            started: std::time::Instant::now(),
+            read: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for Paced<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        let elapsed = self.started.elapsed();
+        if n > 0 && elapsed > PACE_GRACE && self.read < MIN_RATE * elapsed.as_secs() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "{} bytes in {:.0} s, slower than {} bytes a second: the server (or a proxy) \
+                     is stalling the download; the list was left as it was",
+                    self.read,
+                    elapsed.as_secs_f64(),
+                    MIN_RATE
+                ),
+            ));
+        }
+        Ok(n)
+    }
 }
 
 /// Reads at most `limit` bytes, refusing a longer body.
@@ -256,5 +307,35 @@ mod tests {
             Err(Error::TooLong { .. })
         ));
         assert!(fetch.get("../etc/passwd", 10, None).is_err());
+    }
+
+    /// A reader that hands out one byte a call.
+    struct Trickle;
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            buf[0] = b'x';
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_trickle_is_cut_off_once_the_grace_has_passed() {
+        let mut paced = Paced::new(Trickle);
+        let mut buf = [0u8; 16];
+        // Within the grace every byte is taken.
+        assert_eq!(paced.read(&mut buf).unwrap(), 1);
+        paced.started -= PACE_GRACE + Duration::from_secs(1);
+        let error = paced.read(&mut buf).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
+        assert!(
+            error.to_string().contains("stalling the download"),
+            "{error}"
+        );
+        // A reader that has kept up the rate is not.
+        let mut fast = Paced::new(std::io::repeat(b'y'));
+        fast.started -= PACE_GRACE + Duration::from_secs(1);
+        let mut big = vec![0u8; 64 << 10];
+        assert_eq!(fast.read(&mut big).unwrap(), big.len());
     }
 }

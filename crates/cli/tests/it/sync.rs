@@ -337,6 +337,64 @@ fn an_expired_index_is_refused_with_its_date_and_the_copy_kept() {
     assert!(!said.contains("current until"), "{said}");
 }
 
+/// A server on a free loopback port that answers every request with a 200 whose body is
+/// `body(stream)`'s writing (it stops at the first failed write: the client went away).
+fn hostile_server(body: fn(&mut TcpStream) -> std::io::Result<()>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut request = [0u8; 4096];
+                let _ = std::io::Read::read(&mut stream, &mut request);
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n";
+                if stream.write_all(head.as_bytes()).is_ok() {
+                    let _ = body(&mut stream);
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn endless_and_trickling_servers_are_cut_off_and_the_copy_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.bloom");
+    let source = list(dir.path(), "phish", &hosts("a", 10), 100);
+    std::fs::copy(&source, &copy).unwrap();
+    let held = std::fs::read(&copy).unwrap();
+
+    // An index that never ends: refused at an index's most bytes.
+    let endless = hostile_server(|stream| loop {
+        stream.write_all(&[b' '; 64 << 10])?;
+    });
+    let (code, out) = sync(&endless, &copy, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("more than the 1048576 bytes expected"),
+        "{out}"
+    );
+
+    // One byte a second: cut off once the grace has passed, well before any timeout.
+    let trickle = hostile_server(|stream| loop {
+        stream.write_all(b" ")?;
+        stream.flush()?;
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    });
+    let started = std::time::Instant::now();
+    let (code, out) = sync(&trickle, &copy, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("stalling the download"), "{out}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), held, "the copy was changed");
+}
+
 #[test]
 fn under_trust_only_the_trusted_keys_index_is_applied() {
     let dir = tempfile::tempdir().unwrap();
