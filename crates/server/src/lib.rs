@@ -13,6 +13,7 @@
 //!   header-read limits, signals and the graceful drain.
 //! - [`resp`] — the Redis protocol: parser, replies, commands.
 //! - [`squid`] — squid's external ACL helper protocol.
+//! - [`tls`] — TLS on both listeners: certificates reloaded when their files change.
 //! - [`config`] — [`Limits`] and the bearer [`Token`]; [`metrics`] — Prometheus series;
 //!   [`Error`] — what can fail, and how to fix it.
 //! - [`buffers`] — [`buffers::Buffers`]: sent answer buffers handed back for reuse.
@@ -75,6 +76,7 @@ pub mod near;
 pub mod resp;
 pub mod server;
 pub mod squid;
+pub mod tls;
 
 use std::sync::Arc;
 
@@ -96,6 +98,8 @@ pub struct Shared {
     /// The key that signs each list's sync index (`serve --sign`), so that clients trusting it
     /// (`sync --trust`, the extension's `"trust"`) follow the served list; `None`: unsigned.
     pub signer: Option<phishbloom_core::sync::SecretKey>,
+    /// TLS on both listeners (`serve --tls-cert/--tls-key`); `None`: in the clear.
+    pub tls: Option<tls::Tls>,
 }
 
 impl Shared {
@@ -107,7 +111,14 @@ impl Shared {
             token,
             buffers: Arc::default(),
             signer: None,
+            tls: None,
         }
+    }
+
+    /// The same, its listeners speaking TLS with `tls`.
+    pub fn with_tls(mut self, tls: Option<tls::Tls>) -> Self {
+        self.tls = tls;
+        self
     }
 
     /// The same, its sync indexes signed with `signer`.

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
+
+use crate::tls::{Stream, Tls};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -110,7 +112,13 @@ async fn poll_files(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = ticker.tick() => {
                 let shared = shared.clone();
-                let _ = tokio::task::spawn_blocking(move || shared.lists.reload(false)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    shared.lists.reload(false);
+                    if let Some(tls) = &shared.tls {
+                        tls.reload_if_changed();
+                    }
+                })
+                .await;
             }
         }
     }
@@ -118,7 +126,13 @@ async fn poll_files(shared: Arc<Shared>, shutdown: CancellationToken) {
 
 /// Reloads every list with a file now (SIGHUP), on the blocking pool.
 pub async fn reload_all(shared: Arc<Shared>) {
-    let _ = tokio::task::spawn_blocking(move || shared.lists.reload(true)).await;
+    let _ = tokio::task::spawn_blocking(move || {
+        shared.lists.reload(true);
+        if let Some(tls) = &shared.tls {
+            tls.reload_if_changed();
+        }
+    })
+    .await;
 }
 
 /// Waits for SIGTERM or SIGINT (then cancels `shutdown`), reloading every list on SIGHUP
@@ -153,9 +167,10 @@ async fn accept<F, Fut>(
     shared: Arc<Shared>,
     serve: F,
 ) where
-    F: Fn(TcpStream, Arc<Shared>, CancellationToken) -> Fut,
+    F: Fn(Stream, Arc<Shared>, CancellationToken) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    let serve = Arc::new(serve);
     loop {
         let accepted = tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -166,9 +181,27 @@ async fn accept<F, Fut>(
                 let _ = stream.set_nodelay(true);
                 let metrics = shared.lists.metrics().clone();
                 metrics.connections.inc();
-                let task = serve(stream, shared.clone(), shutdown.clone());
+                let acceptor = shared.tls.as_ref().map(Tls::acceptor);
+                let (serve, shared, shutdown) = (serve.clone(), shared.clone(), shutdown.clone());
                 tracker.spawn(async move {
-                    task.await;
+                    // The handshake has the time a request's headers have.
+                    let timeout = shared.limits.header_timeout;
+                    let stream = match acceptor {
+                        None => Some(Stream::Plain(stream)),
+                        Some(acceptor) => {
+                            match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+                                Ok(Ok(tls)) => Some(Stream::Tls(Box::new(tls))),
+                                Ok(Err(error)) => {
+                                    tracing::debug!(%error, "TLS handshake failed");
+                                    None
+                                }
+                                Err(_) => None,
+                            }
+                        }
+                    };
+                    if let Some(stream) = stream {
+                        serve(stream, shared, shutdown).await;
+                    }
                     metrics.connections.dec();
                 });
             }
@@ -209,7 +242,7 @@ impl Activity {
 
 /// A stream that records each read and write that moves bytes.
 struct Tracked {
-    inner: TcpStream,
+    inner: Stream,
     activity: Activity,
 }
 
@@ -270,7 +303,7 @@ impl AsyncWrite for Tracked {
 /// connection that moves no byte for the idle timeout is closed, and on shutdown the request in
 /// flight finishes before the connection closes.
 async fn serve_http(
-    stream: TcpStream,
+    stream: Stream,
     router: axum::Router,
     shared: Arc<Shared>,
     shutdown: CancellationToken,

@@ -125,6 +125,13 @@ pub struct ServeArgs {
     /// the extension's "trust" follow the served list.
     #[arg(long, value_name = "KEY")]
     pub sign: Option<std::path::PathBuf>,
+    /// Speak TLS on the HTTP and Redis-protocol listeners with this PEM certificate chain
+    /// (the server's certificate first); read again when it or the key changes.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The certificate's PEM private key.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<std::path::PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,

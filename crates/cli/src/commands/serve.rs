@@ -55,7 +55,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(phishbloom_sync::keys::read_secret)
         .transpose()?;
-    let shared = Arc::new(Shared::new(lists, limits, token).with_signer(signer));
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(phishbloom_server::tls::Tls::load(cert, key)?),
+        _ => None,
+    };
+    let secure = tls.is_some();
+    let shared = Arc::new(
+        Shared::new(lists, limits, token)
+            .with_signer(signer)
+            .with_tls(tls),
+    );
     let http = match (&args.http, &args.resp) {
         (None, None) => Some(DEFAULT_HTTP),
         (http, _) => http.as_deref(),
@@ -69,11 +78,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             // The addresses go to standard output, one a line, for scripts that start the server on
             // port 0; a closed output does not stop the server.
             let mut out = std::io::stdout().lock();
+            let (http, redis) = if secure {
+                ("https", "rediss")
+            } else {
+                ("http", "redis")
+            };
             if let Some(addr) = bound.http {
-                let _ = writeln!(out, "http http://{addr}");
+                let _ = writeln!(out, "http {http}://{addr}");
             }
             if let Some(addr) = bound.resp {
-                let _ = writeln!(out, "resp redis://{addr}");
+                let _ = writeln!(out, "resp {redis}://{addr}");
             }
             let _ = out.flush();
         },

@@ -30,6 +30,7 @@ mod serve_redisbloom;
 mod serve_reload;
 mod serve_resp;
 mod serve_squid;
+mod serve_tls;
 mod split;
 mod sync;
 mod verdicts;

@@ -167,7 +167,12 @@ impl Server {
             }
             match line.trim().split_once(' ') {
                 Some(("http", url)) => http = url.to_owned(),
-                Some(("resp", url)) => resp = url.trim_start_matches("redis://").to_owned(),
+                Some(("resp", url)) => {
+                    resp = url
+                        .trim_start_matches("rediss://")
+                        .trim_start_matches("redis://")
+                        .to_owned()
+                }
                 _ => {}
             }
         }

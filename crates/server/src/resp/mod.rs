@@ -19,7 +19,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::Shared;
@@ -29,7 +28,7 @@ use parse::{parse, ParseLimits};
 /// Serves one Redis-protocol connection until the client leaves, a protocol error, the idle
 /// timeout, or shutdown (the commands already read are answered first).
 pub async fn serve_connection(
-    mut stream: TcpStream,
+    mut stream: crate::tls::Stream,
     shared: Arc<Shared>,
     shutdown: CancellationToken,
 ) {
