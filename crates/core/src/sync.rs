@@ -26,6 +26,7 @@ use sha2::Digest as _;
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::list::Blocklist;
+use crate::rotation::Rotation;
 use crate::sections::{Meta, SetFingerprint};
 
 /// The protocol number this build writes and reads; a reader refuses others.
@@ -158,6 +159,10 @@ pub struct Index {
     pub body: IndexBody,
     /// Its signature, if it has one (checked when a key was trusted).
     pub signature: Option<Signature>,
+    /// The key whose signature was checked: the trusted key, or the key its hand-overs
+    /// ([`crate::rotation`]) led to from it — the one to trust from now on. `None`: no key
+    /// was trusted.
+    pub verified_by: Option<PublicKey>,
 }
 
 /// The wire form: the body's bytes are kept as they came, since the signature covers them.
@@ -167,6 +172,8 @@ struct Envelope<'a> {
     signed: &'a serde_json::value::RawValue,
     #[serde(default)]
     signature: Option<Signature>,
+    #[serde(default)]
+    rotations: Vec<Rotation>,
 }
 
 /// What a client does to reach the published version.
@@ -240,6 +247,12 @@ impl IndexBody {
     /// The index file: this body, signed with `key` when given. The body is written compactly,
     /// once, and those bytes are the ones signed.
     pub fn to_json(&self, key: Option<&SecretKey>) -> Vec<u8> {
+        self.to_json_with(key, &[])
+    }
+
+    /// [`IndexBody::to_json`], carrying the key hand-overs `rotations` (in order) that lead
+    /// clients trusting an earlier key to `key`.
+    pub fn to_json_with(&self, key: Option<&SecretKey>, rotations: &[Rotation]) -> Vec<u8> {
         // Serializing a struct of strings and integers cannot fail.
         let body = serde_json::to_string(self).expect("an index body serializes");
         let mut out = String::with_capacity(body.len() + 200);
@@ -250,6 +263,12 @@ impl IndexBody {
             // As above: two strings.
             let text = serde_json::to_string(&signature).expect("a signature serializes");
             out.push_str(",\"signature\":");
+            out.push_str(&text);
+        }
+        if !rotations.is_empty() {
+            // As above: strings.
+            let text = serde_json::to_string(rotations).expect("rotations serialize");
+            out.push_str(",\"rotations\":");
             out.push_str(&text);
         }
         out.push_str("}\n");
@@ -275,9 +294,14 @@ impl Index {
         let envelope: Envelope<'_> =
             serde_json::from_slice(bytes).map_err(|e| bad(format!("not an index: {e}")))?;
         let signed = envelope.signed.get().as_bytes();
-        if let Some(key) = trust {
-            key.verify(origin, signed, envelope.signature.as_ref())?;
-        }
+        let verified_by = match trust {
+            Some(trusted) => {
+                let key = crate::rotation::follow(origin, trusted, &envelope.rotations)?;
+                key.verify(origin, signed, envelope.signature.as_ref())?;
+                Some(key)
+            }
+            None => None,
+        };
         let body: IndexBody =
             serde_json::from_slice(signed).map_err(|e| bad(format!("not an index: {e}")))?;
         if body.protocol != PROTOCOL {
@@ -303,6 +327,7 @@ impl Index {
         Ok(Index {
             body,
             signature: envelope.signature,
+            verified_by,
         })
     }
 
@@ -449,7 +474,7 @@ pub fn sha256_hex(data: &[u8]) -> String {
 }
 
 /// Lowercase hexadecimal of `bytes`.
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
         // Writing to a String cannot fail.
@@ -459,7 +484,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The bytes of an even-length hexadecimal string, if it is one.
-fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
     let text = text.as_bytes();
     if !text.len().is_multiple_of(2) {
         return None;
@@ -506,7 +531,7 @@ fn key_line<'a>(origin: &str, text: &'a str, tag: &str) -> Result<&'a str> {
 /// An Ed25519 public key: the key a client trusts. Text form (docs/SYNC.md): `#` comment
 /// lines, then `phishbloom-ed25519-public HEX` (32 bytes, 64 hexadecimal digits).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PublicKey(ed25519_dalek::VerifyingKey);
+pub struct PublicKey(pub(crate) ed25519_dalek::VerifyingKey);
 
 impl PublicKey {
     /// Reads a public key's text form; `origin` names it in errors.
@@ -530,6 +555,11 @@ impl PublicKey {
             "# phishbloom list-signing public key: {comment}\n{PUBLIC_TAG} {}\n",
             hex(self.0.as_bytes())
         )
+    }
+
+    /// Its 32 bytes in hexadecimal (64 digits), as a key rotation names it.
+    pub fn to_hex(&self) -> String {
+        hex(self.0.as_bytes())
     }
 
     /// A short id naming the key in signatures: the first 16 hexadecimal digits of the
@@ -573,7 +603,7 @@ impl PublicKey {
 /// An Ed25519 secret key: the publisher's. Text form: `#` comment lines, then
 /// `phishbloom-ed25519-secret HEX` (the 32-byte seed). Keep it private.
 #[derive(Clone)]
-pub struct SecretKey(ed25519_dalek::SigningKey);
+pub struct SecretKey(pub(crate) ed25519_dalek::SigningKey);
 
 impl SecretKey {
     /// The key of a 32-byte seed (from a secure random source: `phishbloom keygen`).

@@ -90,6 +90,9 @@ pub struct Client {
     fetch: Box<dyn Fetch>,
     file: PathBuf,
     options: SyncOptions,
+    /// The key the user trusts (`options.trust` as given); `options.trust` is the key trusted
+    /// now, which a rotation from it moved on ([`crate::trust`]).
+    root: Option<PublicKey>,
     /// The last index read: its `ETag`, the version the file had then, and its expiry (an
     /// index the server says is not modified is still refused once it expires).
     last: Option<LastIndex>,
@@ -99,11 +102,16 @@ pub struct Client {
 
 impl Client {
     /// A client of `fetch` keeping `file` current.
-    pub fn new(fetch: Box<dyn Fetch>, file: &Path, options: SyncOptions) -> Client {
+    pub fn new(fetch: Box<dyn Fetch>, file: &Path, mut options: SyncOptions) -> Client {
+        let root = options.trust.take();
+        options.trust = root
+            .as_ref()
+            .map(|root| crate::trust::effective(file, root));
         Client {
             fetch,
             file: file.to_path_buf(),
             options,
+            root,
             last: None,
             min_interval: None,
         }
@@ -163,6 +171,7 @@ impl Client {
         let origin = self.fetch.locate(INDEX_PATH);
         let index = Index::from_json(&origin, &index_bytes, self.options.trust.as_ref())?;
         index.check_current(&origin, now())?;
+        self.adopt_rotation(&index)?;
         self.min_interval = Some(index.body.min_interval);
         let plan = index.plan(local_state.clone(), self.options.allow_rollback)?;
         let mut bytes = index_bytes.len() as u64;
@@ -201,6 +210,19 @@ impl Client {
             bytes,
             via,
         })
+    }
+
+    /// Trusts from now on the key a verified index's rotations led to, when it is not the key
+    /// trusted so far (the old key alone is then refused).
+    fn adopt_rotation(&mut self, index: &Index) -> Result<()> {
+        let (Some(root), Some(key)) = (&self.root, &index.verified_by) else {
+            return Ok(());
+        };
+        if self.options.trust.as_ref() != Some(key) {
+            crate::trust::adopt(&self.file, root, key)?;
+            self.options.trust = Some(key.clone());
+        }
+        Ok(())
     }
 
     /// The local copy, if there is a readable one (a damaged copy is replaced by the whole

@@ -13,7 +13,7 @@
 //! - [`fetch`] — GETs from an http(s) base or a local directory ([`fetch::Fetch`]).
 //! - [`client`] — [`client::Client::sync_once`]: index, plan, downloads, checks, atomic replace.
 //! - [`schedule`] — `--every`: jitter, the publisher's minimum interval, Safe Browsing back-off.
-//! - [`keys`] — `keygen` and key files.
+//! - [`keys`] — `keygen` and key files; [`trust`] — the key a client reached by rotation.
 //! - [`error`] — [`Error`].
 //!
 //! # Example
@@ -36,7 +36,7 @@
 //! let site = dir.path().join("site");
 //! let options = PublishOptions {
 //!     ship: Ship::Compact { fpp: 1e-9 }, keep: 30, min_interval: 300, max_chain_age: None,
-//!     sign: None, allow_rollback: false, now: 1, expires: None,
+//!     sign: None, rotate_from: None, allow_rollback: false, now: 1, expires: None,
 //! };
 //! publish(&source, &site, &options)?;
 //!
@@ -59,5 +59,6 @@ pub mod fetch;
 pub mod keys;
 pub mod publish;
 pub mod schedule;
+pub mod trust;
 
 pub use error::{Error, Result};

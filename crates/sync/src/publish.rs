@@ -31,6 +31,7 @@ use phishbloom_core::delta::{Delta, DiffOptions, ListView};
 use phishbloom_core::engine::per_probe_fpp;
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::chain_universe;
+use phishbloom_core::rotation::Rotation;
 use phishbloom_core::sync::{DeltaLink, Download, Index, IndexBody, SecretKey};
 use phishbloom_core::{Blocklist, Kind};
 
@@ -38,6 +39,9 @@ use crate::error::{Error, Result};
 
 /// The index's file name in a publish directory.
 pub const INDEX: &str = "index.json";
+
+/// The key hand-overs kept in a publish directory (a JSON array of rotations).
+pub const ROTATIONS: &str = "rotations.json";
 
 /// What clients get of a list.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,6 +68,10 @@ pub struct PublishOptions {
     pub max_chain_age: Option<u64>,
     /// The key that signs the index.
     pub sign: Option<SecretKey>,
+    /// The key `sign` takes over from: its hand-over to `sign` is kept in the directory
+    /// (`rotations.json`) and carried by every index from then on, so that clients trusting it
+    /// follow to `sign` (docs/SYNC.md, "Rotating the key").
+    pub rotate_from: Option<SecretKey>,
     /// Publish a version older than the published one (clients need `--allow-rollback`).
     pub allow_rollback: bool,
     /// Now, in seconds since the Unix epoch.
@@ -108,7 +116,9 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
     // signature and every kept delta on disk its SHA-256, so that whoever can write into the
     // hosted directory cannot have a change of theirs signed. Otherwise the chain restarts.
     let previous = match (previous, &options.sign) {
-        (Some(prev), Some(key)) => Some(trusted_chain(dir, prev, key)),
+        (Some(prev), Some(key)) => {
+            Some(trusted_chain(dir, prev, key, options.rotate_from.as_ref()))
+        }
         (previous, _) => previous,
     };
     let (list, bytes, not_compact) = match shipped(list, dir, previous.as_ref(), options.ship)? {
@@ -130,7 +140,11 @@ pub fn publish(file: &Path, dir: &Path, options: &PublishOptions) -> Result<Publ
     body.expires = options
         .expires
         .map_or(0, |after| options.now.saturating_add(after));
-    let json = body.to_json(options.sign.as_ref());
+    let rotations = match &options.sign {
+        Some(key) => rotations(dir, key, options.rotate_from.as_ref())?,
+        None => Vec::new(),
+    };
+    let json = body.to_json_with(options.sign.as_ref(), &rotations);
     write_atomic(&dir.join(INDEX), &[], &[&json])?;
 
     // The files named by this index or the one before it stay; the rest go.
@@ -283,13 +297,15 @@ fn write_whole(dir: &Path, bytes: &[u8], version: u64) -> Result<Download> {
     Ok(whole)
 }
 
-/// The previous index with only what `key` vouches for: unchanged if it carries `key`'s valid
-/// signature and every delta it names is on disk with its SHA-256; with no deltas otherwise
-/// (a new chain starts from the file it names).
-fn trusted_chain(dir: &Path, mut prev: Index, key: &SecretKey) -> Index {
+/// The previous index with only what `key` (or the key it takes over from) vouches for:
+/// unchanged if it carries such a valid signature and every delta it names is on disk with its
+/// SHA-256; with no deltas otherwise (a new chain starts from the file it names).
+fn trusted_chain(dir: &Path, mut prev: Index, key: &SecretKey, from: Option<&SecretKey>) -> Index {
     let path = dir.join(INDEX);
     let signed = std::fs::read(&path).is_ok_and(|bytes| {
-        Index::from_json(&path.display().to_string(), &bytes, Some(&key.public())).is_ok()
+        [Some(key), from].into_iter().flatten().any(|k| {
+            Index::from_json(&path.display().to_string(), &bytes, Some(&k.public())).is_ok()
+        })
     });
     let intact = prev.body.deltas.iter().all(|d| {
         std::fs::read(dir.join(&d.file.path)).is_ok_and(|bytes| d.file.check(&bytes).is_ok())
@@ -298,6 +314,41 @@ fn trusted_chain(dir: &Path, mut prev: Index, key: &SecretKey) -> Index {
         prev.body.deltas.clear();
     }
     prev
+}
+
+/// The key hand-overs kept in `dir`: those of `rotations.json`, with `from`'s hand-over to
+/// `key` added (and the file rewritten) when it is new. Each leads to the next key, ending at
+/// `key`; a hand-over to any other key is refused (it would lead clients past `key`).
+fn rotations(dir: &Path, key: &SecretKey, from: Option<&SecretKey>) -> Result<Vec<Rotation>> {
+    let path = dir.join(ROTATIONS);
+    let mut kept: Vec<Rotation> = match std::fs::read(&path) {
+        Ok(bytes) => phishbloom_core::rotation::from_json(&path.display().to_string(), &bytes)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(&path, "read", e)),
+    };
+    if let Some(from) = from {
+        let hand_over = from.hand_over(&key.public());
+        if !kept.contains(&hand_over) {
+            kept.push(hand_over);
+            write_atomic(&path, &[], &[&phishbloom_core::rotation::to_json(&kept)])?;
+        }
+    }
+    // The chain must end at the signing key, so that a client following it checks this index.
+    if kept
+        .last()
+        .is_some_and(|last| last.key != key.public().to_hex())
+    {
+        return Err(Error::Directory {
+            path: dir.to_path_buf(),
+            problem: format!(
+                "its key rotations ({}) do not end at the signing key {}: sign with the last \
+                 key rotated to, or rotate to this one with --rotate-from",
+                path.display(),
+                key.public().id()
+            ),
+        });
+    }
+    Ok(kept)
 }
 
 /// The index published in `dir`, if there is one.
@@ -435,6 +486,7 @@ mod tests {
             min_interval: 60,
             max_chain_age,
             sign: None,
+            rotate_from: None,
             allow_rollback: false,
             now: 1000,
         }

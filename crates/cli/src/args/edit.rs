@@ -141,6 +141,11 @@ pub struct PublishArgs {
     /// with `sync --trust NAME.pub`.
     #[arg(long, value_name = "KEY")]
     pub sign: Option<PathBuf>,
+    /// Rotate to the --sign key from this old one: the old key signs the hand-over, kept in
+    /// DIR/rotations.json and carried by every index from now on; clients that trust the old
+    /// key follow it to the new one and from then on refuse the old key alone.
+    #[arg(long, value_name = "OLD_KEY", requires = "sign")]
+    pub rotate_from: Option<PathBuf>,
     /// The least time clients wait between polls (e.g. 300, 30s, 5m, 1h).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub min_interval: Duration,

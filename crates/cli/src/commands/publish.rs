@@ -19,6 +19,11 @@ use crate::commands::plural;
 /// `publish FILE DIR`.
 pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
     let sign = args.sign.as_deref().map(keys::read_secret).transpose()?;
+    let rotate_from = args
+        .rotate_from
+        .as_deref()
+        .map(keys::read_secret)
+        .transpose()?;
     let signed = sign.as_ref().map(|k| k.public().id());
     let ship = match args.ship {
         ShipArg::Compact => Ship::Compact { fpp: args.fpp },
@@ -30,6 +35,7 @@ pub fn publish(args: &PublishArgs) -> anyhow::Result<ExitCode> {
         min_interval: args.min_interval.as_secs(),
         max_chain_age: args.max_chain_age.map(|d| d.as_secs()),
         sign,
+        rotate_from,
         allow_rollback: args.allow_rollback,
         now: now(),
         expires: Some(args.expires.as_secs()).filter(|&s| s > 0),

@@ -396,6 +396,70 @@ fn endless_and_trickling_servers_are_cut_off_and_the_copy_kept() {
 }
 
 #[test]
+fn a_rotation_is_followed_and_then_the_old_key_alone_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = list(dir.path(), "phish", &hosts("a", 100), 1_000);
+    let (old, new, other) = (
+        dir.path().join("old"),
+        dir.path().join("new"),
+        dir.path().join("other"),
+    );
+    for key in [&old, &new, &other] {
+        phishbloom().arg("keygen").arg(key).assert().success();
+    }
+    let arg = |p: &Path| p.to_str().unwrap().to_owned();
+    let old_pub = format!("{}.pub", old.display());
+    let site = dir.path().join("site");
+    publish(&source, &site, &["--sign", &arg(&old)]);
+    let server = StaticServer::start(&site);
+    let copy = dir.path().join("copy.bloom");
+    assert_eq!(sync(&server.url, &copy, &["--trust", &old_pub]).0, 0);
+
+    // The new key takes over, vouched for by the old one: the client, still given the old
+    // key, follows and keeps the new one beside its copy.
+    add(&source, &hosts("b", 10));
+    publish(
+        &source,
+        &site,
+        &["--sign", &arg(&new), "--rotate-from", &arg(&old)],
+    );
+    let (code, out) = sync(&server.url, &copy, &["--trust", &old_pub]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("v1 → v2"), "{out}");
+    let adopted = std::fs::read_to_string(dir.path().join("copy.bloom.trust")).unwrap();
+    let new_text = std::fs::read_to_string(format!("{}.pub", new.display())).unwrap();
+    let new_line = new_text.lines().last().unwrap();
+    assert!(adopted.contains(new_line), "{adopted}");
+    // Later indexes keep carrying the hand-over (rotations.json), without --rotate-from.
+    add(&source, &hosts("c", 10));
+    publish(&source, &site, &["--sign", &arg(&new)]);
+    let (code, out) = sync(&server.url, &copy, &["--trust", &old_pub]);
+    assert_eq!(code, 0, "{out}");
+
+    // Whoever holds only the old key (a mirror of their own, signed with it) can no longer
+    // feed the client.
+    add(&source, &hosts("d", 10));
+    let mirror = dir.path().join("mirror");
+    publish(&source, &mirror, &["--sign", &arg(&old)]);
+    let mirror = StaticServer::start(&mirror);
+    let held = std::fs::read(&copy).unwrap();
+    let (code, out) = sync(&mirror.url, &copy, &["--trust", &old_pub]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not by the trusted key"), "{out}");
+    assert_eq!(std::fs::read(&copy).unwrap(), held, "the copy was changed");
+    // Nor can a hand-over the old key did not sign lead anywhere else: the publisher refuses
+    // rotations that do not end at the signing key.
+    assert_error(
+        phishbloom()
+            .arg("publish")
+            .arg(&source)
+            .arg(&site)
+            .args(["--sign", &arg(&other)]),
+        &["do not end at the signing key"],
+    );
+}
+
+#[test]
 fn under_trust_only_the_trusted_keys_index_is_applied() {
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("publisher");
