@@ -718,6 +718,7 @@ mod tests {
         let index = Index {
             body: body(deltas),
             signature: None,
+            verified_by: None,
         };
         assert_eq!(index.plan(None, false).unwrap().bytes(), 1000);
         let plan = index.plan(local(2, 1), false).unwrap();
@@ -753,6 +754,7 @@ mod tests {
         let index = Index {
             body: body(vec![]),
             signature: None,
+            verified_by: None,
         };
         let mut other = local(4, 1).unwrap();
         other.name = "payroll-allowlist".into();
@@ -767,6 +769,7 @@ mod tests {
         let index = Index {
             body: body(vec![link(3, 4, 600), link(4, 5, 600)]),
             signature: None,
+            verified_by: None,
         };
         assert!(matches!(
             index.plan(local(3, 1), false).unwrap(),
