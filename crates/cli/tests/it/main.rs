@@ -33,4 +33,5 @@ mod serve_squid;
 mod serve_tls;
 mod split;
 mod sync;
+mod sync_trust;
 mod verdicts;
