@@ -78,7 +78,6 @@ pub mod prepare;
 pub mod printer;
 pub mod rates;
 pub mod resolve;
-pub mod rotation;
 pub mod scan;
 pub mod sections;
 pub mod structure;

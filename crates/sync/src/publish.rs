@@ -31,7 +31,7 @@ use phishbloom_core::delta::{Delta, DiffOptions, ListView};
 use phishbloom_core::engine::per_probe_fpp;
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::resolve::chain_universe;
-use phishbloom_core::rotation::Rotation;
+use phishbloom_core::sync::rotation::Rotation;
 use phishbloom_core::sync::{DeltaLink, Download, Index, IndexBody, SecretKey};
 use phishbloom_core::{Blocklist, Kind};
 
@@ -322,7 +322,9 @@ fn trusted_chain(dir: &Path, mut prev: Index, key: &SecretKey, from: Option<&Sec
 fn rotations(dir: &Path, key: &SecretKey, from: Option<&SecretKey>) -> Result<Vec<Rotation>> {
     let path = dir.join(ROTATIONS);
     let mut kept: Vec<Rotation> = match std::fs::read(&path) {
-        Ok(bytes) => phishbloom_core::rotation::from_json(&path.display().to_string(), &bytes)?,
+        Ok(bytes) => {
+            phishbloom_core::sync::rotation::from_json(&path.display().to_string(), &bytes)?
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(Error::io(&path, "read", e)),
     };
@@ -330,7 +332,11 @@ fn rotations(dir: &Path, key: &SecretKey, from: Option<&SecretKey>) -> Result<Ve
         let hand_over = from.hand_over(&key.public());
         if !kept.contains(&hand_over) {
             kept.push(hand_over);
-            write_atomic(&path, &[], &[&phishbloom_core::rotation::to_json(&kept)])?;
+            write_atomic(
+                &path,
+                &[],
+                &[&phishbloom_core::sync::rotation::to_json(&kept)],
+            )?;
         }
     }
     // The chain must end at the signing key, so that a client following it checks this index.

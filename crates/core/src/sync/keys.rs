@@ -1,11 +1,58 @@
 //! The signing keys of the sync protocol (docs/SYNC.md, "Keys"): a publisher's Ed25519
 //! [`SecretKey`] and the [`PublicKey`] clients trust, their text forms, and the signature of an
-//! index body under [`SIGNING_CONTEXT`].
+//! index body under [`SIGNING_CONTEXT`], with the hexadecimal and SHA-256 forms they are written
+//! in.
+
+use std::fmt::Write as _;
 
 use ed25519_dalek::{Signer as _, Verifier as _};
+use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
 
-use super::{hex, sha256_hex, unhex, Signature, SIGNING_CONTEXT};
 use crate::error::{Error, Result};
+
+/// The bytes signed before an index body: binds a signature to this use, so a signature made
+/// for anything else with the same key can never pass as an index's.
+pub const SIGNING_CONTEXT: &[u8] = b"phishbloom index v1\n";
+
+/// An index's signature: the key that made it (its [`PublicKey::id`]) and the Ed25519
+/// signature in hexadecimal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signature {
+    /// The signing key's id.
+    pub key: String,
+    /// 128 hexadecimal digits.
+    pub ed25519: String,
+}
+
+/// SHA-256 of `data` in lowercase hexadecimal.
+pub fn sha256_hex(data: &[u8]) -> String {
+    hex(&sha2::Sha256::digest(data))
+}
+
+/// Lowercase hexadecimal of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// The bytes of an even-length hexadecimal string, if it is one.
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    text.chunks(2)
+        .map(|pair| {
+            let digit = |c: u8| (c as char).to_digit(16);
+            Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8)
+        })
+        .collect()
+}
 
 /// The first word of a public key's text form.
 const PUBLIC_TAG: &str = "phishbloom-ed25519-public";

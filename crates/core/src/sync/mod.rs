@@ -17,28 +17,23 @@
 //!   negative by design).
 //! - Paths in BODY are relative to `BASE/`.
 //! - BODY's `expires` ([`Index::check_current`]) bounds how long a signed index can be replayed;
-//!   `rotations` beside SIG ([`crate::rotation`]) hand a list over from one key to the next.
-
-use std::fmt::Write as _;
+//!   `rotations` beside SIG ([`rotation`]) hand a list over from one key to the next.
 
 use serde::{Deserialize, Serialize};
-use sha2::Digest as _;
 
 use crate::error::{Error, Result};
 use crate::kind::Kind;
 use crate::list::Blocklist;
-use crate::rotation::Rotation;
 use crate::sections::{Meta, SetFingerprint};
 
 mod keys;
-pub use keys::{PublicKey, SecretKey};
+pub mod rotation;
+
+pub use keys::{sha256_hex, PublicKey, SecretKey, Signature, SIGNING_CONTEXT};
+use rotation::Rotation;
 
 /// The protocol number this build writes and reads; a reader refuses others.
 pub const PROTOCOL: u32 = 1;
-
-/// The bytes signed before an index body: binds a signature to this use, so a signature made
-/// for anything else with the same key can never pass as an index's.
-pub const SIGNING_CONTEXT: &[u8] = b"phishbloom index v1\n";
 
 /// The least seconds between a client's polls when an index names none (Safe Browsing's
 /// clients wait at least this long between updates unless told otherwise).
@@ -140,16 +135,6 @@ pub struct IndexBody {
     pub deltas: Vec<DeltaLink>,
 }
 
-/// An index's signature: the key that made it (its [`PublicKey::id`]) and the Ed25519
-/// signature in hexadecimal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Signature {
-    /// The signing key's id.
-    pub key: String,
-    /// 128 hexadecimal digits.
-    pub ed25519: String,
-}
-
 /// An index as read: its body and whether (and by which key) it was signed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Index {
@@ -158,7 +143,7 @@ pub struct Index {
     /// Its signature, if it has one (checked when a key was trusted).
     pub signature: Option<Signature>,
     /// The key whose signature was checked: the trusted key, or the key its hand-overs
-    /// ([`crate::rotation`]) led to from it — the one to trust from now on. `None`: no key
+    /// ([`rotation`]) led to from it — the one to trust from now on. `None`: no key
     /// was trusted.
     pub verified_by: Option<PublicKey>,
 }
@@ -294,7 +279,7 @@ impl Index {
         let signed = envelope.signed.get().as_bytes();
         let verified_by = match trust {
             Some(trusted) => {
-                let key = crate::rotation::follow(origin, trusted, &envelope.rotations)?;
+                let key = rotation::follow(origin, trusted, &envelope.rotations)?;
                 key.verify(origin, signed, envelope.signature.as_ref())?;
                 Some(key)
             }
@@ -464,35 +449,6 @@ pub fn next_poll(every: f64, min_interval: f64, failures: u32, rand: f64) -> f64
     // 2^(N−1) is capped at 2^64, far past the 24 h cap anyway.
     let factor = 2f64.powi(failures.saturating_sub(1).min(64) as i32);
     (factor * BASE * (1.0 + rand.clamp(0.0, 1.0))).min(MAX)
-}
-
-/// SHA-256 of `data` in lowercase hexadecimal.
-pub fn sha256_hex(data: &[u8]) -> String {
-    hex(&sha2::Sha256::digest(data))
-}
-
-/// Lowercase hexadecimal of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
-
-/// The bytes of an even-length hexadecimal string, if it is one.
-pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
-    let text = text.as_bytes();
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    text.chunks(2)
-        .map(|pair| {
-            let digit = |c: u8| (c as char).to_digit(16);
-            Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8)
-        })
-        .collect()
 }
 
 /// A set fingerprint from its 32-digit hexadecimal form.

@@ -353,21 +353,6 @@ mod tests {
             "-ERR expansion must be in the range [0, 32768]\r\n"
         );
         assert_eq!(
-            run(
-                &mut s,
-                &[
-                    "BF.RESERVE",
-                    "b",
-                    "0.1",
-                    "9",
-                    "NONSCALING",
-                    "EXPANSION",
-                    "2"
-                ]
-            ),
-            "-Nonscaling filters cannot expand\r\n"
-        );
-        assert_eq!(
             run(&mut s, &["BF.INSERT", "b", "ERROR", "2", "ITEMS", "x"]),
             "-Bad error rate\r\n"
         );

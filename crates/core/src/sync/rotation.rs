@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::keys::{hex, unhex, PublicKey, SecretKey};
 use crate::error::{Error, Result};
-use crate::sync::{hex, unhex, PublicKey, SecretKey};
 
 /// What a hand-over signs, before the new key's 32 bytes (so that no index signature can be
 /// taken for a hand-over, nor one for the other).
