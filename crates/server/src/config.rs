@@ -38,6 +38,9 @@ pub struct Limits {
     pub reload_interval: Duration,
     /// The least time sync clients wait between polls, written into each list's index.json.
     pub sync_interval: Duration,
+    /// A list older than this (since it was written) makes `/healthz` say `degraded`: a copy
+    /// that `sync` no longer updates (stopped, or refusing an expired index). `None`: never.
+    pub stale_after: Option<Duration>,
 }
 
 /// The defaults: a 16 MiB body holds a full batch of 10,000 long URLs with room to spare;
@@ -65,6 +68,7 @@ impl Default for Limits {
             // A served list answers an unchanged index with 304 from memory: clients may poll
             // often (a publish directory on a CDN asks for minutes instead).
             sync_interval: Duration::from_secs(10),
+            stale_after: None,
         }
     }
 }

@@ -208,7 +208,7 @@ pub struct KeygenArgs {
 }
 
 /// A duration: seconds (`300`) or with a unit (`30s`, `5m`, `1h`, `7d`, `1h 30m`).
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     if let Ok(seconds) = text.parse::<u64>() {
         return Ok(Duration::from_secs(seconds));

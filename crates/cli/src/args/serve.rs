@@ -120,6 +120,10 @@ pub struct ServeArgs {
     /// (refused and counted otherwise, unless it holds the same set of entries).
     #[arg(long)]
     pub allow_rollback: bool,
+    /// Report a list older than this (since it was written) as stale: `/healthz` says
+    /// `degraded` with its age (e.g. 8d for a list `sync` should renew weekly).
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::edit::parse_duration)]
+    pub stale_after: Option<std::time::Duration>,
     /// Sign each list's sync index (`/v1/lists/NAME/index.json`) with this secret key (from
     /// `phishbloom keygen NAME`), with an expiry a week on, so that `sync --trust NAME.pub` and
     /// the extension's "trust" follow the served list.

@@ -45,6 +45,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         drain_timeout: seconds(args.drain_timeout, "drain-timeout")?,
         reload_interval: seconds(args.reload_interval, "reload-interval")?,
         sync_interval: seconds(args.sync_interval, "sync-interval")?,
+        stale_after: args.stale_after,
         ..Limits::default()
     };
     let token = args.token_file.as_deref().map(Token::read).transpose()?;

@@ -470,3 +470,27 @@ fn unknown_routes_and_metrics(r: &Routes) {
         assert!(metrics.contains(series), "{series} missing from\n{metrics}");
     }
 }
+
+#[test]
+fn a_list_older_than_stale_after_makes_healthz_degraded_but_not_readyz() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = crate::serve_common::build_urls(dir.path(), "phish", &["evil.example".into()]);
+    let server = crate::serve_common::Server::start(
+        dir.path(),
+        &[list.to_str().unwrap(), "--stale-after", "1s"],
+    );
+    let http = crate::serve_common::client();
+    let get = |path: &str| http.get(format!("{}{path}", server.http)).send().unwrap();
+    let fresh: Value = get("/healthz").json().unwrap();
+    assert_eq!(fresh["status"], "ok", "{fresh}");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let stale: Value = get("/healthz").json().unwrap();
+    assert_eq!(stale["status"], "degraded", "{stale}");
+    assert_eq!(stale["lists"][0]["stale"], true, "{stale}");
+    assert!(
+        stale["lists"][0]["age_seconds"].as_u64().unwrap() >= 2,
+        "{stale}"
+    );
+    // Still answering from the list it has: ready.
+    assert_eq!(get("/readyz").status().as_u16(), 200);
+}

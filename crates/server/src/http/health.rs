@@ -11,10 +11,15 @@ use super::response::typed_response;
 use crate::lists::Slot;
 use crate::Shared;
 
-/// `GET /healthz`.
+/// `GET /healthz`: degraded while a list's last reload was refused, or a list is older than
+/// `--stale-after` (a copy that a stopped or frozen `sync` no longer updates).
 pub(super) async fn health(State(shared): State<Arc<Shared>>) -> Response {
-    let (degraded, lists) = list_health(&shared);
-    let status = if degraded { "degraded" } else { "ok" };
+    let (health, lists) = list_health(&shared);
+    let status = if health.refused || health.stale {
+        "degraded"
+    } else {
+        "ok"
+    };
     axum::Json(serde_json::json!({ "status": status, "lists": lists })).into_response()
 }
 
@@ -22,7 +27,9 @@ pub(super) async fn health(State(shared): State<Arc<Shared>>) -> Response {
 /// refused since the last one that succeeded), 503 otherwise — for a load balancer that
 /// should send checks elsewhere meanwhile. `/healthz` stays 200 while the process answers.
 pub(super) async fn ready(State(shared): State<Arc<Shared>>) -> Response {
-    let (degraded, lists) = list_health(&shared);
+    let (health, lists) = list_health(&shared);
+    // A stale list still answers as well as it can: not a reason to send checks elsewhere.
+    let degraded = health.refused;
     let status = if degraded {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
@@ -32,34 +39,59 @@ pub(super) async fn ready(State(shared): State<Arc<Shared>>) -> Response {
     (status, axum::Json(body)).into_response()
 }
 
-/// Whether any list's last reload was refused, and each list's state.
-fn list_health(shared: &Shared) -> (bool, Vec<serde_json::Value>) {
-    let now = phishbloom_blocklist::now();
-    let registry = shared.lists.registry();
-    let (refused, lists): (Vec<bool>, Vec<serde_json::Value>) = registry
-        .slots()
-        .iter()
-        .map(|slot| slot_health(slot, now))
-        .unzip();
-    (refused.contains(&true), lists)
+/// What is wrong with a list, or with any of them.
+#[derive(Clone, Copy, Default)]
+struct Health {
+    /// Its last reload was refused.
+    refused: bool,
+    /// It is older than `--stale-after`.
+    stale: bool,
 }
 
-/// Whether the list's last reload was refused, and its state: version, the age of the list
-/// served (seconds since it was written, at `now`), and the refused reload's error and time.
-fn slot_health(slot: &Slot, now: u64) -> (bool, serde_json::Value) {
+/// What is wrong with any list, and each list's state.
+fn list_health(shared: &Shared) -> (Health, Vec<serde_json::Value>) {
+    let now = phishbloom_blocklist::now();
+    let stale_after = shared.limits.stale_after.map(|d| d.as_secs());
+    let mut any = Health::default();
+    let lists = shared
+        .lists
+        .registry()
+        .slots()
+        .iter()
+        .map(|slot| {
+            let (health, state) = slot_health(slot, now, stale_after);
+            any.refused |= health.refused;
+            any.stale |= health.stale;
+            state
+        })
+        .collect();
+    (any, lists)
+}
+
+/// What is wrong with the list, and its state: version, the age of the list served (seconds
+/// since it was written, at `now`; stale past `stale_after`), and the refused reload's error
+/// and time.
+fn slot_health(slot: &Slot, now: u64, stale_after: Option<u64>) -> (Health, serde_json::Value) {
     let served = slot.load();
     let meta = served.read().list.meta().clone();
     let problem = slot.problem();
+    let age = now.saturating_sub(meta.created);
+    let health = Health {
+        refused: problem.is_some(),
+        // A list of unknown age (created 0) is not called stale.
+        stale: meta.created > 0 && stale_after.is_some_and(|limit| age > limit),
+    };
     let state = serde_json::json!({
         "name": slot.name,
-        "status": if problem.is_some() { "degraded" } else { "ok" },
+        "status": if health.refused || health.stale { "degraded" } else { "ok" },
         "version": meta.version,
-        "age_seconds": now.saturating_sub(meta.created),
+        "age_seconds": age,
+        "stale": health.stale,
         "loaded_at": served.loaded_at,
         "last_error": problem.as_ref().map(|(error, _)| error),
         "last_error_at": problem.as_ref().map(|(_, at)| at),
     });
-    (problem.is_some(), state)
+    (health, state)
 }
 
 /// `GET /metrics`.
