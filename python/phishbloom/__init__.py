@@ -105,9 +105,11 @@ class Blocklist:
         name: str | None = None,
         threads: int | None = None,
         hash: str = "xxh3",
+        strict: bool = False,
     ) -> "Blocklist":
         """Builds a blocklist from list files as ``phishbloom build`` does, each keyword the
-        flag of the same name (``host_gate=False`` is ``--no-host-gate``); saved atomically to
+        flag of the same name (``host_gate=False`` is ``--no-host-gate``; ``strict=True``
+        refuses entries that are public suffixes, such as ``co.uk``); saved atomically to
         ``output`` when given."""
         if isinstance(sources, (str, os.PathLike)):
             sources = [sources]
@@ -136,6 +138,7 @@ class Blocklist:
             "name": name,
             "threads": threads,
             "hash": hash,
+            "strict": strict,
         }
         return cls(_Blocklist._build([os.fspath(p) for p in sources], args))
 

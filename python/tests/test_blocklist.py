@@ -234,10 +234,11 @@ def test_scan_finds_keywords(tmp_path, cli):
         ({"fold_case": True}, phishbloom.ParameterError, "fold_case"),
         ({"kind": "cabf", "exact": True}, phishbloom.ParameterError, "kind"),
         ({"expressions": 0}, phishbloom.ParameterError, "expressions"),
+        ({"strict": True}, phishbloom.ListError, "public suffix"),
     ],
 )
 def test_build_refuses_bad_options(tmp_path, kwargs, error, message):
-    (tmp_path / "list.txt").write_text("evil.example\n")
+    (tmp_path / "list.txt").write_text("evil.example\nco.uk\n")
     with pytest.raises(error, match=message or None):
         Blocklist.build([tmp_path / "list.txt"], **kwargs)
 

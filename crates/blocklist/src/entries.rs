@@ -140,6 +140,19 @@ pub struct EntrySummary {
     pub rejected: u64,
     /// The first few rejected lines: (file, line text, reason).
     pub rejected_examples: Vec<(PathBuf, String, String)>,
+    /// Domain entries to block that are public suffixes (Public Suffix List: `com`, `co.uk`,
+    /// `github.io`): each lists a whole registry's sites.
+    pub public_suffixes: u64,
+    /// The first few of them: (file, entry).
+    pub public_suffix_examples: Vec<(PathBuf, String)>,
+}
+
+/// Whether `host` is a public suffix the Public Suffix List names (ICANN's or a private
+/// registry's, such as `github.io`): a domain entry of it lists every site registered under it.
+/// A single label that no rule names (`localhost`, an intranet name) is not one.
+pub fn is_public_suffix(host: &str) -> bool {
+    psl::suffix(host.as_bytes())
+        .is_some_and(|suffix| suffix.is_known() && suffix.as_bytes() == host.as_bytes())
 }
 
 /// Reads every source and returns the distinct entries with their categories, and the
@@ -207,7 +220,10 @@ impl Entries {
                 file.lines += 1;
                 match Entry::parse(line) {
                     Ok(entry) if role == Role::Allow => self.add_exception(entry),
-                    Ok(entry) => self.add_entry(entry, id),
+                    Ok(entry) => {
+                        self.note_public_suffix(&entry, &path);
+                        self.add_entry(entry, id)
+                    }
                     Err(error) => file.reject(line, &error, &path, &mut self.summary),
                 }
             }
@@ -222,6 +238,21 @@ impl Entries {
         file.check(&path)?;
         self.summary.files.push((path, parts.summary));
         Ok(())
+    }
+
+    /// Counts a domain entry that is a public suffix, keeping the first few.
+    fn note_public_suffix(&mut self, entry: &Entry, path: &Path) {
+        if let Entry::Domain { host } = entry {
+            if is_public_suffix(host) {
+                let summary = &mut self.summary;
+                summary.public_suffixes += 1;
+                if summary.public_suffix_examples.len() < MALFORMED_EXAMPLES {
+                    summary
+                        .public_suffix_examples
+                        .push((path.to_path_buf(), host.clone()));
+                }
+            }
+        }
     }
 
     /// The id of `category`, given when first met (exceptions have no category: 0).

@@ -39,6 +39,11 @@ pub fn count(name: &str, value: i128) -> PyResult<u64> {
     }
 }
 
+/// A list or source whose content cannot be used.
+pub fn list(message: impl Into<String>) -> PyErr {
+    raise("ListError", message.into())
+}
+
 /// A value of a type the call does not take.
 pub fn wrong_type(message: impl Into<String>) -> PyErr {
     PyTypeError::new_err(message.into())

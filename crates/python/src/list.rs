@@ -142,6 +142,7 @@ pub struct BuildArgs {
     name: Option<String>,
     threads: Option<usize>,
     hash: String,
+    strict: bool,
 }
 
 impl BuildArgs {
@@ -292,7 +293,20 @@ fn build(
             &allow,
         );
         files = sources.iter().flat_map(|s| s.files()).collect();
-        let (set, _) = read_entries(&sources).map_err(errors::blocklist)?;
+        let (set, summary) = read_entries(&sources).map_err(errors::blocklist)?;
+        if args.strict && summary.public_suffixes > 0 {
+            let examples: Vec<&str> = summary
+                .public_suffix_examples
+                .iter()
+                .map(|(_, entry)| entry.as_str())
+                .collect();
+            return Err(errors::list(format!(
+                "{} entries are public suffixes, each listing every site registered under it \
+                 ({}); take them out of the list, or build without strict=True",
+                summary.public_suffixes,
+                examples.join(", ")
+            )));
+        }
         let mut list =
             phishbloom_core::Blocklist::from_entries(&set, &options).map_err(errors::core)?;
         if let Some(never) = &args.never {

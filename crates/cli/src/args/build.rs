@@ -154,6 +154,10 @@ pub struct BuildArgs {
     /// it every lookup of a URL is hashed and probed: smaller, slower.
     #[arg(long)]
     pub no_host_gate: bool,
+    /// Refuse entries that are public suffixes (`com`, `co.uk`, `github.io`: each would list
+    /// every site registered under it) instead of warning about them.
+    #[arg(long, conflicts_with_all = ["exact", "keywords", "near"])]
+    pub strict: bool,
     /// URL entries: lookups per checked URL the filter is sized for (default 20). `--fpp` is the
     /// rate per checked URL, so each lookup gets 1 - (1 - fpp)^(1/E).
     #[arg(long, value_name = "E", value_parser = clap::value_parser!(u32).range(1..=i64::from(phishbloom_blocklist::plan_check::MAX_EXPRESSIONS)))]

@@ -139,6 +139,7 @@ fn build_entries(
     );
     let (set, summary) = read_entries(&sources)?;
     print_entry_summary(&summary, &set);
+    public_suffixes(&summary, args.strict)?;
     let mut files: Vec<PathBuf> = sources.iter().flat_map(EntrySource::files).collect();
     let mut blocklist = Blocklist::from_entries(&set, options)?;
     if let Some(never) = &args.never {
@@ -524,6 +525,32 @@ fn print_entry_summary(summary: &EntrySummary, set: &EntrySet) {
     for (path, line, reason) in &summary.rejected_examples {
         println!("    {}: {line:?}: {reason}", path.display());
     }
+}
+
+/// Warns about entries that are public suffixes (each lists a whole registry), or with
+/// `--strict` refuses them.
+fn public_suffixes(summary: &EntrySummary, strict: bool) -> anyhow::Result<()> {
+    if summary.public_suffixes == 0 {
+        return Ok(());
+    }
+    let examples: Vec<String> = summary
+        .public_suffix_examples
+        .iter()
+        .map(|(path, entry)| format!("{entry:?} ({})", path.display()))
+        .collect();
+    let are = match summary.public_suffixes {
+        1 => "entry is a public suffix".to_string(),
+        n => format!("{} entries are public suffixes", fmt::count(n)),
+    };
+    let what = format!(
+        "{are}, each listing every site registered under it: {}",
+        examples.join(", ")
+    );
+    if strict {
+        anyhow::bail!("{what}; take them out of the list (or build without --strict)");
+    }
+    eprintln!("phishbloom: warning: {what} (--strict refuses them)");
+    Ok(())
 }
 
 fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {

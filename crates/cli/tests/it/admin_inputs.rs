@@ -142,3 +142,42 @@ fn binary_input_is_refused_unless_exact() {
         ["--exact", input.to_str().unwrap()],
     );
 }
+
+#[test]
+fn a_public_suffix_entry_warns_and_strict_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("list.txt");
+    // `localhost` is a single label no rule names: an entry like any other.
+    std::fs::write(
+        &input,
+        "evil.example\nco.uk\ngithub.io\nlocalhost\nx.github.io\n",
+    )
+    .unwrap();
+    let output = phishbloom()
+        .arg("build")
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("l.bloom"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let warned = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        warned.contains("warning: 2 entries are public suffixes")
+            && warned.contains("\"co.uk\"")
+            && warned.contains("\"github.io\"")
+            && !warned.contains("localhost"),
+        "{warned}"
+    );
+    assert_error(
+        phishbloom()
+            .arg("build")
+            .arg(&input)
+            .arg("--strict")
+            .arg("-o")
+            .arg(dir.path().join("s.bloom")),
+        &["2 entries are public suffixes", "--strict"],
+    );
+    assert!(!dir.path().join("s.bloom").exists());
+}
