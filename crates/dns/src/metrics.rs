@@ -105,6 +105,37 @@ impl Metrics {
     }
 }
 
+/// `/healthz`'s text for lists written at `written` (name, seconds since the epoch) at `now`:
+/// `ok`, or `degraded` naming each list older than `stale_after` seconds and its age — a copy
+/// the `sync` keeping it current no longer updates. The server answers either way (200).
+pub fn health_text(written: &[(&str, u64)], now: u64, stale_after: Option<u64>) -> String {
+    let stale: Vec<String> = written
+        .iter()
+        // A list of unknown age (written 0) is not called stale.
+        .filter(|&&(_, at)| at > 0)
+        .filter_map(|&(name, at)| {
+            let age = now.saturating_sub(at);
+            stale_after
+                .is_some_and(|limit| age > limit)
+                .then(|| format!("list {name} is {} old", age_text(age)))
+        })
+        .collect();
+    if stale.is_empty() {
+        "ok\n".to_string()
+    } else {
+        format!("degraded: {} (--stale-after)\n", stale.join(", "))
+    }
+}
+
+/// An age in whole days, hours or seconds, the largest unit it reaches.
+fn age_text(seconds: u64) -> String {
+    match seconds {
+        s if s >= 86_400 => format!("{} days", s / 86_400),
+        s if s >= 3_600 => format!("{} hours", s / 3_600),
+        s => format!("{s} seconds"),
+    }
+}
+
 /// How long an HTTP connection may take to send its request.
 const HTTP_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -119,19 +150,24 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener> {
         })
 }
 
-/// Answers `GET /metrics` and `GET /healthz` on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
+/// Answers `GET /metrics` and `GET /healthz` on `listener` until the task is dropped;
+/// `/healthz` asks `health` ([`health_text`]).
+pub async fn serve(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    health: Arc<dyn Fn() -> String + Send + Sync>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        let metrics = metrics.clone();
+        let (metrics, health) = (metrics.clone(), health.clone());
         tokio::spawn(async move {
             let service =
                 hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                    let metrics = metrics.clone();
-                    async move { Ok::<_, Infallible>(route(&request, &metrics)) }
+                    let (metrics, health) = (metrics.clone(), health.clone());
+                    async move { Ok::<_, Infallible>(route(&request, &metrics, &*health)) }
                 });
             let connection = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service);
@@ -141,14 +177,18 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
 }
 
 /// The response to one request.
-fn route(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Response<Full<Bytes>> {
+fn route(
+    request: &Request<hyper::body::Incoming>,
+    metrics: &Metrics,
+    health: &dyn Fn() -> String,
+) -> Response<Full<Bytes>> {
     let (status, body, kind) = match (request.method().as_str(), request.uri().path()) {
         ("GET", "/metrics") => (
             StatusCode::OK,
             metrics.encode(),
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         ),
-        ("GET", "/healthz") => (StatusCode::OK, "ok\n".to_string(), "text/plain"),
+        ("GET", "/healthz") => (StatusCode::OK, health(), "text/plain"),
         _ => (
             StatusCode::NOT_FOUND,
             "GET /metrics or /healthz\n".to_string(),
@@ -161,4 +201,21 @@ fn route(request: &Request<hyper::body::Incoming>, metrics: &Metrics) -> Respons
         response.headers_mut().insert("content-type", value);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn health_is_degraded_by_a_list_older_than_stale_after() {
+        let lists = [("phish", 1_000), ("fresh", 900_000)];
+        assert_eq!(health_text(&lists, 1_000_000, None), "ok\n");
+        assert_eq!(health_text(&lists, 1_000_000, Some(12 * 86_400)), "ok\n");
+        assert_eq!(
+            health_text(&lists, 1_000_000, Some(2 * 86_400)),
+            "degraded: list phish is 11 days old (--stale-after)\n"
+        );
+        assert_eq!(health_text(&[("unknown", 0)], 1_000_000, Some(1)), "ok\n");
+    }
 }

@@ -86,6 +86,14 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// Each list's name and when it was written (seconds since the Unix epoch; 0: unknown).
+    pub fn written(&self) -> Vec<(&str, u64)> {
+        self.lists
+            .iter()
+            .map(|named| (named.name.as_str(), named.list.meta().created))
+            .collect()
+    }
+
     /// A policy over `lists` (asked in order: the first that lists a name names it).
     pub fn new(lists: Vec<Named>, block_with: BlockWith) -> Self {
         Policy {

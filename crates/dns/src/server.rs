@@ -188,6 +188,8 @@ pub struct Control {
     pub reread: Arc<AtomicBool>,
     /// How often the files are looked at for a change.
     pub reload_every: Duration,
+    /// A list older than this makes `/healthz` say `degraded` (`None`: never).
+    pub stale_after: Option<Duration>,
 }
 
 /// How often `serve_until` looks at its flags.
@@ -240,7 +242,18 @@ pub fn serve_until(
             server.local_addr(),
             http.as_ref().and_then(|l| l.local_addr().ok()),
         );
-        let showing = http.map(|listener| tokio::spawn(metrics::serve(listener, metrics.clone())));
+        let health: Arc<dyn Fn() -> String + Send + Sync> = {
+            let (lists, stale_after) = (lists.clone(), control.stale_after.map(|d| d.as_secs()));
+            Arc::new(move || {
+                let policy = lists.policy();
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                metrics::health_text(&policy.written(), now, stale_after)
+            })
+        };
+        let showing =
+            http.map(|listener| tokio::spawn(metrics::serve(listener, metrics.clone(), health)));
         let serving = tokio::spawn(server.run());
         let mut since_look = Duration::ZERO;
         while !control.stop.load(Ordering::Relaxed) {

@@ -187,6 +187,10 @@ pub struct DnsArgs {
     /// rebuild) is read again without a dropped query; SIGHUP re-reads them at once.
     #[arg(long, default_value_t = 2.0)]
     pub reload_interval: f64,
+    /// Report a list older than this (since it was written) on `/healthz` (`--http`):
+    /// `degraded: list NAME is N days old`, e.g. 8d for a list `sync` renews weekly.
+    #[arg(long, value_name = "DURATION", value_parser = crate::args::edit::parse_duration)]
+    pub stale_after: Option<std::time::Duration>,
     /// Answer GET /metrics (Prometheus' text format) and GET /healthz here (port 0: a free one,
     /// printed on start).
     #[arg(long, value_name = "ADDR")]

@@ -36,6 +36,7 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
         stop: Arc::new(AtomicBool::new(false)),
         reread: Arc::new(AtomicBool::new(false)),
         reload_every,
+        stale_after: args.stale_after,
     };
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(signal, Arc::clone(&control.stop))

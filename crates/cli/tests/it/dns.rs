@@ -88,7 +88,7 @@ fn dig(port: u16, name: &str, extra: &[&str]) -> String {
 
 /// `phishbloom dns LIST --listen 127.0.0.1:0 --http 127.0.0.1:0 --upstream
 /// 127.0.0.1:UPSTREAM`: the process and the ports it printed (DNS, HTTP).
-fn start_dns(list: &Path, upstream: u16) -> (Running, u16, u16) {
+fn start_dns(list: &Path, upstream: u16, extra: &[&str]) -> (Running, u16, u16) {
     let mut child = Command::new(phishbloom_path())
         .arg("dns")
         .arg(list)
@@ -102,6 +102,7 @@ fn start_dns(list: &Path, upstream: u16) -> (Running, u16, u16) {
         .arg(list.with_extension("blocked.log"))
         .args(["--reload-interval", "0.2", "--upstream"])
         .arg(format!("127.0.0.1:{upstream}"))
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -165,7 +166,7 @@ fn setup(test: &str) -> Option<Setup> {
          local-data: \"cloaked.test. 60 IN CNAME www.evil.example.\"\n",
         "",
     );
-    let (dns, port, http) = start_dns(&list, upstream_port);
+    let (dns, port, http) = start_dns(&list, upstream_port, &[]);
     Some(Setup {
         dir,
         unbound: program,
@@ -408,7 +409,7 @@ fn dns_blocks_exactly_the_names_check_lists_over_a_hundred_thousand_names() {
         "  local-zone: \".\" static\n",
         "",
     );
-    let (_dns, port, _) = start_dns(&list, upstream_port);
+    let (_dns, port, _) = start_dns(&list, upstream_port, &[]);
 
     let names = differential_names(100_000);
     let batch = dir.path().join("names.txt");
@@ -527,5 +528,31 @@ fn a_list_replaced_during_a_dnsperf_run_costs_no_query() {
     assert!(
         out.contains("status: NXDOMAIN") && out.contains("EDE: 15"),
         "{out}"
+    );
+}
+
+#[test]
+fn healthz_says_degraded_once_a_list_is_older_than_stale_after() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("phish.txt"), "evil.example\n").unwrap();
+    let list = common::build_list(
+        dir.path().join("phish.bloom"),
+        [dir.path().join("phish.txt")],
+    );
+    // No query is asked: the upstream (the discard port) is never reached.
+    let (_dns, _, http) = start_dns(&list, 9, &["--stale-after", "1s"]);
+    let get = |path: &str| {
+        reqwest::blocking::get(format!("http://127.0.0.1:{http}{path}"))
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    assert_eq!(get("/healthz"), "ok\n");
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let degraded = get("/healthz");
+    assert!(
+        degraded.starts_with("degraded: list phish is ")
+            && degraded.ends_with(" seconds old (--stale-after)\n"),
+        "{degraded}"
     );
 }
