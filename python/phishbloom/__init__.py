@@ -56,7 +56,7 @@ def _arrow_strings(urls: Any) -> Any:
     if module.startswith("pandas"):
         return pa.Array.from_pandas(urls)
     if module.startswith("numpy"):
-        return pa.array(urls.tolist() if urls.dtype == object else urls)
+        return pa.array(urls)
     if isinstance(urls, (str, bytes)):
         raise TypeError("check_many takes a column of URLs; for one URL call check()")
     return pa.array(urls if isinstance(urls, (list, tuple)) else list(urls))

@@ -131,7 +131,7 @@ def test_clear_and_len():
         ((100, 0.0), {}, "fp_rate must be between 0 and 1"),
         ((100, 1.0), {}, "fp_rate must be between 0 and 1"),
         ((100, float("nan")), {}, "fp_rate must be between 0 and 1"),
-        ((100, 0.01), {"layout": "round"}, "layout must be"),
+        ((100, 0.01), {"layout": "round"}, "unknown layout `round`"),
         ((10**15, 1e-12), {}, "split the list into shards"),
     ],
 )

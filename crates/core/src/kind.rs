@@ -71,6 +71,11 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.code() == code)
     }
 
+    /// The kind a user's name ([`Kind::name`]) names.
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
     /// The name users see (`blocked`, `classic`, `cabf`).
     pub fn name(self) -> &'static str {
         match self {
@@ -122,5 +127,18 @@ impl Kind {
 impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_found_by_its_name() {
+        for kind in Kind::ALL {
+            assert_eq!(Kind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(Kind::from_name("round"), None);
     }
 }

@@ -246,10 +246,7 @@ pub fn serve_until(
             let (lists, stale_after) = (lists.clone(), control.stale_after.map(|d| d.as_secs()));
             Arc::new(move || {
                 let policy = lists.policy();
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                metrics::health_text(&policy.written(), now, stale_after)
+                metrics::health_text(&policy.written(), phishbloom_blocklist::now(), stale_after)
             })
         };
         let showing =

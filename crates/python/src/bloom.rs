@@ -44,18 +44,6 @@ fn borrowed_key<'a>(key: &'a Bound<'_, PyAny>) -> Option<&'a [u8]> {
     key.cast::<PyBytes>().ok().map(|bytes| bytes.as_bytes())
 }
 
-/// The layout a name gives.
-fn layout(name: &str) -> PyResult<LayoutKind> {
-    match name {
-        "blocked" => Ok(LayoutKind::Blocked),
-        "classic" => Ok(LayoutKind::Classic),
-        "split" => Ok(LayoutKind::Split),
-        other => Err(errors::parameter(format!(
-            "layout must be \"blocked\", \"classic\" or \"split\"; got {other:?}"
-        ))),
-    }
-}
-
 /// A Bloom filter of keys (str, bytes or int): never a false negative, false positives at
 /// about `fp_rate` once `expected_items` distinct keys are in.
 #[pyclass(module = "phishbloom", name = "BloomFilter")]
@@ -113,7 +101,8 @@ impl BloomFilter {
                 "fp_rate must be between 0 and 1 (exclusive); got {fp_rate}"
             )));
         }
-        let filter = KeyFilter::new(items, fp_rate, self::layout(layout)?).map_err(errors::core)?;
+        let layout = layout.parse::<LayoutKind>().map_err(errors::parameter)?;
+        let filter = KeyFilter::new(items, fp_rate, layout).map_err(errors::core)?;
         Ok(Self::of(filter))
     }
 

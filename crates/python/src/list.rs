@@ -147,35 +147,27 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     fn kind(&self) -> PyResult<Kind> {
-        // Kind codes are small numbers from 1 (`Kind::code`).
-        (1..=64)
-            .filter_map(Kind::from_code)
-            .find(|kind| kind.name() == self.kind && *kind != Kind::Near)
+        // A near-duplicate list is built from documents, by the CLI.
+        Kind::from_name(&self.kind)
+            .filter(|kind| Kind::FILTERS.contains(kind))
             .ok_or_else(|| {
+                let names: Vec<&str> = Kind::FILTERS.iter().map(|kind| kind.name()).collect();
                 errors::parameter(format!(
-                    "kind must be one of blocked, classic, split, cuckoo, counting, cabf, \
-                     compact; got {:?}",
+                    "kind must be one of {}; got {:?}",
+                    names.join(", "),
                     self.kind
                 ))
             })
     }
 
     fn format(&self) -> PyResult<Format> {
-        Ok(match self.format.as_str() {
-            "auto" => Format::Auto,
-            "csv" => Format::Csv,
-            "lines" => Format::Lines,
-            "hosts" => Format::Hosts,
-            "adblock" => Format::Adblock,
-            "phishtank" => Format::Phishtank,
-            "urlhaus" => Format::Urlhaus,
-            "openphish" => Format::Openphish,
-            other => {
-                return Err(errors::parameter(format!(
-                    "format must be one of auto, csv, lines, hosts, adblock, phishtank, \
-                     urlhaus, openphish; got {other:?}"
-                )))
-            }
+        Format::from_name(&self.format).ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+            errors::parameter(format!(
+                "format must be one of {}; got {:?}",
+                names.join(", "),
+                self.format
+            ))
         })
     }
 

@@ -145,6 +145,28 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format.
+    pub const ALL: [Format; 8] = [
+        Format::Auto,
+        Format::Csv,
+        Format::Lines,
+        Format::Hosts,
+        Format::Adblock,
+        Format::Phishtank,
+        Format::Urlhaus,
+        Format::Openphish,
+    ];
+
+    /// Its name (`auto`, or the forced format's, as `--format` takes it).
+    pub fn name(self) -> &'static str {
+        self.forced().map_or("auto", ListFormat::name)
+    }
+
+    /// The format a name ([`Format::name`]) names.
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|format| format.name() == name)
+    }
+
     /// The format this one forces, `None` for [`Format::Auto`].
     pub fn forced(self) -> Option<ListFormat> {
         Some(match self {
@@ -520,6 +542,14 @@ pub(crate) fn looks_like_csv_header(line: &[u8]) -> bool {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn every_format_is_found_by_its_name() {
+        for format in Format::ALL {
+            assert_eq!(Format::from_name(format.name()), Some(format));
+        }
+        assert_eq!(Format::from_name("yaml"), None);
+    }
 
     fn write(dir: &Path, name: &str, content: &[u8]) -> Input {
         let path = dir.join(name);
