@@ -269,7 +269,8 @@ fn answer(list: &Blocklist, items: &Items<'_>, range: std::ops::Range<usize>) ->
     columns.finish()
 }
 
-/// The verdicts of `array`'s rows on `threads` threads: one column set per thread, in row order.
+/// The verdicts of `array`'s rows on `threads` threads: column sets of at most [`CHUNK`] rows,
+/// in row order.
 pub fn check_column(
     list: &Blocklist,
     array: &ArrayRef,
