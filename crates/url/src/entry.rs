@@ -21,7 +21,9 @@
 //!   its subdomains. Its path is kept as written (trailing `/` included),
 //!   because a URL's path-with-query expression is its exact path and query.
 //! * A fragment is ignored; entries go through [`crate::canonicalize`] like URLs.
-//! * A single-label host (`localhost`) or an IP host matches only that exact host.
+//! * A domain entry of a single label (`intranet`, `iclexofmarket`) matches that host and
+//!   every host under it, like any domain entry. A URL entry of a single-label host
+//!   (`localhost/a`) or an IP host matches only that exact host.
 
 use std::fmt;
 use std::str::FromStr;
@@ -297,7 +299,10 @@ mod tests {
         assert!(hits("1.2.3.4", "http://0x01020304/a"));
         assert!(!hits("2.3.4", "http://1.2.3.4/"));
         assert!(hits("localhost/a", "localhost/a/b"));
-        assert!(!hits("com", "evil.com"));
+        assert!(hits("com", "evil.com"));
+        assert!(hits("intranet", "http://a.b.intranet/x"));
+        assert!(!hits("localhost/a", "x.localhost/a"));
+        assert!(!hits("evil", "evil.com"));
         assert!(hits("[::1]/a", "http://[::1]:80/a/b"));
     }
 

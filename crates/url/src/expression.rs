@@ -5,13 +5,21 @@
 //! (host suffixes; the path with and without query; directory prefixes from
 //! the root), with these phishbloom semantics on top:
 //!
-//! * **Host suffixes**: the full host and every suffix of two labels or more
-//!   (`a.b.evil.com`, `b.evil.com`, `evil.com`; never the bare TLD `com`). A
+//! * **Host suffixes**: the full host, every suffix of two labels or more
+//!   (`a.b.evil.com`, `b.evil.com`, `evil.com`) and the top label alone
+//!   (`com`), which stands for a domain entry only (see below). A
 //!   single-label host and an IP host give only themselves (Safe Browsing:
 //!   "These additional hostnames should not be checked if the host is an IP
-//!   address"). Safe Browsing stops at five hosts; phishbloom keeps every
-//!   suffix of at most [`MAX_HOST_SUFFIX_LABELS`] labels plus the full host,
+//!   address"). Safe Browsing stops at five hosts and never tries the top
+//!   label; phishbloom keeps every suffix of at most
+//!   [`MAX_HOST_SUFFIX_LABELS`] labels plus the full host and the top label,
 //!   so at most [`MAX_HOST_SUFFIXES`].
+//! * **The top label** is tried because blocklists hold domains of a single
+//!   label (`iclexofmarket`, an intranet name) and mean every host under them,
+//!   as UT1, hosts files and AdBlock `||name^` rules mean it of any domain.
+//!   It has only its domain expression: a URL entry's host is matched from
+//!   two labels, as Safe Browsing matches it. (An entry that is a public
+//!   suffix, `com`, would list a whole registry; `build` warns about those.)
 //! * **Path prefixes**: the path with its query (if there is a query, even an
 //!   empty one), the path without query, then each directory prefix from `/`
 //!   down, at `/` boundaries. Paths without query drop their trailing `/`
@@ -21,9 +29,9 @@
 //!   so at most [`MAX_PATH_PREFIXES`].
 //! * **Expressions**: for each host suffix, one *domain* expression
 //!   `(suffix, "")` (the key of a domain entry) and one *URL* expression
-//!   `(suffix, prefix)` per path prefix. So
-//!   `expression_count() = S × (1 + P)` with `S` host suffixes and `P` path
-//!   prefixes, at most `16 × 65 = 1040`.
+//!   `(suffix, prefix)` per path prefix, but the top label's. So
+//!   `expression_count() = S × (1 + P) − T × P` with `S` host suffixes, `P`
+//!   path prefixes and `T` top labels (0 or 1), at most `1 + 16 × 65 = 1041`.
 //!
 //! The caps bound the work hostile URLs can cause (a host of 500 000 labels)
 //! without losing matches: [`crate::Entry::parse`] rejects entries deeper than
@@ -41,8 +49,9 @@ use crate::CanonicalUrl;
 /// registrable domains (public suffixes have at most 5 labels).
 pub const MAX_HOST_SUFFIX_LABELS: usize = 16;
 
-/// Most host suffixes one URL yields: suffixes of 2..=16 labels (15) plus the full host.
-pub const MAX_HOST_SUFFIXES: usize = MAX_HOST_SUFFIX_LABELS;
+/// Most host suffixes one URL yields: the top label, suffixes of 2..=16 labels (15) and the
+/// full host.
+pub const MAX_HOST_SUFFIXES: usize = MAX_HOST_SUFFIX_LABELS + 1;
 
 /// Most labels an entry's host may have so that every subdomain URL finds it:
 /// the entry host must be among the URL's kept suffixes.
@@ -116,9 +125,11 @@ impl fmt::Display for Expression<'_> {
     }
 }
 
-/// Iterator over a canonical URL's host suffixes, shortest first, then the full host.
+/// Iterator over a canonical URL's host suffixes, shortest first (the top label alone), then
+/// the full host.
 ///
-/// E.g. `a.b.evil.com` gives `evil.com`, `b.evil.com`, `a.b.evil.com`.
+/// E.g. `a.b.evil.com` gives `com`, `evil.com`, `b.evil.com`, `a.b.evil.com`; the top label
+/// stands for a domain entry only ([`is_top_label`]).
 /// No allocation; total work is linear in the host length (each label is read once, from the
 /// end).
 #[derive(Clone, Debug)]
@@ -131,6 +142,9 @@ pub struct HostSuffixes<'a> {
     /// Longer hosts: the dot before the last suffix yielded, from which the search for the
     /// next goes back (`usize::MAX` for a host that fits one mask).
     dot: usize,
+    /// Where the top label starts, while it is still to be yielded (`usize::MAX`: it was, or
+    /// the host has a single label or is an IP address).
+    top: usize,
     /// How many more labels a suffix may gain (0: the full host is next).
     more: usize,
     /// Whether the full host was yielded: the end.
@@ -178,14 +192,15 @@ impl<'a> HostSuffixes<'a> {
     }
 
     /// The walk of `host` whose last dot is `last` (none: only the full host), with the
-    /// [`HostSuffixes`] fields `dots` and `dot` to start from. The suffix of the last label
-    /// alone is none: a suffix has at least two labels.
+    /// [`HostSuffixes`] fields `dots` and `dot` to start from: the top label first, then the
+    /// suffixes of two labels or more.
     #[inline(always)]
     fn starting(host: &'a str, last: Option<usize>, dots: u64, dot: usize) -> Self {
         HostSuffixes {
             host,
             dots,
             dot,
+            top: last.map_or(usize::MAX, |last| last + 1),
             more: if last.is_some() {
                 MAX_HOST_SUFFIX_LABELS - 1
             } else {
@@ -194,6 +209,14 @@ impl<'a> HostSuffixes<'a> {
             done: false,
         }
     }
+}
+
+/// Whether `suffix`, one of [`HostSuffixes`] of `host`, is its top label alone — a suffix
+/// that stands for a domain entry only (see the module docs): a suffix with no dot, shorter
+/// than the host.
+#[inline(always)]
+pub fn is_top_label(host: &str, suffix: &str) -> bool {
+    suffix.len() < host.len() && !suffix.as_bytes().contains(&b'.')
 }
 
 /// The index of the highest set bit of `mask`, if any.
@@ -207,6 +230,11 @@ impl<'a> Iterator for HostSuffixes<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
+        if self.top != usize::MAX {
+            let top = self.top;
+            self.top = usize::MAX;
+            return Some(&self.host[top..]);
+        }
         if self.more > 0 {
             // One label more: from the dot before the last suffix's, if there is one.
             let before = if self.dot == usize::MAX {
@@ -282,25 +310,28 @@ impl<'a> Iterator for PathPrefixes<'a> {
 }
 
 /// Iterator over all expressions of a URL: for each host suffix, the domain
-/// expression `(suffix, "")` then one URL expression per path prefix.
+/// expression `(suffix, "")` then one URL expression per path prefix (none for the top label).
 #[derive(Clone, Debug)]
 pub struct Expressions<'a> {
     suffixes: HostSuffixes<'a>,
     template: PathPrefixes<'a>,
-    current: Option<(&'a str, PathPrefixes<'a>)>,
+    /// The suffix whose expressions are being yielded, and its path prefixes still to come
+    /// (`None`: the top label, which has none).
+    current: Option<(&'a str, Option<PathPrefixes<'a>>)>,
 }
 
 impl<'a> Iterator for Expressions<'a> {
     type Item = Expression<'a>;
 
     fn next(&mut self) -> Option<Expression<'a>> {
-        if let Some((host, ref mut prefixes)) = self.current {
+        if let Some((host, Some(ref mut prefixes))) = self.current {
             if let Some(path) = prefixes.next() {
                 return Some(Expression { host, path });
             }
         }
         let host = self.suffixes.next()?;
-        self.current = Some((host, self.template.clone()));
+        let prefixes = (!is_top_label(self.suffixes.host, host)).then(|| self.template.clone());
+        self.current = Some((host, prefixes));
         Some(Expression { host, path: "" })
     }
 }
@@ -397,11 +428,21 @@ impl CanonicalUrl {
         }
     }
 
-    /// `S × (1 + P)`: the number of items [`CanonicalUrl::expressions`] yields, with
-    /// `S = host_suffixes().count()` (<= [`MAX_HOST_SUFFIXES`]) and
-    /// `P = path_prefixes().count()` (<= [`MAX_PATH_PREFIXES`]).
+    /// `S × (1 + P) − T × P`: the number of items [`CanonicalUrl::expressions`] yields, with
+    /// `S = host_suffixes().count()` (<= [`MAX_HOST_SUFFIXES`]),
+    /// `P = path_prefixes().count()` (<= [`MAX_PATH_PREFIXES`]) and `T` 1 when the host has
+    /// a top label apart from itself (more than one label, not an IP address).
     pub fn expression_count(&self) -> usize {
-        self.host_suffixes().count() * (1 + self.path_prefixes().count())
+        let paths = self.path_prefixes().count();
+        let top = usize::from(self.has_top_label());
+        self.host_suffixes().count() * (1 + paths) - top * paths
+    }
+
+    /// Whether the host suffixes include the top label apart from the host (a host of more
+    /// than one label that is not an IP address): one of [`CanonicalUrl::expressions`], a
+    /// domain expression, is then the top label's.
+    pub fn has_top_label(&self) -> bool {
+        !self.is_ip_host() && self.host().contains('.')
     }
 }
 
@@ -435,10 +476,11 @@ mod tests {
     fn suffixes_and_prefixes() {
         let u = url("http://a.b.evil.com/1/2.html?param=1");
         let s: Vec<_> = u.host_suffixes().collect();
-        assert_eq!(s, ["evil.com", "b.evil.com", "a.b.evil.com"]);
+        assert_eq!(s, ["com", "evil.com", "b.evil.com", "a.b.evil.com"]);
         let p: Vec<_> = u.path_prefixes().collect();
         assert_eq!(p, ["/1/2.html?param=1", "/1/2.html", "/", "/1"]);
-        assert_eq!(u.expression_count(), 3 * 5);
+        // The top label has its domain expression alone.
+        assert_eq!(u.expression_count(), 1 + 3 * 5);
         assert_eq!(u.expressions().count(), u.expression_count());
 
         assert_eq!(
@@ -455,7 +497,7 @@ mod tests {
         );
         assert_eq!(
             url("evil.com").host_suffixes().collect::<Vec<_>>(),
-            ["evil.com"]
+            ["com", "evil.com"]
         );
         assert_eq!(url("evil.com").path_prefixes().collect::<Vec<_>>(), ["/"]);
         assert_eq!(
@@ -505,6 +547,7 @@ mod tests {
             .collect();
         use ExpressionKind::*;
         let want = [
+            ("com", Domain),
             ("evil.com", Domain),
             ("evil.com/a?x", Url),
             ("evil.com/a", Url),
@@ -532,21 +575,22 @@ mod tests {
 
     #[test]
     fn caps_bound_hostile_urls() {
-        // 40 labels: suffixes of 2..=16 labels plus the full host.
+        // 40 labels: the top label, suffixes of 2..=16 labels and the full host.
         let labels: Vec<String> = (0..40).map(|i| format!("l{i}")).collect();
         let host = labels.join(".");
         let u = url(&format!("http://{host}/"));
         let s: Vec<_> = u.host_suffixes().collect();
         assert_eq!(s.len(), MAX_HOST_SUFFIXES);
-        assert_eq!(s[0], "l38.l39");
-        assert_eq!(s[14], labels[24..].join("."));
-        assert_eq!(s[15], host);
-        // Exactly 16 labels: all 15 suffixes, the last being the full host.
+        assert_eq!(s[0], "l39");
+        assert_eq!(s[1], "l38.l39");
+        assert_eq!(s[15], labels[24..].join("."));
+        assert_eq!(s[16], host);
+        // Exactly 16 labels: the top label and all 15 suffixes, the last the full host.
         let host16 = labels[..16].join(".");
         let u16 = url(&format!("{host16}/"));
         let s: Vec<_> = u16.host_suffixes().collect();
-        assert_eq!(s.len(), 15);
-        assert_eq!(s[14], host16);
+        assert_eq!(s.len(), 16);
+        assert_eq!(s[15], host16);
 
         // 200 segments: path with query, path, and depths 0..=61.
         let path: String = (0..200).map(|i| format!("/s{i}")).collect();
@@ -558,22 +602,23 @@ mod tests {
             .map(|i| format!("/s{i}"))
             .collect();
         assert_eq!(p[63], deepest);
-        assert_eq!(u.expression_count(), 1 + MAX_PATH_PREFIXES);
+        assert_eq!(u.expression_count(), 2 + MAX_PATH_PREFIXES);
 
         // A megabyte of labels and segments stays within the caps.
         let huge = format!("{}evil.com/{}", "a.".repeat(500_000), "b/".repeat(500_000));
         let u = url(&huge);
-        assert_eq!(u.expression_count(), MAX_HOST_SUFFIXES * (1 + 63));
+        assert_eq!(u.expression_count(), MAX_HOST_SUFFIXES * (1 + 63) - 63);
         assert_eq!(u.expressions().count(), u.expression_count());
     }
 
     /// The suffixes by the rule, from the host's labels (a reference apart from both walks):
-    /// the last 2, 3, … labels, at most [`MAX_HOST_SUFFIX_LABELS`] and fewer than all, then
-    /// the whole host.
+    /// the last label alone when there are more, the last 2, 3, … labels, at most
+    /// [`MAX_HOST_SUFFIX_LABELS`] and fewer than all, then the whole host.
     fn suffixes_by_labels(host: &str) -> Vec<&str> {
         let labels: Vec<&str> = host.split('.').collect();
         let n = labels.len();
-        let mut suffixes: Vec<&str> = (2..=MAX_HOST_SUFFIX_LABELS.min(n.saturating_sub(1)))
+        let first = if n > 1 { 1 } else { 2 };
+        let mut suffixes: Vec<&str> = (first..=MAX_HOST_SUFFIX_LABELS.min(n.saturating_sub(1)))
             .map(|k| {
                 let len = labels[n - k..].iter().map(|l| l.len() + 1).sum::<usize>() - 1;
                 &host[host.len() - len..]

@@ -67,7 +67,8 @@ pub use components::{components_by_slash, components_reversed_host};
 pub use entry::Entry;
 pub use error::Error;
 pub use expression::{
-    Expression, ExpressionKind, Expressions, HostSuffixes, PathPrefixes, MAX_ENTRY_HOST_LABELS,
-    MAX_ENTRY_PATH_DEPTH, MAX_HOST_SUFFIXES, MAX_HOST_SUFFIX_LABELS, MAX_PATH_PREFIXES,
+    is_top_label, Expression, ExpressionKind, Expressions, HostSuffixes, PathPrefixes,
+    MAX_ENTRY_HOST_LABELS, MAX_ENTRY_PATH_DEPTH, MAX_HOST_SUFFIXES, MAX_HOST_SUFFIX_LABELS,
+    MAX_PATH_PREFIXES,
 };
 pub use written::{read_written_host, written_host, WrittenHost};

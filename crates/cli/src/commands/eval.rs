@@ -62,7 +62,9 @@ pub fn print_url_report(r: &UrlEvalReport) {
         fmt::bytes(r.bytes)
     );
     let [p50, p90, p99, max] = r.expressions_p50_p90_p99_max;
-    println!("   expressions per benign URL: median {p50}, p90 {p90}, p99 {p99}, max {max}");
+    println!(
+        "   expressions per benign URL (but the top label): median {p50}, p90 {p90}, p99 {p99}, max {max}"
+    );
     println!(
         "   phishing URLs missed: {}; benign URLs listed by the exact matcher (true matches): {}",
         fmt::count(r.false_negatives),

@@ -181,3 +181,54 @@ fn a_public_suffix_entry_warns_and_strict_refuses_it() {
     );
     assert!(!dir.path().join("s.bloom").exists());
 }
+
+/// MetaMask's list and hosts files hold domains of a single label; like every domain entry
+/// they list every host under them, through `check` of any kind.
+#[test]
+fn a_single_label_domain_entry_lists_its_subdomains() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("hosts");
+    std::fs::write(
+        &input,
+        "0.0.0.0 iclexofmarket\n0.0.0.0 com12786312634\n0.0.0.0 evil.example\n",
+    )
+    .unwrap();
+    for flags in [&[][..], &["--verify"], &["--kind", "compact"]] {
+        let list = dir.path().join("l.bloom");
+        let mut build = phishbloom();
+        build
+            .arg("build")
+            .arg(&input)
+            .args(flags)
+            .arg("-o")
+            .arg(&list);
+        build.assert().success();
+        let output = phishbloom()
+            .arg("check")
+            .arg(&list)
+            .args([
+                "https://www.iclexofmarket/login",
+                "a.b.com12786312634",
+                "iclexofmarket",
+                "iclexofmarket.com",
+                "example",
+            ])
+            .output()
+            .unwrap();
+        let verdicts: Vec<String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(|line| line.split('\t').take(3).collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                "https://www.iclexofmarket/login listed iclexofmarket",
+                "a.b.com12786312634 listed com12786312634",
+                "iclexofmarket listed iclexofmarket",
+                "iclexofmarket.com clean",
+                "example clean",
+            ],
+            "{flags:?}"
+        );
+    }
+}

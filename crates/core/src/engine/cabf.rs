@@ -9,7 +9,7 @@
 
 use phishbloom_filter::cabf::{Allocation, Cabf, CheckStore, PrefixFilter};
 use phishbloom_filter::{BloomFilter, KeyHash};
-use phishbloom_url::{CanonicalUrl, Entry};
+use phishbloom_url::{is_top_label, CanonicalUrl, Entry};
 
 use super::scratch::{Matcher, Scratch};
 use crate::error::Result;
@@ -235,7 +235,12 @@ fn prefix_expression(split: Split, components: &[String]) -> (String, String) {
 impl Matcher for CabfEngine {
     fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
         for host in url.host_suffixes() {
-            let sequence = url_components(self.split, url, host);
+            let sequence = if is_top_label(url.host(), host) {
+                // The top label stands for a domain entry only.
+                components(self.split, host, false, None)
+            } else {
+                url_components(self.split, url, host)
+            };
             self.cabf.probe(&sequence, &mut scratch.candidates);
             for len in (1..=sequence.len()).filter(|&l| scratch.candidates[l - 1]) {
                 let (host, path) = prefix_expression(self.split, &sequence[..len]);

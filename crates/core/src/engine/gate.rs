@@ -29,7 +29,7 @@ use phishbloom_filter::{
     SplitBlockBloomFilter,
 };
 
-use phishbloom_url::HostSuffixes;
+use phishbloom_url::{is_top_label, HostSuffixes};
 
 use crate::error::Result;
 use crate::format::tag;
@@ -225,7 +225,11 @@ impl HostGate {
     pub fn each_passing(&self, host: &str, is_ip: bool, mut keep: impl FnMut(Kept)) {
         for suffix in HostSuffixes::of_host(host, is_ip) {
             let hash = KeyHash::of(suffix.as_bytes());
-            let pass = self.pass(hash);
+            let pass = match self.pass(hash) {
+                // The top label stands for a domain entry only.
+                Pass::All | Pass::ByLength if is_top_label(host, suffix) => Pass::Domain,
+                pass => pass,
+            };
             if pass != Pass::Nothing {
                 keep(Kept {
                     // Hosts are at most a line long, far below 4 GiB (lines are capped).

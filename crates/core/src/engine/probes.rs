@@ -3,7 +3,7 @@
 //! expressions times its length.
 
 use phishbloom_filter::KeyHash;
-use phishbloom_url::{CanonicalUrl, Expression};
+use phishbloom_url::{is_top_label, CanonicalUrl, Expression};
 
 use super::gate::{HostGate, Kept, Pass};
 use crate::keys::fingerprint;
@@ -167,7 +167,12 @@ impl UrlProbes {
                         // Hosts are at most a line long, far below 4 GiB (lines are capped).
                         start: (host.len() - suffix.len()) as u32,
                         hash,
-                        pass: if no_paths { Pass::Domain } else { Pass::All },
+                        // The top label stands for a domain entry only.
+                        pass: if no_paths || is_top_label(host, suffix) {
+                            Pass::Domain
+                        } else {
+                            Pass::All
+                        },
                     }
                 })),
             }

@@ -115,6 +115,9 @@ pub mod tag {
     pub const SPLIT_HOST_GATE: u16 = 0x8002;
     /// Optional: a compact list's gate of its entries' hosts alone (a split-block filter).
     pub const HOSTS_GATE: u16 = 0x8003;
+    /// Optional: the fingerprints of a list's domain entries of a single label, which alone
+    /// confirm a top-label hit in a list without a table ([`crate::resolve::Resolver::tops`]).
+    pub const TOPS: u16 = 0x8004;
 }
 
 pub use tag::OPTIONAL_TAGS;
@@ -136,6 +139,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::STATIC_PATCH => "static patch",
         tag::COMPACT => "compact",
         tag::NEVER => "never-warn",
+        tag::TOPS => "top labels",
         tag::KEYWORD_LENGTHS => "phrase lengths",
         tag::KEYWORD_INDEX => "keyword index",
         tag::NEAR_TABLES => "near tables",

@@ -470,7 +470,7 @@ impl Blocklist {
             target_fpp: Some(options.fpp),
             exact_count: true,
         };
-        let list = Blocklist {
+        let mut list = Blocklist {
             kind: options.kind,
             meta,
             engine,
@@ -478,6 +478,7 @@ impl Blocklist {
             directory: None,
             origin: PathBuf::from(&options.name),
         };
+        list.note_tops(entries);
         Ok(match compact {
             Some(table) => list.with_compact(table),
             None => list,

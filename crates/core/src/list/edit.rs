@@ -152,6 +152,14 @@ impl Blocklist {
         if let Some(table) = self.resolver.verification_mut() {
             table.update(&table_added, &[], with_sets);
         }
+        if matches!(self.engine, Engine::Urls(_)) {
+            let tops: Vec<u64> = prepared
+                .iter()
+                .filter(|item| super::tops::is_top_key(&item.key))
+                .map(|item| item.fingerprint)
+                .collect();
+            self.add_tops(&tops);
+        }
         self.touch();
         Ok(change)
     }

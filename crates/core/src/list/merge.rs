@@ -25,6 +25,8 @@ impl Blocklist {
         // The other list's entries could be fingerprints of this one's never set: the union
         // keeps no never set (its members then answer at the list's rate).
         self.resolver.set_never(Default::default());
+        // The single-label domain entries of both (the set is kept only without a table).
+        self.add_tops(other.resolver.tops().as_slice());
         if self.kind == crate::Kind::Near {
             return self.merge_near(other);
         }

@@ -16,6 +16,7 @@ mod model;
 mod near;
 mod never;
 mod read;
+mod tops;
 mod write;
 
 pub use build::{BuildOptions, KeyHashes};

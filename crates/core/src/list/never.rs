@@ -76,8 +76,9 @@ impl Blocklist {
                     });
                 }
                 // A hit the list would not confirm (a filter's false positive a verification
-                // table settles) needs no exclusion.
-                if self.resolver.confirms_hit(v) {
+                // table settles, a top label not among the list's own) needs no exclusion.
+                let start = url.host().len() - candidate.expression().host.len();
+                if self.resolver.confirms_top(&url, start, v) && self.resolver.confirms_hit(v) {
                     excluded.push(v);
                 }
             }

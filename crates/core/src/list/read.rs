@@ -608,6 +608,14 @@ fn read_resolver(
         None => Exceptions::default(),
     };
     let mut resolver = Resolver::new(categories, verification, exceptions);
+    if let Some(entry) = directory.find(tag::TOPS, 0) {
+        resolver.set_tops(sections::read_fingerprint_table(
+            path,
+            source,
+            entry,
+            "top-labels section",
+        )?);
+    }
     if let Some(entry) = directory.find(tag::NEVER, 0) {
         resolver.set_never(sections::read_fingerprint_table(
             path,

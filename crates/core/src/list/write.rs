@@ -162,6 +162,13 @@ impl Blocklist {
                 sections::encode_category_sets(table.sets(), &[]),
             ));
         }
+        if !resolver.tops().is_empty() && !resolver.confirms() {
+            out.push(Section {
+                tag: tag::TOPS,
+                index: 0,
+                parts: vec![Cow::Borrowed(sections::encode_verify(resolver.tops()))],
+            });
+        }
         if !resolver.never().is_empty() {
             out.push(Section {
                 tag: tag::NEVER,

@@ -10,6 +10,11 @@
 //!   one, the verdict names every category of the list as *possible* (a single-category list
 //!   is exact either way). A category filter (`check --category`) keeps only candidates of those
 //!   categories.
+//! - **Top labels.** A hit of a URL's top label alone (`intranet` of `a.intranet`; see
+//!   [`phishbloom_url::is_top_label`]) stands for a domain entry of a single label covering
+//!   every host under it. One such false positive would list a whole top-level domain, so it
+//!   must be exact: confirmed by the table, or — in a list without one — by the list's own
+//!   exact set of its single-label domain entries ([`Resolver::tops`]).
 //! - **Exceptions.** Exception entries (`--allow`, UT1's `liste_blanche`) are stored exactly,
 //!   never in a filter — a false "allowed" would be a false negative. Among the entries that
 //!   match a URL, the most specific wins, as in squidGuard: the longer host, then the longer path;
@@ -20,7 +25,7 @@
 
 use std::borrow::Cow;
 
-use phishbloom_url::{CanonicalUrl, Expression, ExpressionKind};
+use phishbloom_url::{is_top_label, CanonicalUrl, Expression, ExpressionKind};
 
 use crate::hits::{Candidate, Fingerprints, Hit};
 
@@ -49,6 +54,9 @@ pub struct Resolver {
     /// Fingerprints never confirmed: the false positives of a universe that never warns
     /// ([`crate::Blocklist::never_warn`]).
     never: Fingerprints,
+    /// Fingerprints of the domain entries of a single label, which confirm a top-label hit in
+    /// a list without a table (ignored with one: the table confirms it).
+    tops: Fingerprints,
     categories: Vec<Category>,
     /// The place of each category's name in name order (by id), so that a verdict's names are
     /// ordered without comparing strings ([`Resolver::order_categories`]).
@@ -68,6 +76,7 @@ impl Resolver {
             verification,
             compact: None,
             never: Fingerprints::default(),
+            tops: Fingerprints::default(),
             categories,
             name_rank: Vec::new(),
             exceptions,
@@ -111,6 +120,17 @@ impl Resolver {
     /// Replaces the never set.
     pub fn set_never(&mut self, never: Fingerprints) {
         self.never = never;
+    }
+
+    /// The fingerprints of the list's domain entries of a single label: what confirms a
+    /// top-label hit in a list without a table (empty in a list with one).
+    pub fn tops(&self) -> &Fingerprints {
+        &self.tops
+    }
+
+    /// Replaces the set of single-label domain entries (see [`Resolver::tops`]).
+    pub fn set_tops(&mut self, tops: Fingerprints) {
+        self.tops = tops;
     }
 
     /// Takes entries added to the list out of the never set (an entry is never overruled).
@@ -222,6 +242,9 @@ impl Resolver {
         ) -> Option<(Spot, Categories<'r>)>,
     ) -> Decision<'u, 'r> {
         let Some((winner, categories)) = find(&mut |spot: Spot| {
+            if !self.confirms_top(url, spot.host_start as usize, spot.fingerprint) {
+                return None;
+            }
             let ids = self.confirm(spot.fingerprint, &|_| None)?;
             self.categorize(ids)
         }) else {
@@ -259,8 +282,14 @@ impl Resolver {
             return None;
         }
         candidates.sort_by_key(|c| std::cmp::Reverse(specificity_of(c)));
+        let host_len = url.host().len();
         let (at, categories) = candidates.iter().enumerate().find_map(|(at, candidate)| {
-            let ids = self.confirm(fingerprint_of(candidate), extra)?;
+            let fingerprint = fingerprint_of(candidate);
+            let start = host_len.saturating_sub(specificity_of(candidate).0);
+            if !self.confirms_top(url, start, fingerprint) {
+                return None;
+            }
+            let ids = self.confirm(fingerprint, extra)?;
             Some((at, self.categorize(ids)?))
         })?;
         let exception = self
@@ -288,6 +317,19 @@ impl Resolver {
             categories_exact: categories.exact,
             error: None,
         }
+    }
+
+    /// Whether a hit of the host suffix from byte `start` of `url`'s host, of `fingerprint`,
+    /// may stand: `false` only for a top-label hit in a list without a table that is not one
+    /// of its single-label domain entries (see the module docs).
+    #[inline(always)]
+    pub(crate) fn confirms_top(&self, url: &CanonicalUrl, start: usize, fingerprint: u64) -> bool {
+        if self.confirms() {
+            return true;
+        }
+        let host = url.host();
+        let suffix = host.get(start..).unwrap_or(host);
+        !is_top_label(host, suffix) || self.tops.contains(fingerprint)
     }
 
     /// Whether a candidate is confirmed, and the ids of its categories: `None` if not

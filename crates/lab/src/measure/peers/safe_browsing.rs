@@ -10,7 +10,7 @@ use phishbloom_filter::golomb;
 use phishbloom_url::{CanonicalUrl, Expression};
 use sha2::{Digest, Sha256};
 
-use super::urls::is_v4_duplicate;
+use super::urls::v4_skips;
 
 /// The 4-byte SHA-256 prefix lists of a list, one per category.
 #[derive(Clone, Debug)]
@@ -132,7 +132,7 @@ impl PrefixLists {
     /// client confirms online); `text` is a reused buffer. Each string is hashed once: the
     /// path `/` of a host suffix is the host's own string.
     pub fn hits(&self, url: &CanonicalUrl, text: &mut Vec<u8>) -> bool {
-        let mut expressions = url.expressions().filter(|e| !is_v4_duplicate(e));
+        let mut expressions = url.expressions().filter(|e| !v4_skips(url.host(), e));
         expressions.any(|expression| {
             expression_text(expression, text);
             let p = prefix(text);
