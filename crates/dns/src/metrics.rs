@@ -12,6 +12,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use phishbloom_tls::Tls;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -150,12 +151,14 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener> {
         })
 }
 
-/// Answers `GET /metrics` and `GET /healthz` on `listener` until the task is dropped;
-/// `/healthz` asks `health` ([`health_text`]).
+/// Answers `GET /metrics` and `GET /healthz` on `listener` until the task is dropped, over TLS
+/// with `tls` (its certificate as it is at each connection); `/healthz` asks `health`
+/// ([`health_text`]).
 pub async fn serve(
     listener: TcpListener,
     metrics: Arc<Metrics>,
     health: Arc<dyn Fn() -> String + Send + Sync>,
+    tls: Option<Arc<Tls>>,
 ) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
@@ -163,7 +166,13 @@ pub async fn serve(
             continue;
         };
         let (metrics, health) = (metrics.clone(), health.clone());
+        let acceptor = tls.as_ref().map(|tls| tls.acceptor());
         tokio::spawn(async move {
+            // The handshake has the time a whole exchange has.
+            let Some(stream) = phishbloom_tls::accept(stream, acceptor, HTTP_READ_TIMEOUT).await
+            else {
+                return;
+            };
             let service =
                 hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
                     let (metrics, health) = (metrics.clone(), health.clone());

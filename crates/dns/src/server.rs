@@ -190,6 +190,9 @@ pub struct Control {
     pub reload_every: Duration,
     /// A list older than this makes `/healthz` say `degraded` (`None`: never).
     pub stale_after: Option<Duration>,
+    /// TLS on the metrics listener (`None`: in the clear); its files are read again when they
+    /// change, with the lists.
+    pub tls: Option<Arc<phishbloom_tls::Tls>>,
 }
 
 /// How often `serve_until` looks at its flags.
@@ -249,8 +252,10 @@ pub fn serve_until(
                 metrics::health_text(&policy.written(), phishbloom_blocklist::now(), stale_after)
             })
         };
-        let showing =
-            http.map(|listener| tokio::spawn(metrics::serve(listener, metrics.clone(), health)));
+        let showing = http.map(|listener| {
+            let tls = control.tls.clone();
+            tokio::spawn(metrics::serve(listener, metrics.clone(), health, tls))
+        });
         let serving = tokio::spawn(server.run());
         let mut since_look = Duration::ZERO;
         while !control.stop.load(Ordering::Relaxed) {
@@ -259,6 +264,9 @@ pub fn serve_until(
             let force = control.reread.swap(false, Ordering::Relaxed);
             if force || since_look >= control.reload_every {
                 since_look = Duration::ZERO;
+                if let Some(tls) = &control.tls {
+                    tls.reload_if_changed();
+                }
                 let (lists, report, metrics) = (lists.clone(), report.clone(), metrics.clone());
                 // Reading a list is file work: off the threads that answer.
                 let _ = tokio::task::spawn_blocking(move || {

@@ -101,16 +101,8 @@ pub enum Error {
     BadRequest(String),
 
     /// A TLS certificate or key that cannot be used.
-    #[error(
-        "{path}: {problem} (give --tls-cert a PEM certificate chain, the server's first, and \
-         --tls-key its PEM private key)"
-    )]
-    Tls {
-        /// The file.
-        path: std::path::PathBuf,
-        /// What is wrong with it.
-        problem: String,
-    },
+    #[error(transparent)]
+    Tls(#[from] phishbloom_tls::Error),
 
     /// Input and output of the squid helper or the server's sockets.
     #[error("{context}: {cause}")]

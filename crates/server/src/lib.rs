@@ -13,10 +13,10 @@
 //!   header-read limits, signals and the graceful drain.
 //! - [`resp`] — the Redis protocol: parser, replies, commands.
 //! - [`squid`] — squid's external ACL helper protocol.
-//! - [`tls`] — TLS on both listeners: certificates reloaded when their files change.
 //! - [`config`] — [`Limits`] and the bearer [`Token`]; [`metrics`] — Prometheus series;
 //!   [`Error`] — what can fail, and how to fix it.
 //! - [`buffers`] — [`buffers::Buffers`]: sent answer buffers handed back for reuse.
+//! - TLS on both listeners is `phishbloom_tls`'s, its certificate reloaded with the lists.
 //!
 //! # Example
 //! ```
@@ -76,7 +76,6 @@ pub mod near;
 pub mod resp;
 pub mod server;
 pub mod squid;
-pub mod tls;
 
 use std::sync::Arc;
 
@@ -99,7 +98,7 @@ pub struct Shared {
     /// (`sync --trust`, the extension's `"trust"`) follow the served list; `None`: unsigned.
     pub signer: Option<phishbloom_core::sync::SecretKey>,
     /// TLS on both listeners (`serve --tls-cert/--tls-key`); `None`: in the clear.
-    pub tls: Option<tls::Tls>,
+    pub tls: Option<phishbloom_tls::Tls>,
 }
 
 impl Shared {
@@ -116,7 +115,7 @@ impl Shared {
     }
 
     /// The same, its listeners speaking TLS with `tls`.
-    pub fn with_tls(mut self, tls: Option<tls::Tls>) -> Self {
+    pub fn with_tls(mut self, tls: Option<phishbloom_tls::Tls>) -> Self {
         self.tls = tls;
         self
     }

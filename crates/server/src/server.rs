@@ -15,7 +15,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 
-use crate::tls::{Stream, Tls};
+use phishbloom_tls::{self as tls, Stream, Tls};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -186,20 +186,7 @@ async fn accept<F, Fut>(
                 tracker.spawn(async move {
                     // The handshake has the time a request's headers have.
                     let timeout = shared.limits.header_timeout;
-                    let stream = match acceptor {
-                        None => Some(Stream::Plain(stream)),
-                        Some(acceptor) => {
-                            match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
-                                Ok(Ok(tls)) => Some(Stream::Tls(Box::new(tls))),
-                                Ok(Err(error)) => {
-                                    tracing::debug!(%error, "TLS handshake failed");
-                                    None
-                                }
-                                Err(_) => None,
-                            }
-                        }
-                    };
-                    if let Some(stream) = stream {
+                    if let Some(stream) = tls::accept(stream, acceptor, timeout).await {
                         serve(stream, shared, shutdown).await;
                     }
                     metrics.connections.dec();

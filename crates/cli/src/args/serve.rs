@@ -195,6 +195,13 @@ pub struct DnsArgs {
     /// printed on start).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Speak TLS on the --http listener with this PEM certificate chain (the server's
+    /// certificate first); read again when it or the key changes.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "http"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's PEM private key.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Append a line per blocked name to this file: unix time, client, name, list, entry,
     /// categories (tab-separated).
     #[arg(long, value_name = "FILE")]

@@ -30,7 +30,13 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
     let reload_every = seconds(args.reload_interval, "reload-interval")?;
     let lists = Arc::new(Lists::open(&args.lists, &args.category, block_with)?);
     let upstreams = Upstreams::new(args.upstream.clone(), wait);
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(Arc::new(phishbloom_tls::Tls::load(cert, key)?)),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let control = Control {
+        tls,
         http: args.http,
         log_blocked: args.log_blocked.clone(),
         stop: Arc::new(AtomicBool::new(false)),
@@ -46,7 +52,9 @@ pub fn run(args: &DnsArgs) -> anyhow::Result<ExitCode> {
         .context("cannot watch for SIGHUP")?;
     let upstream_list: Vec<String> = args.upstream.iter().map(|a| a.to_string()).collect();
     let bound = |addr, http: Option<std::net::SocketAddr>| {
-        let shown = http.map_or(String::new(), |http| format!("; metrics on http://{http}"));
+        let shown = http.map_or(String::new(), |http| {
+            format!("; metrics on {scheme}://{http}")
+        });
         println!(
             "phishbloom dns: answering on {addr} (UDP and TCP), forwarding to {}{shown}",
             upstream_list.join(", ")

@@ -57,7 +57,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .map(phishbloom_sync::keys::read_secret)
         .transpose()?;
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(phishbloom_server::tls::Tls::load(cert, key)?),
+        (Some(cert), Some(key)) => Some(phishbloom_tls::Tls::load(cert, key)?),
         _ => None,
     };
     let secure = tls.is_some();

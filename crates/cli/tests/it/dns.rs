@@ -121,7 +121,8 @@ fn start_dns(list: &Path, upstream: u16, extra: &[&str]) -> (Running, u16, u16) 
     (
         Running(child),
         after("answering on 127.0.0.1:"),
-        after("metrics on http://127.0.0.1:"),
+        // `http://` or, over TLS, `https://`.
+        after("://127.0.0.1:"),
     )
 }
 
@@ -560,5 +561,57 @@ fn healthz_says_degraded_once_a_list_is_older_than_stale_after() {
         degraded.starts_with("degraded: list phish is ")
             && degraded.ends_with(" seconds old (--stale-after)\n"),
         "{degraded}"
+    );
+}
+
+/// `dns --tls-cert/--tls-key`: the metrics listener speaks TLS (curl trusting the test's own
+/// authority gets `/healthz`; plain HTTP gets nothing), and takes a replaced certificate.
+#[test]
+fn the_metrics_listener_speaks_tls_and_reloads_its_certificate() {
+    let test = "the_metrics_listener_speaks_tls_and_reloads_its_certificate";
+    if !common::installed("curl") {
+        return common::skip(test, "curl is not installed (.ci/run installs it)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("phish.txt"), "evil.example\n").unwrap();
+    let list = common::build_list(
+        dir.path().join("phish.bloom"),
+        [dir.path().join("phish.txt")],
+    );
+    let (ca, cert, key) = crate::serve_tls::certificates(dir.path(), "first");
+    let (cert_at, key_at) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::copy(&cert, &cert_at).unwrap();
+    std::fs::copy(&key, &key_at).unwrap();
+    let tls = [
+        "--tls-cert",
+        cert_at.to_str().unwrap(),
+        "--tls-key",
+        key_at.to_str().unwrap(),
+    ];
+    // No query is asked: the upstream (the discard port) is never reached.
+    let (_dns, _, http) = start_dns(&list, 9, &tls);
+    let healthz = format!("https://127.0.0.1:{http}/healthz");
+    let curl = crate::serve_tls::curl;
+    assert_eq!(curl(&healthz, &ca).as_deref(), Some("ok\n"));
+    let plain = healthz.replacen("https://", "http://", 1);
+    assert!(curl(&plain, &ca).is_none(), "plain HTTP was answered");
+
+    let (new_ca, new_cert, new_key) = crate::serve_tls::certificates(dir.path(), "second");
+    for (from, to) in [(&new_key, &key_at), (&new_cert, &cert_at)] {
+        let staged = to.with_extension("new");
+        std::fs::copy(from, &staged).unwrap();
+        std::fs::rename(&staged, to).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while curl(&healthz, &new_ca).is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new certificate was not taken"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        curl(&healthz, &ca).is_none(),
+        "the old certificate is still served"
     );
 }

@@ -12,7 +12,7 @@ use crate::serve_common::Server;
 
 /// A certificate authority and a certificate it signed for `localhost` and 127.0.0.1, written
 /// as `NAME-ca.pem`, `NAME-cert.pem` and `NAME-key.pem` in `dir`: the three paths.
-fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -45,7 +45,7 @@ fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 /// `curl -s` of `url` trusting `ca`: its body, or `None` when the request failed.
-fn curl(url: &str, ca: &Path) -> Option<String> {
+pub(crate) fn curl(url: &str, ca: &Path) -> Option<String> {
     let out = Command::new("curl")
         .args(["-s", "--max-time", "5", "--cacert"])
         .arg(ca)

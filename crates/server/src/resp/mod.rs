@@ -28,7 +28,7 @@ use parse::{parse, ParseLimits};
 /// Serves one Redis-protocol connection until the client leaves, a protocol error, the idle
 /// timeout, or shutdown (the commands already read are answered first).
 pub async fn serve_connection(
-    mut stream: crate::tls::Stream,
+    mut stream: phishbloom_tls::Stream,
     shared: Arc<Shared>,
     shutdown: CancellationToken,
 ) {

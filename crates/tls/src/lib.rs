@@ -1,14 +1,14 @@
-//! TLS on the listeners (`serve --tls-cert FILE --tls-key FILE`): the certificate chain and key
-//! read from PEM files into a rustls configuration, swapped for a new one when either file
-//! changes (checked with the lists, on every reload tick and SIGHUP; a bad new pair is logged
-//! and the old one kept), and [`Stream`], a connection with or without TLS, which the HTTP and
-//! Redis-protocol handlers serve alike.
+//! TLS on phishbloom's listeners (`serve`'s HTTP and Redis-protocol listeners, `dns`' metrics
+//! listener): the certificate chain and key read from PEM files into a rustls configuration,
+//! swapped for a new one when either file changes (the server checks with its lists, on every
+//! reload tick and SIGHUP; a bad new pair is logged and the old one kept), and [`Stream`], a
+//! connection with or without TLS, which every handler serves alike.
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -19,7 +19,24 @@ use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use crate::error::{Error, Result};
+/// What can go wrong reading a certificate and its key.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A TLS certificate or key that cannot be used.
+    #[error(
+        "{path}: {problem} (the certificate file must hold a PEM certificate chain, the \
+         server's first, and the key file its PEM private key)"
+    )]
+    Tls {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+/// This crate's results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The server's certificate and key, and the configuration made from them.
 pub struct Tls {
@@ -75,6 +92,27 @@ impl Tls {
     /// The acceptor of new connections, with the configuration in use now.
     pub fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(self.config.load_full())
+    }
+}
+
+/// A new connection as its handler reads it: in the clear without `acceptor`, else after the TLS
+/// handshake, which has `timeout` to finish. `None` when the handshake fails or runs out of time
+/// (a client that speaks no TLS, a scanner): the connection is dropped.
+pub async fn accept(
+    stream: TcpStream,
+    acceptor: Option<TlsAcceptor>,
+    timeout: Duration,
+) -> Option<Stream> {
+    let Some(acceptor) = acceptor else {
+        return Some(Stream::Plain(stream));
+    };
+    match tokio::time::timeout(timeout, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => Some(Stream::Tls(Box::new(tls))),
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "TLS handshake failed");
+            None
+        }
+        Err(_) => None,
     }
 }
 
