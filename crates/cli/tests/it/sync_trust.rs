@@ -176,11 +176,19 @@ fn a_signed_served_list_is_followed_under_trust_and_an_unsigned_one_refused() {
     let trust = |k: &Path| format!("{}.pub", k.display());
     let (signed, base) = serve_list(dir.path(), &source, &["--sign", key.to_str().unwrap()]);
     let guard = Killer(vec![signed]);
-    let index: serde_json::Value = reqwest::blocking::get(format!("{base}/index.json"))
-        .unwrap()
-        .json()
-        .unwrap();
+    let response = reqwest::blocking::get(format!("{base}/index.json")).unwrap();
+    let etag = response.headers()["etag"].clone();
+    let index: serde_json::Value = response.json().unwrap();
     let expires = index["signed"]["expires"].as_u64().unwrap();
+    // A client holding the signed index is answered 304 under the same tag, without a body.
+    let again = reqwest::blocking::Client::new()
+        .get(format!("{base}/index.json"))
+        .header("If-None-Match", etag.clone())
+        .send()
+        .unwrap();
+    assert_eq!(again.status().as_u16(), 304);
+    assert_eq!(again.headers()["etag"], etag);
+    assert!(again.bytes().unwrap().is_empty());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -8,14 +8,14 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
 use super::blocking;
 use super::error::{path_error, ApiError, ApiResult};
 use super::request::query_pairs;
-use super::response::{conditional, typed_response};
+use super::response::{conditional, none_match, typed_response};
 use crate::adhoc::Summary;
 use crate::lists::Slot;
 use crate::Shared;
@@ -147,6 +147,18 @@ pub(super) async fn index(
     let min_interval = shared.limits.sync_interval.as_secs();
     let signer = shared.signer.clone();
     let now = phishbloom_blocklist::now();
-    let (json, etag) = blocking(move || slot.index(min_interval, signer.as_ref(), now)).await??;
-    conditional(&headers, &etag, "application/json", || Body::from(json))
+    let held = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let (json, etag) = blocking(move || {
+        slot.index(min_interval, signer.as_ref(), now, |etag| {
+            held.is_some_and(|held| none_match(&held, etag))
+        })
+    })
+    .await??;
+    // No index was made only when the client holds this one: `conditional` answers 304.
+    conditional(&headers, &etag, "application/json", || {
+        Body::from(json.unwrap_or_default())
+    })
 }

@@ -54,7 +54,7 @@ pub(super) fn streamed_response(
 }
 
 /// Whether an `If-None-Match` value names `etag` (or is `*`).
-fn none_match(header: &str, etag: &str) -> bool {
+pub(super) fn none_match(header: &str, etag: &str) -> bool {
     header
         .split(',')
         .map(str::trim)

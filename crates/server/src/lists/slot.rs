@@ -205,13 +205,16 @@ impl Slot {
     /// The sync protocol's index of this list (docs/SYNC.md): the file at `file`, a delta at
     /// `delta?from=V&to=W` from every version kept, clients asked to wait `min_interval`
     /// seconds between polls; signed by `signer` when given, with an expiry
-    /// ([`signed_index_expiry`] of `now`). Its `ETag` is the second value.
+    /// ([`signed_index_expiry`] of `now`). Its `ETag` is the second value; the index is not made
+    /// (`None`) when `held` says the client holds the index of that tag (its `If-None-Match`),
+    /// so that a poll answered 304 costs neither deltas nor a signature.
     pub fn index(
         &self,
         min_interval: u64,
         signer: Option<&SecretKey>,
         now: u64,
-    ) -> Result<(Vec<u8>, String)> {
+        held: impl FnOnce(&str) -> bool,
+    ) -> Result<(Option<Vec<u8>>, String)> {
         let served = self.load();
         // Everything the index says is the image's (a write may change the list meanwhile; the
         // file route then serves a newer image, the client's check fails, and it reads the
@@ -219,6 +222,16 @@ impl Slot {
         let image = served.image()?;
         let (kind, meta) = &image.described;
         let to = meta.version;
+        let expires = if signer.is_some() {
+            signed_index_expiry(now)
+        } else {
+            0
+        };
+        // The expiry is in the tag: a client's 304 never outlives the index it holds.
+        let etag = format!("\"index-{to}-{}-{expires}\"", image.checksum);
+        if held(&etag) {
+            return Ok((None, etag));
+        }
         let deltas = self
             .delta_versions()
             .into_iter()
@@ -238,15 +251,8 @@ impl Slot {
             IndexBody::describe_meta(*kind, meta, Download::of("file", &image.bytes), deltas);
         body.published = served.loaded_at;
         body.min_interval = min_interval;
-        if signer.is_some() {
-            body.expires = signed_index_expiry(now);
-        }
-        // The expiry is in the tag: a client's 304 never outlives the index it holds.
-        let etag = format!(
-            "\"index-{}-{}-{}\"",
-            body.version, image.checksum, body.expires
-        );
-        Ok((body.to_json(signer), etag))
+        body.expires = expires;
+        Ok((Some(body.to_json(signer)), etag))
     }
 }
 
