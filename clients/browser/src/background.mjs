@@ -18,7 +18,11 @@ const state = {
   /** When the core last trapped (ms since the epoch; 0: never this worker). */
   coreFailedAt: 0,
   settings: { lists: [], update_seconds: 300, trust: "", managed: [], provisional: true },
-  /** list URL -> {handle, info, key, etag, etagVersion, expires, failures, nextAt, error, syncedAt} */
+  /**
+   * list URL -> {handle, info, key, etag, etagVersion, expires, failures, nextAt, error,
+   * syncedAt, trusted, trustedFrom}: `trusted` is the key the list's signing key was handed
+   * over to (by a signed rotation) from the configured key `trustedFrom` (see `sync`).
+   */
   lists: new Map(),
   /** Counts this session: navigations warned, subframes blocked, downloads cancelled. */
   counts: { navigations: 0, subframes: 0, downloads: 0 },
@@ -337,6 +341,10 @@ async function sync(url, list) {
   if (handle && list.etag && list.info && list.etagVersion === list.info.version) {
     headers["If-None-Match"] = list.etag;
   }
+  // A list whose key was handed over (a signed rotation from the configured key) is verified
+  // with the new key alone from then on: an index signed by the old key alone is refused.
+  const root = config.keyOf(trust);
+  const verifyWith = list.trusted && list.trustedFrom === root ? list.trusted : trust;
   const response = await fetch(indexUrl, { cache: "no-store", headers, credentials: "omit" });
   if (!current()) throw new Superseded();
   if (response.status === 304) {
@@ -350,7 +358,7 @@ async function sync(url, list) {
   if (!response.ok) throw new Error(`${indexUrl}: HTTP ${response.status}`);
   const index = await readAtMost(response, INDEX_LIMIT, indexUrl);
   if (!current()) throw new Superseded();
-  const { session, plan } = core.syncBegin(handle, indexUrl, index, trust);
+  const { session, plan } = core.syncBegin(handle, indexUrl, index, verifyWith);
   try {
     for (let next = core.syncNext(session); next; next = core.syncNext(session)) {
       let bytes;
@@ -375,6 +383,13 @@ async function sync(url, list) {
     list.minInterval = plan.min_interval;
     list.expires = plan.expires || 0;
     list.via = summary.via;
+    if (plan.trusted && plan.trusted !== list.trusted) {
+      if (list.trusted) {
+        console.info(`phishbloom: ${url}: its signing key was handed over; only the new key is trusted`);
+      }
+      list.trusted = plan.trusted;
+      list.trustedFrom = root;
+    }
     if (summary.changed) {
       list.syncedAt = Date.now();
       await store.put({
@@ -449,6 +464,8 @@ async function saveSchedule() {
       minInterval: list.minInterval || 0,
       expires: list.expires || 0,
       checkedAt: list.checkedAt || 0,
+      trusted: list.trusted || "",
+      trustedFrom: list.trustedFrom || "",
     };
   }
   await chrome.storage.local.set({ schedule });
@@ -685,6 +702,7 @@ function status() {
       via: l.via || "",
       checkedAt: l.checkedAt || 0,
       nextAt: l.nextAt || 0,
+      trusted: l.trusted || "",
     })),
     memory: state.core.memoryBytes(),
     coreFailedAt: state.coreFailedAt,

@@ -89,15 +89,19 @@ impl Session {
     }
 
     /// The plan and index facts, as JSON: `name`, `version`, `min_interval`, `expires` (0:
-    /// never), `plan` (`current`, `whole` or `deltas`).
+    /// never), `plan` (`current`, `whole` or `deltas`), and `trusted`: the text form of the key
+    /// that verified the index — the trusted key, or the one its hand-overs led to, which is
+    /// the key to trust from now on (`null` when no key was trusted).
     pub fn summary(&self) -> serde_json::Value {
         let body = &self.index.body;
+        let trusted = self.index.verified_by.as_ref();
         serde_json::json!({
             "name": body.name,
             "version": body.version,
             "min_interval": body.min_interval,
             "expires": body.expires,
             "plan": self.via,
+            "trusted": trusted.map(|key| key.to_text("the key that signs this list")),
         })
     }
 

@@ -7,7 +7,7 @@
 use super::*;
 
 /// Child processes killed (with their process groups: Chromium's helpers too) when dropped.
-struct Processes(Vec<Child>);
+pub(super) struct Processes(pub(super) Vec<Child>);
 
 impl Drop for Processes {
     fn drop(&mut self) {
@@ -130,7 +130,7 @@ fn start_origin() -> u16 {
 }
 
 /// Copies the built extension to `to`, with `config` as its config.json.
-fn install_extension(from: &Path, to: &Path, config: &Value) {
+pub(super) fn install_extension(from: &Path, to: &Path, config: &Value) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap().flatten() {
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
@@ -139,7 +139,7 @@ fn install_extension(from: &Path, to: &Path, config: &Value) {
 }
 
 /// A headless Chromium observed through its DevTools HTTP endpoints.
-struct Browser {
+pub(super) struct Browser {
     devtools: String,
     http: reqwest::blocking::Client,
 }
@@ -155,7 +155,7 @@ impl Browser {
     }
 
     /// Opens a tab on `url`; its target id.
-    fn open(&self, url: &str) -> String {
+    pub(super) fn open(&self, url: &str) -> String {
         let target: Value = self
             .http
             .put(format!("{}/json/new?{url}", self.devtools))
@@ -199,7 +199,7 @@ impl Browser {
     /// Evaluates `expression` in the page of tab `id` as a user's action would (through the
     /// DevTools protocol over its WebSocket, with a Rust client: Debian's node 18 has none);
     /// the protocol's answer.
-    fn evaluate(&self, id: &str, expression: &str) -> String {
+    pub(super) fn evaluate(&self, id: &str, expression: &str) -> String {
         let target = self.targets().into_iter().find(|t| t["id"] == id);
         let socket = target
             .as_ref()
@@ -216,7 +216,8 @@ impl Browser {
         let request = serde_json::json!({
             "id": 1,
             "method": "Runtime.evaluate",
-            "params": { "expression": expression, "userGesture": true },
+            // A promise is awaited: its value is the result.
+            "params": { "expression": expression, "userGesture": true, "awaitPromise": true },
         });
         ws.send(tungstenite::Message::text(request.to_string()))
             .unwrap();
@@ -274,7 +275,7 @@ fn warn_eventually(
 }
 
 /// The extension's console lines Chromium logged to `dir/chromium.log`.
-fn console_lines(dir: &Path) -> String {
+pub(super) fn console_lines(dir: &Path) -> String {
     let log = std::fs::read_to_string(dir.join("chromium.log")).unwrap_or_default();
     let console: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE")).collect();
     console.join("\n")
@@ -284,7 +285,7 @@ fn console_lines(dir: &Path) -> String {
 /// resolver rules (its log appended to `dir/chromium.log`); waits for its DevTools port and the
 /// extension's service worker. The process (its own process group), the browser and the
 /// extension's id.
-fn launch(
+pub(super) fn launch(
     dir: &Path,
     profile: &Path,
     extension: &Path,

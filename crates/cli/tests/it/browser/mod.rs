@@ -7,7 +7,9 @@
 //!   listed pages end on the warning page (also behind a server redirect, and a prerendered
 //!   page once shown), clean and allowed ones load, a web page can neither frame the warning
 //!   page nor continue from it while "continue anyway" in its own tab loads the page, and an
-//!   entry added on the server after start is warned within the update interval.
+//!   entry added on the server after start is warned within the update interval;
+//! - the same Chromium following a signed published list: a key rotation followed and the old
+//!   key alone then refused, an expired index refused with the copy kept and the badge at "!".
 //!
 //! Both need the built extension, and `node` or `chromium`: in CI (the `CI` variable set) a
 //! missing one fails the test; elsewhere the test is skipped with a loud message. What both
@@ -15,6 +17,7 @@
 
 mod chromium;
 mod parity;
+mod trust;
 
 use crate::common;
 use crate::serve_common;
