@@ -186,7 +186,8 @@ pub struct UrlEvalReport {
     /// Random URLs as non-members.
     pub random: Measurement,
     /// Expressions per benign URL that can be false positives (all but the top label's, which
-    /// only the list's own single-label domains confirm): 50th, 90th, 99th percentile and maximum.
+    /// only the list's own single-label domains confirm, exactly): 50th, 90th, 99th percentile
+    /// and maximum.
     pub expressions_p50_p90_p99_max: [usize; 4],
 }
 
@@ -309,8 +310,8 @@ impl NonMembers<'_> {
                 exact_listed += 1;
                 continue;
             }
-            // The top label's probe adds no false positive: without a verification table only
-            // the list's own single-label domains stand there (an exact set).
+            // The top label is probed only by a list with single-label domains, and then
+            // exactly (the list's own set): it adds no false positive.
             let count = url.expression_count() - usize::from(url.has_top_label());
             counts.push(count);
             queries += 1;

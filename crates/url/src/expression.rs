@@ -183,6 +183,14 @@ impl<'a> HostSuffixes<'a> {
         )
     }
 
+    /// The same walk without the top label: what a list with no domain entry of a single
+    /// label probes (its top-label probe could stand for no entry).
+    #[inline(always)]
+    pub fn without_top(mut self) -> Self {
+        self.top = usize::MAX;
+        self
+    }
+
     /// The suffixes of `host` found by searching back from each dot: what hosts longer than one
     /// mask get (and the reference of the masked walk's test).
     fn searching(host: &'a str) -> Self {

@@ -232,3 +232,44 @@ fn a_single_label_domain_entry_lists_its_subdomains() {
         );
     }
 }
+
+/// A single-label domain added to a published list reaches a synced copy through a delta,
+/// and lists its subdomains there; removed, it no longer does.
+#[test]
+fn a_single_label_domain_travels_through_publish_and_sync() {
+    use crate::sync::{add, list, publish, sync, StaticServer};
+    let dir = tempfile::tempdir().unwrap();
+    let source = list(dir.path(), "phish", &["evil.example".to_string()], 100);
+    let site = dir.path().join("site");
+    publish(&source, &site, &[]);
+    let server = StaticServer::start(&site);
+    let copy = dir.path().join("copy.bloom");
+    assert_eq!(sync(&server.url, &copy, &[]).0, 0);
+    let listed = |url: &str| {
+        let output = phishbloom()
+            .arg("check")
+            .arg(&copy)
+            .arg(url)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).contains("\tlisted\t")
+    };
+    assert!(!listed("a.b.corp"));
+    add(&source, &["corp".to_string()]);
+    publish(&source, &site, &[]);
+    let (code, out) = sync(&server.url, &copy, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("by 1 delta"), "{out}");
+    assert!(listed("a.b.corp"));
+    phishbloom()
+        .arg("remove")
+        .arg(&source)
+        .arg("corp")
+        .assert()
+        .success();
+    publish(&source, &site, &[]);
+    let (code, out) = sync(&server.url, &copy, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("by 1 delta"), "{out}");
+    assert!(!listed("a.b.corp"));
+}

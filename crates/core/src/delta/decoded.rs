@@ -59,7 +59,12 @@ pub(super) struct Decoded {
 
 impl Decoded {
     /// The delta, with its `extras` read (the added sets packed when `packed`).
-    pub(super) fn with_extras(self, path: &Path, extras: &[u8], packed: bool) -> Result<Delta> {
+    pub(super) fn with_extras(
+        self,
+        path: &Path,
+        extras: &[u8],
+        (packed, tops): (bool, bool),
+    ) -> Result<Delta> {
         let mut delta = Delta {
             scheme: self.scheme,
             probes_per_item: self.probes_per_item,
@@ -77,9 +82,10 @@ impl Decoded {
             recategorized: Vec::new(),
             counts: Vec::new(),
             exceptions: None,
+            tops: None,
         };
         delta
-            .decode_extras(extras, packed)
+            .decode_extras(extras, packed, tops)
             .ok_or_else(|| bad(path, "its categories or exceptions do not decode"))?;
         Ok(delta)
     }

@@ -164,6 +164,7 @@ impl Delta {
             Additions::Exact(changes.added)
         };
         let exceptions = (old.exceptions != new.exceptions).then(|| new.exceptions.clone());
+        let tops = (old.tops != new.tops).then(|| new.tops.clone());
         Ok(Delta {
             scheme: new.scheme,
             probes_per_item: new.probes_per_item,
@@ -187,6 +188,7 @@ impl Delta {
                 .map(|(id, c)| (id as u16, c))
                 .collect(),
             exceptions,
+            tops,
         })
     }
 }

@@ -21,8 +21,9 @@ mod packing {
 
 impl Delta {
     /// Categories, counts, category sets and exceptions, as varints; the added sets packed
-    /// ([`put_packed_sets`]) when `packed` (the current format), a varint each otherwise.
-    pub(super) fn encode_extras(&self, packed: bool) -> Vec<u8> {
+    /// ([`put_packed_sets`]) when `packed` (the current format), a varint each otherwise; then,
+    /// with `tops` (format [`super::TOPS_VERSION`]), the target's top labels.
+    pub(super) fn encode_extras(&self, packed: bool, tops: bool) -> Vec<u8> {
         let mut out = Vec::new();
         let put_text = |out: &mut Vec<u8>, text: &str| {
             out.put_varint(text.len() as u64);
@@ -88,12 +89,18 @@ impl Delta {
                 }
             }
         }
+        if let Some(tops) = self.tops.as_ref().filter(|_| tops) {
+            out.put_varint(tops.len() as u64);
+            for &v in tops {
+                out.put_u64(v);
+            }
+        }
         out
     }
 
-    /// Reads the extras into the delta — the added sets packed when `packed` — (`None`: they
-    /// do not decode, or bytes are left over).
-    pub(super) fn decode_extras(&mut self, bytes: &[u8], packed: bool) -> Option<()> {
+    /// Reads the extras into the delta — the added sets packed when `packed`, the top labels
+    /// after them when `tops` — (`None`: they do not decode, or bytes are left over).
+    pub(super) fn decode_extras(&mut self, bytes: &[u8], packed: bool, tops: bool) -> Option<()> {
         let mut r = ByteReader::new(bytes);
         let text = |r: &mut ByteReader<'_>| -> Option<String> {
             let len = r.count()?;
@@ -148,6 +155,16 @@ impl Delta {
                 self.exceptions = Some(keys);
             }
             _ => return None,
+        }
+        if tops {
+            let count = r.count()?;
+            let values: Option<Vec<u64>> = (0..count).map(|_| r.u64()).collect();
+            let values = values?;
+            // Ascending and distinct, as a list keeps them.
+            if !values.windows(2).all(|w| w[0] < w[1]) {
+                return None;
+            }
+            self.tops = Some(values);
         }
         r.rest().is_empty().then_some(())
     }

@@ -28,9 +28,13 @@ struct FixedHeaderParts {
 impl Delta {
     /// The delta file's bytes with the 160-byte fixed header ([`FIXED_HEADER_VERSION`]), for
     /// receivers that read nothing newer; `None` for additions coded as a ribbon filter or
-    /// a compact table's prefixes, which that format cannot hold.
+    /// a compact table's prefixes, and for a change of the top labels, which that format
+    /// cannot hold.
     pub fn to_fixed_header_bytes(&self) -> Option<Vec<u8>> {
-        if matches!(self.added, Additions::Filter(_) | Additions::Table { .. }) {
+        // Format 1 holds no filter, no table and no top labels.
+        if matches!(self.added, Additions::Filter(_) | Additions::Table { .. })
+            || self.tops.is_some()
+        {
             return None;
         }
         let FixedHeaderParts {
@@ -87,7 +91,7 @@ impl Delta {
             added: golomb::encode(add_values, add_r),
             rem_r,
             removed: golomb::encode(&self.removed, rem_r),
-            extras: self.encode_extras(false),
+            extras: self.encode_extras(false, false),
         }
     }
 
@@ -146,7 +150,7 @@ impl Delta {
             removed_terms: header.removed_terms,
             removed,
         }
-        .with_extras(path, r.rest(), false)
+        .with_extras(path, r.rest(), (false, false))
     }
 }
 
@@ -247,7 +251,7 @@ impl FixedHeader {
 #[cfg(test)]
 mod tests {
     use super::super::samples::{changed, compact};
-    use super::super::{reseal, DiffOptions, VERSION};
+    use super::super::{reseal, DiffOptions, TOPS_VERSION, VERSION};
     use super::*;
 
     #[test]
@@ -270,7 +274,7 @@ mod tests {
         let mut future = Delta::between(&old, &new, &DiffOptions::default())
             .unwrap()
             .to_bytes();
-        future[8] = 4;
+        future[8] = (TOPS_VERSION + 1) as u8;
         reseal(&mut future);
         let error = Delta::from_bytes(Path::new("d"), &future).unwrap_err();
         assert!(error.to_string().contains("upgrade"), "{error}");

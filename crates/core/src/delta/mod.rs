@@ -63,6 +63,10 @@ pub const MAGIC: [u8; 8] = [0x89, b'P', b'H', b'B', b'D', b'E', b'L', 0x0a];
 /// sets packed (it reads this one, [`UNPACKED_VERSION`] and [`FIXED_HEADER_VERSION`]).
 pub const VERSION: u32 = 3;
 
+/// [`VERSION`] with the target's set of single-label domain entries after the extras, written
+/// when a change touches that set (a reader of [`VERSION`] alone refuses it by its number).
+pub const TOPS_VERSION: u32 = 4;
+
 /// The varint-header format whose extras give each added entry's category set a varint,
 /// still read.
 pub const UNPACKED_VERSION: u32 = 2;
@@ -250,6 +254,9 @@ pub struct Delta {
     pub counts: Vec<(u16, i64)>,
     /// The target's exceptions (sorted entry keys), when they differ from the base's.
     pub exceptions: Option<Vec<String>>,
+    /// The fingerprints of the target's domain entries of a single label (ascending), when
+    /// they differ from the base's (see `crate::list::tops`).
+    pub tops: Option<Vec<u64>>,
 }
 
 /// `header` followed by `parts` and the checksum of them all: a whole delta file.

@@ -8,7 +8,9 @@ use crate::error::Result;
 
 use super::decoded::{bad, FIXED_HEADER_LEN};
 use super::varint_header::promised_length;
-use super::{Delta, CHECKSUM_LEN, FIXED_HEADER_VERSION, MAGIC, UNPACKED_VERSION, VERSION};
+use super::{
+    Delta, CHECKSUM_LEN, FIXED_HEADER_VERSION, MAGIC, TOPS_VERSION, UNPACKED_VERSION, VERSION,
+};
 
 /// Bytes before the varint header: magic, format, key scheme, additions coding (the shortest
 /// delta of either format is longer).
@@ -37,7 +39,9 @@ impl Delta {
         r.take(8);
         let version = r.u32().unwrap_or_default();
         match version {
-            VERSION | UNPACKED_VERSION => Delta::from_varint_header_body(path, body, version),
+            VERSION | TOPS_VERSION | UNPACKED_VERSION => {
+                Delta::from_varint_header_body(path, body, version)
+            }
             FIXED_HEADER_VERSION if body.len() >= FIXED_HEADER_LEN => {
                 Delta::from_fixed_header_body(path, body)
             }
@@ -46,7 +50,7 @@ impl Delta {
                 path,
                 format!(
                     "delta format {version}; this phishbloom reads formats \
-                     {FIXED_HEADER_VERSION} to {VERSION}: upgrade phishbloom"
+                     {FIXED_HEADER_VERSION} to {TOPS_VERSION}: upgrade phishbloom"
                 ),
             )),
         }
@@ -65,7 +69,7 @@ fn checked_body<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b [u8]> {
     let format = bytes
         .get(8..12)
         .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
-    if matches!(format, Some(VERSION | UNPACKED_VERSION)) {
+    if matches!(format, Some(VERSION | TOPS_VERSION | UNPACKED_VERSION)) {
         match promised_length(bytes) {
             None => {
                 return Err(bad(

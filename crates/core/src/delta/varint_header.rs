@@ -14,8 +14,8 @@ use crate::sections::SetFingerprint;
 
 use super::decoded::{bad, check_distinct, check_removed, Decoded};
 use super::{
-    coding, sealed, Additions, Delta, ListState, PartSizes, CHECKSUM_LEN, MAGIC, UNPACKED_VERSION,
-    VERSION,
+    coding, sealed, Additions, Delta, ListState, PartSizes, CHECKSUM_LEN, MAGIC, TOPS_VERSION,
+    UNPACKED_VERSION, VERSION,
 };
 
 /// The parts of a varint-header delta: header (through the part lengths), additions,
@@ -28,9 +28,19 @@ struct VarintHeaderParts {
 }
 
 impl Delta {
-    /// The delta file's bytes, in the current format ([`VERSION`], a varint header).
+    /// The delta file's bytes, in the current format ([`VERSION`], a varint header; or
+    /// [`TOPS_VERSION`] when it carries the target's top labels).
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.to_varint_header_bytes(VERSION)
+        self.to_varint_header_bytes(self.current_version())
+    }
+
+    /// The format [`Delta::to_bytes`] writes.
+    fn current_version(&self) -> u32 {
+        if self.tops.is_some() {
+            TOPS_VERSION
+        } else {
+            VERSION
+        }
     }
 
     /// The delta file's bytes in varint-header format `version` (the current one, or — for
@@ -71,7 +81,7 @@ impl Delta {
             header.put_u128(self.removed_terms);
         }
         header.extend_from_slice(&params);
-        let extras = self.encode_extras(version == VERSION);
+        let extras = self.encode_extras(version != UNPACKED_VERSION, version == TOPS_VERSION);
         header.put_varint(added.len() as u64);
         header.put_varint(removed.len() as u64);
         header.put_varint(extras.len() as u64);
@@ -88,7 +98,7 @@ impl Delta {
     /// (categories, count changes, category sets, exceptions) — for measuring the coding
     /// against its formula.
     pub fn part_sizes(&self) -> PartSizes {
-        let encoded = self.encode_varint_header_parts(VERSION);
+        let encoded = self.encode_varint_header_parts(self.current_version());
         PartSizes {
             fixed: encoded.header.len() + CHECKSUM_LEN,
             added: encoded.added.len(),
@@ -98,7 +108,8 @@ impl Delta {
     }
 
     /// Reads the body (all but the checksum, already checked) of a varint-header delta of
-    /// format `version` ([`VERSION`], or [`UNPACKED_VERSION`], which holds no table).
+    /// format `version` ([`VERSION`], [`TOPS_VERSION`], or [`UNPACKED_VERSION`], which holds no
+    /// table).
     pub(super) fn from_varint_header_body(path: &Path, body: &[u8], version: u32) -> Result<Delta> {
         let mut fields = Fields {
             r: ByteReader::new(body),
@@ -106,7 +117,7 @@ impl Delta {
         };
         fields.r.take(12);
         let header = VarintHeader::read(&mut fields)?;
-        let packed = version == VERSION;
+        let packed = version != UNPACKED_VERSION;
         if header.table && !packed {
             return Err(bad(path, format!("a table delta in format {version}")));
         }
@@ -148,7 +159,7 @@ impl Delta {
             removed_terms,
             removed,
         }
-        .with_extras(path, fields.r.rest(), packed)
+        .with_extras(path, fields.r.rest(), (packed, version == TOPS_VERSION))
     }
 }
 
@@ -413,7 +424,7 @@ impl VarintHeader {
 pub(super) fn promised_length(bytes: &[u8]) -> Option<usize> {
     let mut r = ByteReader::new(bytes);
     r.take(8)?;
-    if !matches!(r.u32()?, VERSION | UNPACKED_VERSION) {
+    if !matches!(r.u32()?, VERSION | TOPS_VERSION | UNPACKED_VERSION) {
         return None;
     }
     r.u8()?;

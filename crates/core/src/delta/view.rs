@@ -36,6 +36,9 @@ pub struct ListView {
     /// For a compact list: its table's universe, the entries being the table's prefixes
     /// (a delta between two such views carries table additions).
     pub universe: Option<u64>,
+    /// The fingerprints of its domain entries of a single label, ascending (see
+    /// `crate::list::tops`).
+    pub tops: Vec<u64>,
 }
 
 impl ListView {
@@ -72,6 +75,7 @@ impl ListView {
             exceptions,
             origin: std::path::PathBuf::new(),
             universe: None,
+            tops: Vec::new(),
         }
     }
 

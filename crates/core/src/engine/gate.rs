@@ -219,17 +219,27 @@ impl HostGate {
     }
 
     /// Asks the gate about each suffix of the canonical `host` (an IP address, `is_ip`, has
-    /// only itself), in [`HostSuffixes`] order, and calls `keep` for each it lets through
-    /// ([`HostGate::pass`]): a suffix left out is certainly no entry's host.
+    /// only itself; the top label only with `tops`), in [`HostSuffixes`] order, and calls
+    /// `keep` for each it lets through ([`HostGate::pass`]): a suffix left out is certainly no
+    /// entry's host.
     #[inline]
-    pub fn each_passing(&self, host: &str, is_ip: bool, mut keep: impl FnMut(Kept)) {
-        for suffix in HostSuffixes::of_host(host, is_ip) {
+    pub fn each_passing(&self, host: &str, is_ip: bool, tops: bool, mut keep: impl FnMut(Kept)) {
+        let suffixes = HostSuffixes::of_host(host, is_ip);
+        let suffixes = if tops {
+            suffixes
+        } else {
+            suffixes.without_top()
+        };
+        // Only the first suffix can be the top label.
+        let mut first = tops;
+        for suffix in suffixes {
             let hash = KeyHash::of(suffix.as_bytes());
             let pass = match self.pass(hash) {
                 // The top label stands for a domain entry only.
-                Pass::All | Pass::ByLength if is_top_label(host, suffix) => Pass::Domain,
+                Pass::All | Pass::ByLength if first && is_top_label(host, suffix) => Pass::Domain,
                 pass => pass,
             };
+            first = false;
             if pass != Pass::Nothing {
                 keep(Kept {
                     // Hosts are at most a line long, far below 4 GiB (lines are capped).
@@ -385,14 +395,14 @@ mod tests {
     fn each_passing_keeps_the_entries_hosts_among_a_hosts_suffixes() {
         let gate = HostGate::of_entries([("evil.com", 6), ("b.c.evil.com", 0)], 100).unwrap();
         let mut kept = Vec::new();
-        gate.each_passing("a.b.c.evil.com", false, |k| kept.push(k));
+        gate.each_passing("a.b.c.evil.com", false, true, |k| kept.push(k));
         for (start, suffix) in [(6, "evil.com"), (2, "b.c.evil.com")] {
             let found = kept.iter().find(|k| k.start == start).expect(suffix);
             assert_eq!(found.hash, KeyHash::of(suffix.as_bytes()));
             assert_eq!(found.pass, Pass::ByLength);
         }
         let mut ip = Vec::new();
-        gate.each_passing("1.2.3.4", true, |k| ip.push(k.start));
+        gate.each_passing("1.2.3.4", true, true, |k| ip.push(k.start));
         assert!(ip.iter().all(|&start| start == 0), "an IP is only itself");
     }
 

@@ -3,7 +3,7 @@
 //! expressions times its length.
 
 use phishbloom_filter::KeyHash;
-use phishbloom_url::{is_top_label, CanonicalUrl, Expression};
+use phishbloom_url::{is_top_label, CanonicalUrl, Expression, HostSuffixes};
 
 use super::gate::{HostGate, Kept, Pass};
 use crate::keys::fingerprint;
@@ -49,23 +49,24 @@ pub struct UrlProbes {
 impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones): every expression.
     pub fn compute(&mut self, url: &CanonicalUrl) {
-        self.compute_gated(url, None, false);
+        self.compute_gated(url, None, (false, true));
     }
 
     /// Hashes each suffix of `host` — a URL's canonical host, known before its URL is
-    /// canonicalized ([`phishbloom_url::written_host`]; never an IP address) — and asks `gate`
-    /// about it; returns whether the gate lets none through (the URL has no candidate). The
+    /// canonicalized ([`phishbloom_url::written_host`]; never an IP address; its top label only
+    /// with `tops`) — and asks `gate` about it; returns whether the gate lets none through (the
+    /// URL has no candidate). The
     /// answers are kept for the next walk ([`UrlProbes::first_in_order`],
     /// [`UrlProbes::compute_gated`]) of a URL with this host, which then neither hashes nor asks
     /// again.
     // Inlined into the line loop, which calls it once a line: as a call, saving and restoring
     // its registers cost more than a suffix's probe.
     #[inline(always)]
-    pub fn gate_host(&mut self, host: &str, gate: &HostGate) -> bool {
+    pub fn gate_host(&mut self, host: &str, gate: &HostGate, tops: bool) -> bool {
         // Only the suffixes let through are kept: the walk probes nothing of the others.
         self.gated.clear();
         let gated = &mut self.gated;
-        gate.each_passing(host, false, |kept| gated.push(kept));
+        gate.each_passing(host, false, tops, |kept| gated.push(kept));
         let nothing = self.gated.is_empty();
         // Kept only for a URL that is probed next; a URL ruled out is not.
         self.gated_host.clear();
@@ -79,14 +80,19 @@ impl UrlProbes {
     /// Computes the probes of `url` (replacing the previous ones) as `gate` lets each host
     /// suffix through ([`HostGate::pass`]; every expression without a gate): a suffix that is
     /// no entry's host has no probe, one that is only a domain entry's host its domain probe,
-    /// and only the others their path prefixes hashed and probed. [`UrlProbes::spot`] names the
-    /// probes kept.
-    pub fn compute_gated(&mut self, url: &CanonicalUrl, gate: Option<&HostGate>, no_paths: bool) {
+    /// and only the others their path prefixes hashed and probed. `(no_paths, tops)` are as
+    /// [`UrlProbes::first_in_order`] takes them. [`UrlProbes::spot`] names the probes kept.
+    pub fn compute_gated(
+        &mut self,
+        url: &CanonicalUrl,
+        gate: Option<&HostGate>,
+        (no_paths, tops): (bool, bool),
+    ) {
         self.path_lens.clear();
         self.paths.clear();
         self.probes.clear();
         self.pairs.clear();
-        let any_paths = self.gate_suffixes(url, gate, no_paths);
+        let any_paths = self.gate_suffixes(url, gate, no_paths, tops);
         // Every path prefix is a prefix of the path and query: their lengths name them.
         self.path_lens.push(0);
         self.paths.push(EMPTY_HASH);
@@ -138,14 +144,16 @@ impl UrlProbes {
     }
 
     /// Keeps the host suffixes of `url` that `gate` lets through (all without a gate; with
-    /// `no_paths`, a list none of whose entries has a path, their domain expressions alone)
-    /// with their hashes, answered as [`UrlProbes::gate_host`] answered before if it did for
-    /// this host and gate; returns whether any has its path prefixes probed.
+    /// `no_paths`, a list none of whose entries has a path, their domain expressions alone;
+    /// the top label only with `tops`) with their hashes, answered as
+    /// [`UrlProbes::gate_host`] answered before if it did for this host and gate; returns
+    /// whether any has its path prefixes probed.
     fn gate_suffixes(
         &mut self,
         url: &CanonicalUrl,
         gate: Option<&HostGate>,
         no_paths: bool,
+        tops: bool,
     ) -> bool {
         // The gate's answers for this host, if they were asked before canonicalizing (used
         // once: the next URL asks again), are taken as they are.
@@ -160,15 +168,15 @@ impl UrlProbes {
             self.kept.clear();
             let (host, kept) = (url.host(), &mut self.kept);
             match gate {
-                Some(gate) => gate.each_passing(host, url.is_ip_host(), |k| kept.push(k)),
-                None => kept.extend(url.host_suffixes().map(|suffix| {
+                Some(gate) => gate.each_passing(host, url.is_ip_host(), tops, |k| kept.push(k)),
+                None => kept.extend(with_top(url.host_suffixes(), tops).map(|suffix| {
                     let hash = KeyHash::of(suffix.as_bytes());
                     Kept {
                         // Hosts are at most a line long, far below 4 GiB (lines are capped).
                         start: (host.len() - suffix.len()) as u32,
                         hash,
                         // The top label stands for a domain entry only.
-                        pass: if no_paths || is_top_label(host, suffix) {
+                        pass: if no_paths || (tops && is_top_label(host, suffix)) {
                             Pass::Domain
                         } else {
                             Pass::All
@@ -190,12 +198,14 @@ impl UrlProbes {
     /// returned with what `accept` gave. This is the order of the decision rule
     /// ([`crate::resolve::Resolver::decide_in_order`]), so a URL's listed entry is found
     /// without hashing or probing the expressions less specific than it. The probes of
-    /// [`UrlProbes::compute_gated`] are cleared.
+    /// [`UrlProbes::compute_gated`] are cleared. `no_paths`: no entry of the list has a path
+    /// (domain expressions alone); `tops`: the list has domain entries of a single label (the
+    /// top label is probed).
     pub fn first_in_order<T>(
         &mut self,
         url: &CanonicalUrl,
         gate: Option<&HostGate>,
-        no_paths: bool,
+        (no_paths, tops): (bool, bool),
         mut probe: impl FnMut(KeyHash) -> bool,
         mut accept: impl FnMut(Spot) -> Option<T>,
     ) -> Option<(Spot, T)> {
@@ -207,7 +217,7 @@ impl UrlProbes {
         // Bit `j`: `paths[j]` holds the hash of prefix `j` (at most MAX_PATH_PREFIXES = 64
         // prefixes, `phishbloom_url`'s expression rules: bits 0..=63).
         let mut hashed = 0u64;
-        if self.gate_suffixes(url, gate, no_paths) {
+        if self.gate_suffixes(url, gate, no_paths, tops) {
             url.path_prefix_lengths(&mut self.path_lens);
             if base.len() > STREAMING_PATH_BYTES {
                 streamed_prefix_hashes(base, &self.path_lens, &mut self.paths);
@@ -282,6 +292,16 @@ impl UrlProbes {
     }
 }
 
+/// `suffixes`, without the top label unless `tops`.
+#[inline(always)]
+fn with_top(suffixes: HostSuffixes<'_>, tops: bool) -> HostSuffixes<'_> {
+    if tops {
+        suffixes
+    } else {
+        suffixes.without_top()
+    }
+}
+
 /// The address of `gate`, which names it while it lives (compared, never dereferenced).
 fn gate_address(gate: &HostGate) -> usize {
     std::ptr::from_ref(gate) as usize
@@ -340,28 +360,28 @@ mod tests {
         let elsewhere = HostGate::of_entries([("other.org", 2)], 10).unwrap();
         let fresh = |gate: &HostGate| {
             let mut probes = UrlProbes::default();
-            probes.compute_gated(&url, Some(gate), false);
+            probes.compute_gated(&url, Some(gate), (false, true));
             probes.hashes().to_vec()
         };
         assert!(fresh(&with_path).len() > fresh(&domain_only).len());
         let mut probes = UrlProbes::default();
         // Asked early, then probed through the same gate: the same probes as asking late.
         for gate in [&domain_only, &with_path] {
-            assert!(!probes.gate_host(host, gate));
-            probes.compute_gated(&url, Some(gate), false);
+            assert!(!probes.gate_host(host, gate, true));
+            probes.compute_gated(&url, Some(gate), (false, true));
             assert_eq!(probes.hashes(), fresh(gate));
         }
         // Asked of one gate, probed through another: the other gate's own answers.
-        assert!(!probes.gate_host(host, &domain_only));
-        probes.compute_gated(&url, Some(&with_path), false);
+        assert!(!probes.gate_host(host, &domain_only, true));
+        probes.compute_gated(&url, Some(&with_path), (false, true));
         assert_eq!(probes.hashes(), fresh(&with_path));
         // Ruled out by one gate, probed through another: nothing kept from the first.
-        assert!(probes.gate_host(host, &elsewhere));
-        probes.compute_gated(&url, Some(&with_path), false);
+        assert!(probes.gate_host(host, &elsewhere, true));
+        probes.compute_gated(&url, Some(&with_path), (false, true));
         assert_eq!(probes.hashes(), fresh(&with_path));
         // Without a gate, every expression.
-        assert!(!probes.gate_host(host, &domain_only));
-        probes.compute_gated(&url, None, false);
+        assert!(!probes.gate_host(host, &domain_only, true));
+        probes.compute_gated(&url, None, (false, true));
         assert_eq!(probes.hashes().len(), url.expression_count());
     }
 

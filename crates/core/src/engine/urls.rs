@@ -20,6 +20,9 @@ pub struct UrlFilter {
     /// No entry has a path (a compact list of domains says so): only domain expressions are
     /// probed.
     no_paths: bool,
+    /// The list has domain entries of a single label: URLs' top labels are probed (see
+    /// `crate::list::tops`).
+    tops: bool,
 }
 
 impl UrlFilter {
@@ -31,7 +34,14 @@ impl UrlFilter {
             layers,
             gate,
             no_paths,
+            tops: false,
         }
+    }
+
+    /// Whether URLs' top labels are probed: set by the list when its set of single-label
+    /// domain entries becomes empty or not.
+    pub(crate) fn set_tops(&mut self, tops: bool) {
+        self.tops = tops;
     }
 
     /// The structure.
@@ -75,7 +85,7 @@ impl UrlFilter {
     /// [`UrlFilter::first_spot`] of that URL.
     pub fn rules_out_host(&self, host: &str, scratch: &mut Scratch) -> bool {
         match &self.gate {
-            Some(gate) => scratch.url.gate_host(host, gate),
+            Some(gate) => scratch.url.gate_host(host, gate, self.tops),
             None => false,
         }
     }
@@ -103,7 +113,7 @@ impl UrlFilter {
         scratch.url.first_in_order(
             url,
             self.gate.as_ref(),
-            self.no_paths,
+            (self.no_paths, self.tops),
             |hash| {
                 if compact {
                     return true;
@@ -125,7 +135,7 @@ impl Matcher for UrlFilter {
     fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
         scratch
             .url
-            .compute_gated(url, self.gate.as_ref(), self.no_paths);
+            .compute_gated(url, self.gate.as_ref(), (self.no_paths, self.tops));
         let probes = scratch.url.hashes();
         scratch.answers.clear();
         if probes.is_empty() {
@@ -226,6 +236,8 @@ mod tests {
             .unwrap()
             .bit_bytes_mut()
             .fill(0xff);
+        // As for a list with single-label domains: the top label is probed too.
+        full.set_tops(true);
         let url = canonicalize(b"http://a.clean.example/x/y").unwrap();
         let mut found = Vec::new();
         full.candidates(&url, &mut Scratch::default(), &mut found);

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use crate::delta::{Additions, Delta, ListState};
 use crate::error::{Error, Result};
+use crate::hits::Fingerprints;
 use crate::resolve::Exceptions;
 use crate::sections::SetFingerprint;
 
@@ -298,6 +299,9 @@ impl Blocklist {
         if let Some(keys) = &delta.exceptions {
             self.resolver
                 .set_exceptions(Exceptions::new(keys.iter().cloned()));
+        }
+        if let Some(tops) = &delta.tops {
+            self.set_tops(Fingerprints::new(tops.clone()));
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::delta::{Additions, Delta, ListView};
 use crate::engine::urls::UrlFilter;
 use crate::error::{Error, Result};
+use crate::hits::Fingerprints;
 use crate::keys::KeyScheme;
 use crate::kind::Kind;
 use crate::resolve::{Category, CompactTable, Exceptions, Resolver};
@@ -42,6 +43,7 @@ impl ListView {
             exceptions: exception_keys(list.resolver().exceptions()),
             origin: list.origin(),
             universe: Some(table.map().universe()),
+            tops: list.resolver().tops().as_slice().to_vec(),
         })
     }
 }
@@ -67,7 +69,9 @@ impl Blocklist {
             ..self.meta.clone()
         };
         let exceptions = Exceptions::new(view.exceptions);
-        compact_list(&path, meta, pairs, &names, exceptions, universe)
+        let mut list = compact_list(&path, meta, pairs, &names, exceptions, universe)?;
+        list.set_tops(self.resolver.tops().clone());
+        Ok(list)
     }
 
     /// Applies a table delta (made between two [`ListView::of_compact`] views) to this compact
@@ -138,7 +142,12 @@ impl Blocklist {
             created: 0,
             ..self.meta.clone()
         };
+        let tops = match &delta.tops {
+            Some(tops) => Fingerprints::new(tops.clone()),
+            None => self.resolver.tops().clone(),
+        };
         *self = compact_list(&path, meta, kept, &names, exceptions, *universe)?;
+        self.set_tops(tops);
         Ok(Applied {
             added: prefixes.len() as u64,
             removed: removed.len() as u64,

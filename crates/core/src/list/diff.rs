@@ -68,6 +68,7 @@ impl ListView {
                 .collect(),
             origin: path.to_path_buf(),
             universe: None,
+            tops: list.resolver().tops().as_slice().to_vec(),
         })
     }
 }

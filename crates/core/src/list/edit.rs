@@ -152,7 +152,7 @@ impl Blocklist {
         if let Some(table) = self.resolver.verification_mut() {
             table.update(&table_added, &[], with_sets);
         }
-        if matches!(self.engine, Engine::Urls(_)) {
+        if matches!(self.engine, Engine::Urls(_)) && self.meta.scheme == KeyScheme::Expressions {
             let tops: Vec<u64> = prepared
                 .iter()
                 .filter(|item| super::tops::is_top_key(&item.key))
@@ -320,6 +320,12 @@ impl Blocklist {
             }
             self.forget_entry(item)?;
         }
+        let gone: Vec<u64> = plan
+            .iter()
+            .filter(|removal| removal.leaves)
+            .map(|removal| removal.item.fingerprint)
+            .collect();
+        self.forget_tops(&gone);
         if let Some(table) = self.resolver.verification_mut() {
             table.update(&table_added, &table_removed, with_sets);
         }

@@ -107,14 +107,18 @@ impl Blocklist {
         if directory.version < 3 {
             recompute_fingerprint(kind, &resolver, &mut meta);
         }
-        Ok(Blocklist {
+        let tops = resolver.tops().clone();
+        let mut list = Blocklist {
             kind,
             meta,
             engine,
             resolver,
             directory: Some(directory),
             origin: path.to_path_buf(),
-        })
+        };
+        // The engine probes top labels only for a list that has single-label domains.
+        list.set_tops(tops);
+        Ok(list)
     }
 }
 

@@ -1,9 +1,10 @@
 //! Domain entries of a single label (`intranet`, `iclexofmarket`): like any domain entry they
 //! list every host under them, which a URL reaches through its top label
 //! ([`phishbloom_url::is_top_label`]). A false positive there would list a whole top-level
-//! domain, so a list without an exact table keeps these entries' fingerprints in a small exact
-//! set of its own (the top-labels section), and only a top-label hit in that set stands
-//! ([`crate::resolve::Resolver::tops`]). A list with a table needs none: the table confirms.
+//! domain, so a list keeps these entries' fingerprints in a small exact set (the top-labels
+//! section; deltas carry it), a top-label hit stands only when it is in the set
+//! ([`crate::resolve::Resolver::tops`]), and a list whose set is empty — nearly every list —
+//! never probes top labels at all.
 
 use phishbloom_url::Entry;
 
@@ -21,12 +22,8 @@ pub(crate) fn is_top_key(key: &[u8]) -> bool {
 
 impl Blocklist {
     /// Keeps the fingerprints of `entries` that are domain entries of a single label in the
-    /// top-labels set, when the list has no table to confirm their hits (a list with one keeps
-    /// none). Fingerprints are as the list's engine names its hits.
+    /// top-labels set. Fingerprints are as the list's engine names its hits.
     pub(crate) fn note_tops<'a>(&mut self, entries: impl IntoIterator<Item = &'a Entry>) {
-        if self.resolver.confirms() {
-            return;
-        }
         let cabf = match &self.engine {
             Engine::Urls(_) => None,
             Engine::Cabf(engine) => Some(engine.split()),
@@ -45,12 +42,37 @@ impl Blocklist {
 
     /// Adds fingerprints of single-label domain entries to the top-labels set.
     pub(crate) fn add_tops(&mut self, added: &[u64]) {
-        if added.is_empty() || self.resolver.confirms() {
+        if added.is_empty() {
             return;
         }
         let mut all = self.resolver.tops().as_slice().to_vec();
         all.extend_from_slice(added);
-        self.resolver.set_tops(Fingerprints::new(all));
+        self.set_tops(Fingerprints::new(all));
+    }
+
+    /// Takes removed entries' fingerprints out of the top-labels set.
+    pub(crate) fn forget_tops(&mut self, removed: &[u64]) {
+        if self.resolver.tops().is_empty() || removed.is_empty() {
+            return;
+        }
+        let removed: std::collections::HashSet<u64> = removed.iter().copied().collect();
+        let kept: Vec<u64> = self
+            .resolver
+            .tops()
+            .as_slice()
+            .iter()
+            .copied()
+            .filter(|v| !removed.contains(v))
+            .collect();
+        self.set_tops(Fingerprints::new(kept));
+    }
+
+    /// Replaces the top-labels set, and tells the engine whether to probe top labels.
+    pub(crate) fn set_tops(&mut self, tops: Fingerprints) {
+        if let Engine::Urls(urls) = &mut self.engine {
+            urls.set_tops(!tops.is_empty());
+        }
+        self.resolver.set_tops(tops);
     }
 }
 
@@ -174,5 +196,43 @@ mod tests {
         assert!(!is_top_key(b"[::1]"));
         assert!(!is_top_key(b"1.2.3.4"));
         assert!(!is_top_key(b""));
+    }
+
+    /// A delta carries the target's single-label domains (format 4): an added one lists its
+    /// subdomains at the receiver, a removed one no longer does; a delta that leaves them
+    /// alone stays in format 3.
+    #[test]
+    fn deltas_carry_the_single_label_domains() {
+        use crate::delta::{Delta, DiffOptions, ListView, TOPS_VERSION, VERSION};
+        let build = |lines: &[&str]| {
+            let entries = lines.iter().map(|l| Entry::parse(l.as_bytes()).unwrap());
+            let set = EntrySet::uncategorized(entries.collect(), "phishing");
+            let options = BuildOptions {
+                verify: true,
+                ..BuildOptions::default()
+            };
+            Blocklist::from_entries(&set, &options).unwrap()
+        };
+        let view = |list: &Blocklist| ListView::of_blocklist(list, "l".as_ref()).unwrap();
+        let (v1, v2, v3) = (
+            build(&["evil.com"]),
+            build(&["evil.com", "corp"]),
+            build(&["evil.com", "bad.org"]),
+        );
+        let mut copy = Blocklist::from_bytes("copy", &v1.to_bytes()).unwrap();
+        for (from, to, listed) in [(&v1, &v2, true), (&v2, &v3, false)] {
+            let delta = Delta::between(&view(from), &view(to), &DiffOptions::default()).unwrap();
+            let bytes = delta.to_bytes();
+            assert_eq!(&bytes[8..12], &TOPS_VERSION.to_le_bytes());
+            let read = Delta::from_bytes("d".as_ref(), &bytes).unwrap();
+            assert_eq!(read, delta);
+            copy.apply(&read).unwrap();
+            let copy_read = Blocklist::from_bytes("copy", &copy.to_bytes()).unwrap();
+            assert_eq!(hit(&copy_read, "a.b.corp").is_some(), listed);
+            assert_eq!(hit(&copy, "a.b.corp").is_some(), listed);
+        }
+        let same = Delta::between(&view(&v3), &view(&v1), &DiffOptions::default()).unwrap();
+        assert_eq!(same.tops, None);
+        assert_eq!(&same.to_bytes()[8..12], &VERSION.to_le_bytes());
     }
 }

@@ -162,7 +162,7 @@ impl Blocklist {
                 sections::encode_category_sets(table.sets(), &[]),
             ));
         }
-        if !resolver.tops().is_empty() && !resolver.confirms() {
+        if !resolver.tops().is_empty() {
             out.push(Section {
                 tag: tag::TOPS,
                 index: 0,

@@ -13,8 +13,9 @@
 //! - **Top labels.** A hit of a URL's top label alone (`intranet` of `a.intranet`; see
 //!   [`phishbloom_url::is_top_label`]) stands for a domain entry of a single label covering
 //!   every host under it. One such false positive would list a whole top-level domain, so it
-//!   must be exact: confirmed by the table, or — in a list without one — by the list's own
-//!   exact set of its single-label domain entries ([`Resolver::tops`]).
+//!   must be exact: the list keeps the fingerprints of its single-label domain entries in a
+//!   set of their own ([`Resolver::tops`]), and a top-label hit stands only when it is there
+//!   (and is confirmed as any hit is). A list without such entries never probes top labels.
 //! - **Exceptions.** Exception entries (`--allow`, UT1's `liste_blanche`) are stored exactly,
 //!   never in a filter — a false "allowed" would be a false negative. Among the entries that
 //!   match a URL, the most specific wins, as in squidGuard: the longer host, then the longer path;
@@ -54,8 +55,8 @@ pub struct Resolver {
     /// Fingerprints never confirmed: the false positives of a universe that never warns
     /// ([`crate::Blocklist::never_warn`]).
     never: Fingerprints,
-    /// Fingerprints of the domain entries of a single label, which confirm a top-label hit in
-    /// a list without a table (ignored with one: the table confirms it).
+    /// Fingerprints of the domain entries of a single label: a top-label hit stands only when
+    /// it is one of them.
     tops: Fingerprints,
     categories: Vec<Category>,
     /// The place of each category's name in name order (by id), so that a verdict's names are
@@ -122,14 +123,15 @@ impl Resolver {
         self.never = never;
     }
 
-    /// The fingerprints of the list's domain entries of a single label: what confirms a
-    /// top-label hit in a list without a table (empty in a list with one).
+    /// The fingerprints of the list's domain entries of a single label: a top-label hit stands
+    /// only when it is one of them (see the module docs).
     pub fn tops(&self) -> &Fingerprints {
         &self.tops
     }
 
-    /// Replaces the set of single-label domain entries (see [`Resolver::tops`]).
-    pub fn set_tops(&mut self, tops: Fingerprints) {
+    /// Replaces the set of single-label domain entries (see [`Resolver::tops`]); a list changes
+    /// it through `Blocklist`, which also tells its engine whether to probe top labels.
+    pub(crate) fn set_tops(&mut self, tops: Fingerprints) {
         self.tops = tops;
     }
 
@@ -320,13 +322,10 @@ impl Resolver {
     }
 
     /// Whether a hit of the host suffix from byte `start` of `url`'s host, of `fingerprint`,
-    /// may stand: `false` only for a top-label hit in a list without a table that is not one
-    /// of its single-label domain entries (see the module docs).
+    /// may stand: `false` only for a top-label hit that is not one of the list's single-label
+    /// domain entries (see the module docs).
     #[inline(always)]
     pub(crate) fn confirms_top(&self, url: &CanonicalUrl, start: usize, fingerprint: u64) -> bool {
-        if self.confirms() {
-            return true;
-        }
         let host = url.host();
         let suffix = host.get(start..).unwrap_or(host);
         !is_top_label(host, suffix) || self.tops.contains(fingerprint)

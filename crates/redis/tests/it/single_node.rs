@@ -76,8 +76,8 @@ fn a_ut1_list_in_redis_answers_like_the_file_and_has_its_false_positive_rate() {
             continue;
         }
         probes.compute(&url);
-        // The top label's probe stands only for the list's own single-label domains (an exact
-        // set, in a list without a verification table): it adds no false positive.
+        // The top label's probe (Redis is asked for every expression) stands only for the
+        // list's own single-label domains, an exact set: it adds no false positive.
         let independent = (0..probes.hashes().len())
             .filter(|&i| {
                 probes
