@@ -210,20 +210,19 @@ impl Checker {
     }
 
     /// Appends the answer lines of `items` to `out` — byte for byte what [`Checker::check`] and
-    /// [`Checker::write_line`] write, as NDJSON lines or (`ndjson` false) as JSON array members
-    /// without newlines, a comma before each unless it is the batch's first (`after_first`:
-    /// earlier slices were written) — through `check`'s own line path
-    /// ([`phishbloom_core::Blocklist::write_checks`]), with `lines` as scratch space; the
+    /// [`Checker::write_line`] write, as NDJSON lines or (`ndjson` false) as JSON array members,
+    /// each followed by a comma instead of its newline (the caller takes the last one back) —
+    /// through `check`'s own line path, each object written once with its list field
+    /// ([`phishbloom_core::Blocklist::write_json_checks_with`], `tail` its scratch space); the
     /// number of listed items. `None`, with nothing written, where that path does not apply:
-    /// several lists asked, or an item with a trailing `\r` (which `check` drops from the line
-    /// it prints, and a JSON batch keeps).
+    /// several lists asked, a list not of URL entries, or an item with a trailing `\r` (which
+    /// `check` drops from the line it prints, and a JSON batch keeps).
     pub fn write_json_lines(
         &self,
         items: &[&[u8]],
-        after_first: bool,
         ndjson: bool,
         scratch: &mut Scratch,
-        lines: &mut Vec<u8>,
+        tail: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Option<u64> {
         let [(slot, served)] = self.lists.as_slice() else {
@@ -232,36 +231,19 @@ impl Checker {
         if items.iter().any(|item| item.ends_with(b"\r")) {
             return None;
         }
-        lines.clear();
-        let listed = served
-            .read()
-            .list
-            .write_checks(items.iter().copied(), Output::Json, scratch, lines)
-            .listed;
-        // Each line is one JSON object and a newline; a JSON string escapes every control
-        // character, so each `\n` ends a line. Reopen each object to add the list (its field
-        // written once per slice).
-        let mut list_field = b",\"list\":".to_vec();
-        printer::write_json_string(&slot.name, &mut list_field);
-        list_field.push(b'}');
-        let mut start = 0;
-        for (i, end) in memchr::memchr_iter(b'\n', lines)
-            .take(items.len())
-            .enumerate()
-        {
-            let line = &lines[start..end];
-            start = end + 1;
-            if !ndjson && (after_first || i > 0) {
-                out.push(b',');
-            }
-            let object = line.strip_suffix(b"}").unwrap_or(line);
-            out.extend_from_slice(object);
-            out.extend_from_slice(&list_field);
-            if ndjson {
-                out.push(b'\n');
-            }
-        }
-        Some(listed)
+        // Each object ends with the list's field, then a newline (NDJSON) or a comma (an
+        // array's separator, the last one taken back by the caller).
+        tail.clear();
+        tail.extend_from_slice(b",\"list\":");
+        printer::write_json_string(&slot.name, tail);
+        tail.push(b'}');
+        tail.push(if ndjson { b'\n' } else { b',' });
+        let stats =
+            served
+                .read()
+                .list
+                .write_json_checks_with(items.iter().copied(), tail, scratch, out)?;
+        Some(stats.listed)
     }
 
     /// Appends the answer line for `item` (with its `\n`).
@@ -567,33 +549,20 @@ mod tests {
             let one = Checker::new(&lists, Some("a\"q")).unwrap();
             let (mut want, mut answers) = (Vec::new(), Vec::new());
             one.check(&items, &mut Scratch::default(), &mut answers);
-            for (i, (item, answer)) in items.iter().zip(&answers).enumerate() {
-                if !ndjson && i > 0 {
-                    want.push(b',');
-                }
+            for (item, answer) in items.iter().zip(&answers) {
                 one.write_line(item, answer, &mut want);
                 if !ndjson {
+                    // In an array every object is followed by a comma (the caller takes the
+                    // last one back).
                     want.pop();
+                    want.push(b',');
                 }
             }
             // In two slices, the second after the first.
-            let (mut got, mut lines, mut scratch) = (Vec::new(), Vec::new(), Scratch::default());
-            let first = one.write_json_lines(
-                &items[..4],
-                false,
-                ndjson,
-                &mut scratch,
-                &mut lines,
-                &mut got,
-            );
-            let rest = one.write_json_lines(
-                &items[4..],
-                true,
-                ndjson,
-                &mut scratch,
-                &mut lines,
-                &mut got,
-            );
+            let (mut got, mut tail, mut scratch) = (Vec::new(), Vec::new(), Scratch::default());
+            let first =
+                one.write_json_lines(&items[..4], ndjson, &mut scratch, &mut tail, &mut got);
+            let rest = one.write_json_lines(&items[4..], ndjson, &mut scratch, &mut tail, &mut got);
             assert_eq!(first.zip(rest).map(|(a, b)| a + b), Some(listed(&answers)));
             assert_eq!(
                 String::from_utf8_lossy(&got),
@@ -602,18 +571,11 @@ mod tests {
             // Not for several lists, nor for an item with a trailing `\r`.
             let both = Checker::new(&lists, None).unwrap();
             assert_eq!(
-                both.write_json_lines(&items, false, ndjson, &mut scratch, &mut lines, &mut got),
+                both.write_json_lines(&items, ndjson, &mut scratch, &mut tail, &mut got),
                 None
             );
             assert_eq!(
-                one.write_json_lines(
-                    &[b"evil.com\r"],
-                    false,
-                    ndjson,
-                    &mut scratch,
-                    &mut lines,
-                    &mut got
-                ),
+                one.write_json_lines(&[b"evil.com\r"], ndjson, &mut scratch, &mut tail, &mut got),
                 None
             );
         }

@@ -135,17 +135,14 @@ impl fmt::Display for Expression<'_> {
 #[derive(Clone, Debug)]
 pub struct HostSuffixes<'a> {
     host: &'a str,
-    /// The dots before the last suffix yielded (at first, before the host's last dot), bit `i`
-    /// for byte `i`, when the host fits one mask ([`DOT_MASK_BYTES`]); each next suffix starts
-    /// after the highest.
+    /// The dots before the last suffix yielded (at first, from the host's last dot with the top
+    /// label, else from the one before), bit `i` for byte `i`, when the host fits one mask
+    /// ([`DOT_MASK_BYTES`]); each next suffix starts after the highest.
     dots: u64,
     /// Longer hosts: the dot before the last suffix yielded, from which the search for the
     /// next goes back (`usize::MAX` for a host that fits one mask).
     dot: usize,
-    /// Where the top label starts, while it is still to be yielded (`usize::MAX`: it was, or
-    /// the host has a single label or is an IP address).
-    top: usize,
-    /// How many more labels a suffix may gain (0: the full host is next).
+    /// How many more suffixes of more labels may come before the full host (0: it is next).
     more: usize,
     /// Whether the full host was yielded: the end.
     done: bool,
@@ -159,15 +156,22 @@ impl<'a> HostSuffixes<'a> {
     /// The suffixes of a canonical `host` ([`CanonicalUrl::host`]; an IP address, `is_ip`, has
     /// only itself): what [`CanonicalUrl::host_suffixes`] yields, for a host known without the
     /// whole URL (such as [`crate::written_host`]'s).
+    #[inline(always)]
+    pub fn of_host(host: &'a str, is_ip: bool) -> Self {
+        HostSuffixes::of_host_with(host, is_ip, true)
+    }
+
+    /// [`HostSuffixes::of_host`], the top label only with `top`: a list without domain entries
+    /// of a single label does not probe it (such a probe could stand for no entry).
     // Inlined: the walk is a few bit operations per suffix, and a call returns the whole
     // iterator through memory.
     #[inline(always)]
-    pub fn of_host(host: &'a str, is_ip: bool) -> Self {
+    pub fn of_host_with(host: &'a str, is_ip: bool, top: bool) -> Self {
         if is_ip {
-            return HostSuffixes::starting(host, None, 0, usize::MAX);
+            return HostSuffixes::starting(host, None, 0, usize::MAX, top);
         }
         if host.len() > DOT_MASK_BYTES {
-            return HostSuffixes::searching(host);
+            return HostSuffixes::searching(host, top);
         }
         let mut dots = 0;
         crate::scan::each_mask(host.as_bytes(), b'.', |_, mask| {
@@ -175,42 +179,35 @@ impl<'a> HostSuffixes<'a> {
             false
         });
         let last = highest_bit(dots);
-        HostSuffixes::starting(
-            host,
-            last,
-            last.map_or(0, |last| dots ^ (1 << last)),
-            usize::MAX,
-        )
-    }
-
-    /// The same walk without the top label: what a list with no domain entry of a single
-    /// label probes (its top-label probe could stand for no entry).
-    #[inline(always)]
-    pub fn without_top(mut self) -> Self {
-        self.top = usize::MAX;
-        self
+        // With the top label, the walk starts at the last dot; without, at the one before.
+        let start = match last {
+            Some(last) if !top => dots ^ (1 << last),
+            _ => dots,
+        };
+        HostSuffixes::starting(host, last, start, usize::MAX, top)
     }
 
     /// The suffixes of `host` found by searching back from each dot: what hosts longer than one
     /// mask get (and the reference of the masked walk's test).
-    fn searching(host: &'a str) -> Self {
+    fn searching(host: &'a str, top: bool) -> Self {
         // The top-level label is short: found from the end in a few bytes.
         let last = host.bytes().rposition(|b| b == b'.');
-        HostSuffixes::starting(host, last, 0, last.unwrap_or(0))
+        // With the top label, the search starts from the end (and finds the last dot first).
+        let dot = if top { host.len() } else { last.unwrap_or(0) };
+        HostSuffixes::starting(host, last, 0, dot, top)
     }
 
     /// The walk of `host` whose last dot is `last` (none: only the full host), with the
-    /// [`HostSuffixes`] fields `dots` and `dot` to start from: the top label first, then the
-    /// suffixes of two labels or more.
+    /// [`HostSuffixes`] fields `dots` and `dot` to start from: suffixes of one label (with
+    /// `top`) or two, and more, then the full host.
     #[inline(always)]
-    fn starting(host: &'a str, last: Option<usize>, dots: u64, dot: usize) -> Self {
+    fn starting(host: &'a str, last: Option<usize>, dots: u64, dot: usize, top: bool) -> Self {
         HostSuffixes {
             host,
             dots,
             dot,
-            top: last.map_or(usize::MAX, |last| last + 1),
             more: if last.is_some() {
-                MAX_HOST_SUFFIX_LABELS - 1
+                MAX_HOST_SUFFIX_LABELS - 1 + usize::from(top)
             } else {
                 0
             },
@@ -238,11 +235,6 @@ impl<'a> Iterator for HostSuffixes<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        if self.top != usize::MAX {
-            let top = self.top;
-            self.top = usize::MAX;
-            return Some(&self.host[top..]);
-        }
         if self.more > 0 {
             // One label more: from the dot before the last suffix's, if there is one.
             let before = if self.dot == usize::MAX {
@@ -645,7 +637,12 @@ mod tests {
         ) {
             let host: String = host.into_iter().collect();
             let masked: Vec<&str> = HostSuffixes::of_host(&host, false).collect();
-            proptest::prop_assert_eq!(masked, suffixes_by_labels(&host));
+            let rule = suffixes_by_labels(&host);
+            proptest::prop_assert_eq!(&masked, &rule);
+            // Without the top label: the same walk but its first suffix, when it is one.
+            let without: Vec<&str> = HostSuffixes::of_host_with(&host, false, false).collect();
+            let skip = usize::from(rule.len() > 1);
+            proptest::prop_assert_eq!(&without[..], &rule[skip..]);
         }
 
         /// The lengths, longest first, are those of the prefixes the iterator yields.

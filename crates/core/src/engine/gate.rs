@@ -224,15 +224,9 @@ impl HostGate {
     /// entry's host.
     #[inline]
     pub fn each_passing(&self, host: &str, is_ip: bool, tops: bool, mut keep: impl FnMut(Kept)) {
-        let suffixes = HostSuffixes::of_host(host, is_ip);
-        let suffixes = if tops {
-            suffixes
-        } else {
-            suffixes.without_top()
-        };
         // Only the first suffix can be the top label.
         let mut first = tops;
-        for suffix in suffixes {
+        for suffix in HostSuffixes::of_host_with(host, is_ip, tops) {
             let hash = KeyHash::of(suffix.as_bytes());
             let pass = match self.pass(hash) {
                 // The top label stands for a domain entry only.

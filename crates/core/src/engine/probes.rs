@@ -169,7 +169,7 @@ impl UrlProbes {
             let (host, kept) = (url.host(), &mut self.kept);
             match gate {
                 Some(gate) => gate.each_passing(host, url.is_ip_host(), tops, |k| kept.push(k)),
-                None => kept.extend(with_top(url.host_suffixes(), tops).map(|suffix| {
+                None => kept.extend(suffixes(url, tops).map(|suffix| {
                     let hash = KeyHash::of(suffix.as_bytes());
                     Kept {
                         // Hosts are at most a line long, far below 4 GiB (lines are capped).
@@ -292,14 +292,10 @@ impl UrlProbes {
     }
 }
 
-/// `suffixes`, without the top label unless `tops`.
+/// The host suffixes of `url`, the top label only with `tops`.
 #[inline(always)]
-fn with_top(suffixes: HostSuffixes<'_>, tops: bool) -> HostSuffixes<'_> {
-    if tops {
-        suffixes
-    } else {
-        suffixes.without_top()
-    }
+fn suffixes(url: &CanonicalUrl, tops: bool) -> HostSuffixes<'_> {
+    HostSuffixes::of_host_with(url.host(), url.is_ip_host(), tops)
 }
 
 /// The address of `gate`, which names it while it lives (compared, never dereferenced).

@@ -183,6 +183,38 @@ impl Blocklist {
             let Ok(stats) = answered;
             return stats;
         };
+        self.write_url_checks(urls, items, output, None, scratch, out)
+    }
+
+    /// [`Blocklist::write_checks`] in JSON, each object ending in `tail` instead of `}` and
+    /// its newline — a field more and the separator the caller wants (the server's batches:
+    /// `,"list":"NAME"}` and a comma or a newline) — written once, not rewritten. `None` for a
+    /// list not of URL entries, with nothing written.
+    pub fn write_json_checks_with<'i>(
+        &self,
+        items: impl IntoIterator<Item = &'i [u8]>,
+        tail: &[u8],
+        scratch: &mut Scratch,
+        out: &mut Vec<u8>,
+    ) -> Option<CheckStats> {
+        let Engine::Urls(urls) = &self.engine else {
+            return None;
+        };
+        Some(self.write_url_checks(urls, items, Output::Json, Some(tail), scratch, out))
+    }
+
+    /// The line path of a list of URL entries (see [`Blocklist::write_checks`]); a JSON line's
+    /// closing `}` and newline replaced by `tail` when given.
+    #[inline(always)]
+    fn write_url_checks<'i>(
+        &self,
+        urls: &UrlFilter,
+        items: impl IntoIterator<Item = &'i [u8]>,
+        output: Output,
+        tail: Option<&[u8]>,
+        scratch: &mut Scratch,
+        out: &mut Vec<u8>,
+    ) -> CheckStats {
         let mut stats = CheckStats::default();
         self.each_url_answer(urls, items, scratch, |shown, answer, scratch| {
             stats.lines += 1;
@@ -199,6 +231,11 @@ impl Blocklist {
                     write_invalid(shown, &scratch.reason, output, out);
                 }
                 UrlAnswer::Clean => write_verdict(shown, &Verdict::default(), output, out),
+            }
+            if let Some(tail) = tail {
+                // Every JSON line ends in `}` and a newline (the printer's form).
+                out.truncate(out.len().saturating_sub(2));
+                out.extend_from_slice(tail);
             }
         });
         stats

@@ -244,7 +244,11 @@ impl Resolver {
         ) -> Option<(Spot, Categories<'r>)>,
     ) -> Decision<'u, 'r> {
         let Some((winner, categories)) = find(&mut |spot: Spot| {
-            if !self.confirms_top(url, spot.host_start as usize, spot.fingerprint) {
+            // The walks that call this probe top labels only for a list that has single-label
+            // domains (`UrlFilter`'s flag follows this set): without any, no spot is one.
+            if !self.tops.is_empty()
+                && !self.confirms_top(url, spot.host_start as usize, spot.fingerprint)
+            {
                 return None;
             }
             let ids = self.confirm(spot.fingerprint, &|_| None)?;
