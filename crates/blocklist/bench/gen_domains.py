@@ -30,11 +30,21 @@ TLDS = [
     ("ml", 1), ("ga", 1), ("cf", 1), ("gq", 1), ("in", 1), ("jp", 1), ("es", 1), ("biz", 1),
 ]
 SUBDOMAINS = ["www", "mail", "cdn", "login", "secure", "m", "api", "static", "img", "app"]
+# A registrable part of one syllable gets an `x`, and one of three letters or fewer `x`s up to
+# four: registries and the Public Suffix List's private section sell names under short words
+# (`co.uk`, `za.com`, `mail.pl`, `info.in`), and such a name would be a public suffix itself,
+# which no blocklist lists and `phishbloom build` warns about. No draw is taken for it, so the
+# rest of the stream stays as it was. A few names still are public suffixes by chance (8 in 10^6:
+# `cloudapp.net`, `rome.it`, …), as in a real list.
+SHORTEST_LABEL = 4
 
 
 def word(rng):
     parts = [rng.choice(SYLLABLES) for _ in range(rng.choice((1, 2, 2, 3)))]
     name = "".join(parts)
+    if len(parts) == 1:
+        name += "x"
+    name = name.ljust(SHORTEST_LABEL, "x")
     roll = rng.random()
     if roll < 0.15:
         name += str(rng.randrange(1, 1000))

@@ -85,10 +85,22 @@ pub(crate) fn pick<T: Copy>(rng: &mut SplitMix64, items: &[T]) -> T {
     items[rng.below(items.len() as u64) as usize]
 }
 
-/// A registrable name of one to three syllable-words, sometimes with digits or a hyphen.
+/// Fewest characters of a registrable name: see [`word`].
+const SHORTEST_LABEL: usize = 4;
+
+/// A registrable name of one to three syllable-words, sometimes with digits or a hyphen. A name
+/// of one syllable gets an `x`, and one of three letters or fewer `x`s up to
+/// [`SHORTEST_LABEL`]: registries sell names under short words (`co.uk`, `za.com`, `mail.pl`),
+/// and such a name would be a public suffix itself, which no blocklist lists.
 fn word(rng: &mut SplitMix64) -> String {
     let parts = pick(rng, &[1, 2, 2, 3]);
     let mut name: String = (0..parts).map(|_| pick(rng, SYLLABLES)).collect();
+    if parts == 1 {
+        name.push('x');
+    }
+    while name.len() < SHORTEST_LABEL {
+        name.push('x');
+    }
     let roll = unit(rng);
     if roll < 0.15 {
         name.push_str(&(1 + rng.below(999)).to_string());
