@@ -185,11 +185,43 @@ impl Fingerprints {
     pub fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }
+
+    /// The table without the fingerprints of `removed` (any order; those it does not hold are
+    /// ignored).
+    pub fn without(&self, removed: &[u64]) -> Fingerprints {
+        if self.is_empty() || removed.is_empty() {
+            return self.clone();
+        }
+        let removed: std::collections::HashSet<u64> = removed.iter().copied().collect();
+        let kept = self.sorted.iter().copied().filter(|v| !removed.contains(v));
+        // A subsequence of a sorted, distinct sequence: sorted and distinct.
+        Self::indexed(kept.collect())
+    }
+
+    /// The table with the fingerprints of `added` too.
+    pub fn with(&self, added: &[u64]) -> Fingerprints {
+        if added.is_empty() {
+            return self.clone();
+        }
+        Fingerprints::new(self.sorted.iter().chain(added).copied().collect())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_and_without_add_and_take_out_fingerprints() {
+        let table = Fingerprints::new(vec![30, 10, 20]);
+        assert_eq!(table.with(&[25, 10]).as_slice(), [10, 20, 25, 30]);
+        assert_eq!(table.without(&[20, 99]).as_slice(), [10, 30]);
+        assert_eq!(table.without(&[]), table);
+        let big = Fingerprints::new((0..1000u64).map(|i| i << 50).collect());
+        let fewer = big.without(&[5 << 50]);
+        assert!(!fewer.contains(5 << 50) && fewer.contains(6 << 50));
+        assert_eq!(fewer.len(), 999);
+    }
 
     #[test]
     fn fingerprint_tables_are_sorted_sets() {

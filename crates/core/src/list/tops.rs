@@ -42,29 +42,16 @@ impl Blocklist {
 
     /// Adds fingerprints of single-label domain entries to the top-labels set.
     pub(crate) fn add_tops(&mut self, added: &[u64]) {
-        if added.is_empty() {
-            return;
+        if !added.is_empty() {
+            self.set_tops(self.resolver.tops().with(added));
         }
-        let mut all = self.resolver.tops().as_slice().to_vec();
-        all.extend_from_slice(added);
-        self.set_tops(Fingerprints::new(all));
     }
 
     /// Takes removed entries' fingerprints out of the top-labels set.
     pub(crate) fn forget_tops(&mut self, removed: &[u64]) {
-        if self.resolver.tops().is_empty() || removed.is_empty() {
-            return;
+        if !self.resolver.tops().is_empty() && !removed.is_empty() {
+            self.set_tops(self.resolver.tops().without(removed));
         }
-        let removed: std::collections::HashSet<u64> = removed.iter().copied().collect();
-        let kept: Vec<u64> = self
-            .resolver
-            .tops()
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|v| !removed.contains(v))
-            .collect();
-        self.set_tops(Fingerprints::new(kept));
     }
 
     /// Replaces the top-labels set, and tells the engine whether to probe top labels.

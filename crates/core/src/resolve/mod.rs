@@ -137,19 +137,7 @@ impl Resolver {
 
     /// Takes entries added to the list out of the never set (an entry is never overruled).
     pub fn forget_never(&mut self, added: &[u64]) {
-        if self.never.is_empty() || added.is_empty() {
-            return;
-        }
-        let added: std::collections::HashSet<u64> = added.iter().copied().collect();
-        let kept: Vec<u64> = self
-            .never
-            .as_slice()
-            .iter()
-            .copied()
-            .filter(|v| !added.contains(v))
-            .collect();
-        // A subsequence of a sorted, distinct sequence.
-        self.never = Fingerprints::from_sorted(kept).unwrap_or_default();
+        self.never = self.never.without(added);
     }
 
     /// Whether a hit of fingerprint `v` would be confirmed (the never set, then the table).
