@@ -312,7 +312,7 @@ impl NonMembers<'_> {
             }
             // The top label is probed only by a list with single-label domains, and then
             // exactly (the list's own set): it adds no false positive.
-            let count = url.expression_count() - usize::from(url.has_top_label());
+            let count = url.expression_count_without_top();
             counts.push(count);
             queries += 1;
             theory += per_item_fpp(self.probe_theory, count as u32);

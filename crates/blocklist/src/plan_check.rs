@@ -29,10 +29,11 @@ pub struct BuildPlan {
     pub expression_bound: Option<u32>,
 }
 
-/// The most lookup expressions a URL has: every host suffix kept (16) times every path prefix
-/// kept plus the bare host (65); `phishbloom_url::expression`'s caps.
+/// The most lookup expressions a URL has: every host suffix kept but the top label (16) times
+/// every path prefix kept plus the bare host (65), and the top label's domain expression;
+/// `phishbloom_url::expression`'s caps.
 pub const MAX_EXPRESSIONS: u32 =
-    (phishbloom_url::MAX_HOST_SUFFIXES * (phishbloom_url::MAX_PATH_PREFIXES + 1)) as u32;
+    ((phishbloom_url::MAX_HOST_SUFFIXES - 1) * (phishbloom_url::MAX_PATH_PREFIXES + 1) + 1) as u32;
 
 /// An option of a [`BuildPlan`], by its field name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

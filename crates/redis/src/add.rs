@@ -12,7 +12,9 @@
 //! If the pointer moved meanwhile, the keys went into a version being replaced: they are added
 //! again to the live one, once. Keys added to the live version are not in the file it was
 //! pushed from: add them to the list and rebuild before the next push, or they are gone when it
-//! replaces this version.
+//! replaces this version. A domain of a single label added here lists its own host; the hosts
+//! under it once it is in a pushed file (whose top-labels section is what makes readers probe
+//! top labels).
 
 use std::collections::BTreeMap;
 

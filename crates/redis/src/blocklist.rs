@@ -253,13 +253,23 @@ impl RedisBlocklist {
     pub fn check_batch(&mut self, items: &[&[u8]], out: &mut Vec<Verdict>) -> Result<()> {
         let scheme = self.meta.list.scheme;
         let mut preparer = Preparer::default();
-        let prepared: Vec<Item> = items
+        let mut tops = !self.resolver.tops().is_empty();
+        let mut prepared: Vec<Item> = items
             .iter()
-            .map(|item| prepare(&mut preparer, scheme, item))
+            .map(|item| prepare(&mut preparer, scheme, tops, item))
             .collect();
         let start = out.len();
         for retry in [false, true] {
             let from = self.meta.version;
+            let wanted = !self.resolver.tops().is_empty();
+            if tops != wanted {
+                // The version switched to one that probes top labels, or no longer does.
+                tops = wanted;
+                prepared = items
+                    .iter()
+                    .map(|item| prepare(&mut preparer, scheme, tops, item))
+                    .collect();
+            }
             match self.attempt(&prepared, out) {
                 Ok(Attempt::Done) => return Ok(()),
                 Ok(Attempt::Switched(to)) => {
@@ -564,12 +574,12 @@ impl Answerer for RedisBlocklist {
 }
 
 /// One item as the local blocklist prepares it ([`phishbloom_core::prepare`]), with its
-/// probes computed.
-fn prepare(preparer: &mut Preparer, scheme: KeyScheme, item: &[u8]) -> Item {
+/// probes computed (its top label's only with `tops`: the list has single-label domains).
+fn prepare(preparer: &mut Preparer, scheme: KeyScheme, tops: bool, item: &[u8]) -> Item {
     match preparer.query(scheme, item) {
         Query::Url(url) => {
             let mut probes = UrlProbes::default();
-            probes.compute(url);
+            probes.compute_gated(url, None, (false, tops));
             Item::Url(Box::new((url.clone(), probes)))
         }
         Query::Invalid(error) => Item::Invalid(error.to_string()),

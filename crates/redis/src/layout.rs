@@ -105,16 +105,20 @@ pub enum Section {
     CategorySets,
     /// The exception entries (`sections::encode_exceptions`).
     Exceptions,
+    /// The fingerprints of the domain entries of a single label (sorted little-endian u64, as
+    /// the file's top-labels section): only with them are URLs' top labels probed.
+    Tops,
 }
 
 impl Section {
     /// Every section, in the order a version stores and reads them.
-    pub const ALL: [Section; 5] = [
+    pub const ALL: [Section; 6] = [
         Section::Verify,
         Section::Compact,
         Section::Categories,
         Section::CategorySets,
         Section::Exceptions,
+        Section::Tops,
     ];
 
     /// The name in its keys (`NAME:vV:NAME:J`) and the prefix of its metadata fields.
@@ -125,6 +129,7 @@ impl Section {
             Section::Categories => "categories",
             Section::CategorySets => "category-sets",
             Section::Exceptions => "exceptions",
+            Section::Tops => "tops",
         }
     }
 }

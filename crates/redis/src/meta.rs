@@ -16,7 +16,7 @@
 //! | `sum:I` | chunk I's [`crate::layout::BitSum`], decimal; `add` increases it (`blocked` only) |
 //! | `compact-bytes`, `compact-chunk-bytes`, `compact-chunks`, `compact-sum:J` | a `compact` version's table (the file's compact section), chunked as the sections below |
 //! | `verify-count`, `verify-chunk-bytes`, `verify-chunks`, `verify-sum:J` | the verification table's fingerprints, chunking and xxh3-64 per chunk (hex); absent without a table |
-//! | `S-bytes`, `S-chunk-bytes`, `S-chunks`, `S-sum:J` | for S = `categories` (always), `category-sets` (with a verification table of several categories, or a compact table) and `exceptions` (when the list has any): the section's length, chunking and xxh3-64 per chunk (hex) |
+//! | `S-bytes`, `S-chunk-bytes`, `S-chunks`, `S-sum:J` | for S = `categories` (always), `category-sets` (with a verification table of several categories, or a compact table), `exceptions` (when the list has any) and `tops` (when it has domain entries of a single label): the section's length, chunking and xxh3-64 per chunk (hex) |
 //! | `file-checksum` | the pushed file's checksum (xxh3-64 of its section table), hex |
 
 use std::collections::HashMap;
@@ -85,6 +85,8 @@ pub struct RemoteMeta {
     pub category_sets: Option<Stored>,
     /// The exceptions section, if the list has exceptions.
     pub exceptions: Option<Stored>,
+    /// The top-labels section, if the list has domain entries of a single label.
+    pub tops: Option<Stored>,
     /// The pushed file's checksum, hex.
     pub file_checksum: Option<String>,
 }
@@ -106,6 +108,7 @@ impl RemoteMeta {
             Section::Categories => Some(&self.categories),
             Section::CategorySets => self.category_sets.as_ref(),
             Section::Exceptions => self.exceptions.as_ref(),
+            Section::Tops => self.tops.as_ref(),
         }
     }
 
@@ -218,6 +221,7 @@ impl RemoteMeta {
             ));
         }
         let exceptions = reader.optional_section(Section::Exceptions)?;
+        let tops = reader.optional_section(Section::Tops)?;
         Ok(RemoteMeta {
             version: reader.number("version")?,
             list,
@@ -234,6 +238,7 @@ impl RemoteMeta {
             categories,
             category_sets,
             exceptions,
+            tops,
             file_checksum: fields.get("file-checksum").cloned(),
         })
     }
@@ -531,6 +536,13 @@ mod tests {
                     chunk_bytes: MAX_CHUNK_BYTES,
                 },
                 sums: vec![10],
+            }),
+            tops: Some(Stored {
+                chunking: Chunking {
+                    bytes: 16,
+                    chunk_bytes: MAX_CHUNK_BYTES,
+                },
+                sums: vec![11],
             }),
             file_checksum: Some("00ff".into()),
         }

@@ -254,6 +254,7 @@ pub fn push(
         categories: sections.categories,
         category_sets: sections.category_sets,
         exceptions: sections.exceptions,
+        tops: sections.tops,
         file_checksum: source.file_checksum.clone(),
     };
     write_meta(store, &keys, &meta)?;
@@ -293,6 +294,7 @@ struct WrittenSections {
     categories: Stored,
     category_sets: Option<Stored>,
     exceptions: Option<Stored>,
+    tops: Option<Stored>,
 }
 
 /// Writes the sections that decide verdicts of version `version`, in the file's own encodings.
@@ -365,12 +367,17 @@ fn write_sections(
             &sections::encode_exceptions(some),
         )?),
     };
+    let tops = match resolver.tops() {
+        none if none.is_empty() => None,
+        some => Some(write(store, Section::Tops, sections::encode_verify(some))?),
+    };
     Ok(WrittenSections {
         verify,
         compact,
         categories,
         category_sets,
         exceptions,
+        tops,
     })
 }
 

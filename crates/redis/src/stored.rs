@@ -100,12 +100,13 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
             .position(|(section, _)| *section == wanted)
             .map(|at| sections.swap_remove(at).1)
     };
-    let (verify, compact, categories, category_sets, exceptions) = (
+    let (verify, compact, categories, category_sets, exceptions, tops) = (
         take(Section::Verify),
         take(Section::Compact),
         take(Section::Categories),
         take(Section::CategorySets),
         take(Section::Exceptions),
+        take(Section::Tops),
     );
     let label = |section: Section| format!("{}:v{version}:{}:*", keys.name(), section.name());
     let bad = |section: Section, what: &'static str, problem: String| Error::BadSection {
@@ -156,23 +157,17 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
             true => table,
             false => table.with_occupancy(),
         };
-        return Ok(Resolver::new(categories, None, exceptions).with_compact(Arc::new(table)));
+        let tops = decode_fingerprints(tops, Section::Tops, "top labels", &bad)?;
+        return Ok(Resolver::new(categories, None, exceptions)
+            .with_compact(Arc::new(table))
+            .with_tops(tops));
     }
     let verification = match verify {
         None => None,
         Some(bytes) => {
             // The metadata makes it `verify-count` × 8 bytes long.
-            let words = bytes
-                .chunks_exact(8)
-                .map(|w| u64::from_le_bytes(std::array::from_fn(|b| w[b])))
-                .collect();
-            let fingerprints = Fingerprints::from_sorted(words).ok_or_else(|| {
-                bad(
-                    Section::Verify,
-                    "verification table",
-                    "fingerprints not sorted strictly ascending".into(),
-                )
-            })?;
+            let fingerprints =
+                decode_fingerprints(Some(bytes), Section::Verify, "verification table", &bad)?;
             let (set_of, sets) = match category_sets {
                 None => Default::default(),
                 Some(bytes) => sections::decode_category_sets(
@@ -187,7 +182,39 @@ pub(crate) fn load_resolver(store: &mut Store, keys: &Keys, meta: &RemoteMeta) -
         }
     };
     let exceptions = decode_exceptions(meta, exceptions, &label, &bad, &decoded)?;
-    Ok(Resolver::new(categories, verification, exceptions))
+    let tops = decode_fingerprints(tops, Section::Tops, "top labels", &bad)?;
+    Ok(Resolver::new(categories, verification, exceptions).with_tops(tops))
+}
+
+/// A section of sorted little-endian u64 fingerprints from its stored bytes (none when absent);
+/// `bad` names it in errors.
+fn decode_fingerprints(
+    bytes: Option<Vec<u8>>,
+    section: Section,
+    what: &'static str,
+    bad: &dyn Fn(Section, &'static str, String) -> Error,
+) -> Result<Fingerprints> {
+    let Some(bytes) = bytes else {
+        return Ok(Fingerprints::default());
+    };
+    if bytes.len() % 8 != 0 {
+        return Err(bad(
+            section,
+            what,
+            format!("{} bytes, not 8 a fingerprint", bytes.len()),
+        ));
+    }
+    let words = bytes
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(std::array::from_fn(|b| w[b])))
+        .collect();
+    Fingerprints::from_sorted(words).ok_or_else(|| {
+        bad(
+            section,
+            what,
+            "fingerprints not sorted strictly ascending".into(),
+        )
+    })
 }
 
 /// The exceptions of version `meta` from their stored bytes, if it has any (`label` and

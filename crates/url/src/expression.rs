@@ -444,6 +444,12 @@ impl CanonicalUrl {
     pub fn has_top_label(&self) -> bool {
         !self.is_ip_host() && self.host().contains('.')
     }
+
+    /// The expressions a list without domain entries of a single label probes: all but the top
+    /// label's ([`CanonicalUrl::expression_count`] less one when [`CanonicalUrl::has_top_label`]).
+    pub fn expression_count_without_top(&self) -> usize {
+        self.expression_count() - usize::from(self.has_top_label())
+    }
 }
 
 #[cfg(test)]

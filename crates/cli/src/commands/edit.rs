@@ -43,8 +43,38 @@ pub fn add(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
             )?;
             return Ok(list.add_near(docs)?);
         }
+        if list.meta().scheme == KeyScheme::Expressions {
+            warn_public_suffixes(items);
+        }
         Ok(list.add(items, args.category.as_deref())?)
     })
+}
+
+/// Warns about items that are domain entries of a public suffix (`com`, `co.uk`): each lists
+/// every site registered under it, as `build` warns.
+fn warn_public_suffixes(items: &[&[u8]]) {
+    let suffixes: Vec<String> = items
+        .iter()
+        .filter_map(|item| match phishbloom_url::Entry::parse(item) {
+            Ok(phishbloom_url::Entry::Domain { host })
+                if phishbloom_blocklist::entries::is_public_suffix(&host) =>
+            {
+                Some(format!("{host:?}"))
+            }
+            _ => None,
+        })
+        .collect();
+    if !suffixes.is_empty() {
+        eprintln!(
+            "phishbloom: warning: {} {} a public suffix, listing every site registered under it",
+            suffixes.join(", "),
+            if suffixes.len() == 1 {
+                "is"
+            } else {
+                "are each"
+            }
+        );
+    }
 }
 
 /// `remove`: the items (and the `--from` list) leave the list (or `--category`).

@@ -273,3 +273,27 @@ fn a_single_label_domain_travels_through_publish_and_sync() {
     assert!(out.contains("by 1 delta"), "{out}");
     assert!(!listed("a.b.corp"));
 }
+
+/// `add` of a public suffix warns, as `build` does: it would list a whole registry.
+#[test]
+fn adding_a_public_suffix_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("list.txt");
+    std::fs::write(&input, "evil.example\n").unwrap();
+    let list = build_list(
+        dir.path().join("l.bloom"),
+        [input.to_str().unwrap(), "--capacity", "10"],
+    );
+    let output = phishbloom()
+        .arg("add")
+        .arg(&list)
+        .args(["com", "corp", "co.uk"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("\"com\", \"co.uk\" are each a public suffix") && !said.contains("corp"),
+        "{said}"
+    );
+}

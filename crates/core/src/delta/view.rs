@@ -87,13 +87,17 @@ impl ListView {
             .zip(&set.membership)
             .map(|(entry, ids)| (fingerprint(expression_hash(entry.key())), ids.to_vec()))
             .collect();
-        ListView::new(
+        let mut view = ListView::new(
             KeyScheme::Expressions,
             probes_per_item,
             pairs,
             set.categories.clone(),
             set.exceptions.iter().map(Entry::to_key_string).collect(),
-        )
+        );
+        view.tops = crate::list::top_fingerprints(&set.entries, None);
+        view.tops.sort_unstable();
+        view.tops.dedup();
+        view
     }
 
     /// The view of lists of whole keys, one group per category (as `build --exact` reads them).

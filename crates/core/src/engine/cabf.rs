@@ -9,7 +9,7 @@
 
 use phishbloom_filter::cabf::{Allocation, Cabf, CheckStore, PrefixFilter};
 use phishbloom_filter::{BloomFilter, KeyHash};
-use phishbloom_url::{is_top_label, CanonicalUrl, Entry};
+use phishbloom_url::{is_top_label, CanonicalUrl, Entry, HostSuffixes};
 
 use super::scratch::{Matcher, Scratch};
 use crate::error::Result;
@@ -136,6 +136,8 @@ pub fn sequence_fingerprint(components: &[String]) -> u64 {
 pub struct CabfEngine {
     cabf: Cabf,
     split: Split,
+    /// The list has domain entries of a single label: URLs' top labels are probed.
+    tops: bool,
 }
 
 impl CabfEngine {
@@ -168,7 +170,8 @@ impl CabfEngine {
             None,
         )?;
         let fingerprints = sequences.iter().map(|s| sequence_fingerprint(s)).collect();
-        Ok((CabfEngine { cabf, split }, fingerprints))
+        let tops = false;
+        Ok((CabfEngine { cabf, split, tops }, fingerprints))
     }
 
     /// The engine from stored parts: the split, the component filters and the check filter.
@@ -176,7 +179,14 @@ impl CabfEngine {
         CabfEngine {
             cabf: Cabf::from_parts(filters, check),
             split,
+            tops: false,
         }
+    }
+
+    /// Whether URLs' top labels are probed: set by the list when its set of single-label
+    /// domain entries becomes empty or not.
+    pub(crate) fn set_tops(&mut self, tops: bool) {
+        self.tops = tops;
     }
 
     /// The split.
@@ -234,7 +244,7 @@ fn prefix_expression(split: Split, components: &[String]) -> (String, String) {
 
 impl Matcher for CabfEngine {
     fn candidates(&self, url: &CanonicalUrl, scratch: &mut Scratch, out: &mut Vec<Candidate>) {
-        for host in url.host_suffixes() {
+        for host in HostSuffixes::of_host_with(url.host(), url.is_ip_host(), self.tops) {
             let sequence = if is_top_label(url.host(), host) {
                 // The top label stands for a domain entry only.
                 components(self.split, host, false, None)

@@ -116,7 +116,8 @@ pub mod tag {
     /// Optional: a compact list's gate of its entries' hosts alone (a split-block filter).
     pub const HOSTS_GATE: u16 = 0x8003;
     /// Optional: the fingerprints of a list's domain entries of a single label, which alone
-    /// confirm a top-label hit in a list without a table ([`crate::resolve::Resolver::tops`]).
+    /// confirm a top-label hit ([`crate::resolve::Resolver::tops`]); without it, no top label
+    /// is probed.
     pub const TOPS: u16 = 0x8004;
 }
 

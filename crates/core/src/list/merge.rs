@@ -25,8 +25,6 @@ impl Blocklist {
         // The other list's entries could be fingerprints of this one's never set: the union
         // keeps no never set (its members then answer at the list's rate).
         self.resolver.set_never(Default::default());
-        // The single-label domain entries of both (the set is kept only without a table).
-        self.add_tops(other.resolver.tops().as_slice());
         if self.kind == crate::Kind::Near {
             return self.merge_near(other);
         }
@@ -100,6 +98,8 @@ impl Blocklist {
         if let Engine::Urls(urls) = &mut self.engine {
             urls.set_gate(gate);
         }
+        // The single-label domain entries of both.
+        self.add_tops(other.resolver.tops().as_slice());
         self.resolver.set_exceptions(Exceptions::new(exceptions));
         self.meta.version = self.meta.version.max(other.meta.version);
         self.touch();

@@ -27,3 +27,4 @@ pub use key_filter::KeyFilter;
 pub use model::{Blocklist, Engine};
 pub use near::{NamedDoc, NearOptions};
 pub use never::{never_bits_per_entry, NeverReport};
+pub(crate) use tops::top_fingerprints;

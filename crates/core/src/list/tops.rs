@@ -8,7 +8,7 @@
 
 use phishbloom_url::Entry;
 
-use crate::engine::cabf::{entry_components, sequence_fingerprint};
+use crate::engine::cabf::{entry_components, sequence_fingerprint, Split};
 use crate::hits::Fingerprints;
 use crate::keys::{expression_hash, fingerprint};
 
@@ -20,6 +20,23 @@ pub(crate) fn is_top_key(key: &[u8]) -> bool {
     !key.is_empty() && !key.iter().any(|&b| matches!(b, b'.' | b'/' | b'[' | b'?'))
 }
 
+/// The fingerprints of those of `entries` that are domain entries of a single label, as an
+/// engine names its hits: of the entry's key, or — for CaBF, `cabf` its split — of its
+/// component sequence.
+pub(crate) fn top_fingerprints<'a>(
+    entries: impl IntoIterator<Item = &'a Entry>,
+    cabf: Option<Split>,
+) -> Vec<u64> {
+    entries
+        .into_iter()
+        .filter(|e| e.key().path.is_empty() && is_top_key(e.key().host.as_bytes()))
+        .map(|e| match cabf {
+            Some(split) => sequence_fingerprint(&entry_components(split, e)),
+            None => fingerprint(expression_hash(e.key())),
+        })
+        .collect()
+}
+
 impl Blocklist {
     /// Keeps the fingerprints of `entries` that are domain entries of a single label in the
     /// top-labels set. Fingerprints are as the list's engine names its hits.
@@ -29,14 +46,7 @@ impl Blocklist {
             Engine::Cabf(engine) => Some(engine.split()),
             _ => return,
         };
-        let added: Vec<u64> = entries
-            .into_iter()
-            .filter(|e| is_top_key(e.key().host.as_bytes()) && e.key().path.is_empty())
-            .map(|e| match cabf {
-                Some(split) => sequence_fingerprint(&entry_components(split, e)),
-                None => fingerprint(expression_hash(e.key())),
-            })
-            .collect();
+        let added = top_fingerprints(entries, cabf);
         self.add_tops(&added);
     }
 
@@ -56,8 +66,10 @@ impl Blocklist {
 
     /// Replaces the top-labels set, and tells the engine whether to probe top labels.
     pub(crate) fn set_tops(&mut self, tops: Fingerprints) {
-        if let Engine::Urls(urls) = &mut self.engine {
-            urls.set_tops(!tops.is_empty());
+        match &mut self.engine {
+            Engine::Urls(urls) => urls.set_tops(!tops.is_empty()),
+            Engine::Cabf(cabf) => cabf.set_tops(!tops.is_empty()),
+            _ => {}
         }
         self.resolver.set_tops(tops);
     }
@@ -221,5 +233,10 @@ mod tests {
         let same = Delta::between(&view(&v3), &view(&v1), &DiffOptions::default()).unwrap();
         assert_eq!(same.tops, None);
         assert_eq!(&same.to_bytes()[8..12], &VERSION.to_le_bytes());
+        // A list's entries read as text (`diff OLD.bloom NEW.txt`) have the file's set.
+        let entries = ["evil.com", "corp"].map(|l| Entry::parse(l.as_bytes()).unwrap());
+        let text = ListView::of_entries(&EntrySet::uncategorized(entries.to_vec(), "p"), 20);
+        assert_eq!(text.tops, view(&v2).tops);
+        assert_eq!(text.tops.len(), 1);
     }
 }

@@ -135,6 +135,13 @@ impl Resolver {
         self.tops = tops;
     }
 
+    /// The resolver with `tops` as its set of single-label domain entries: for a store of the
+    /// list elsewhere (Redis), which probes top labels only when the set is not empty.
+    pub fn with_tops(mut self, tops: Fingerprints) -> Self {
+        self.tops = tops;
+        self
+    }
+
     /// Takes entries added to the list out of the never set (an entry is never overruled).
     pub fn forget_never(&mut self, added: &[u64]) {
         self.never = self.never.without(added);

@@ -19,7 +19,7 @@ use phishbloom_redis::{Error, RedisBlocklist, Target};
 use phishbloom_testing::redis_server::RedisServer;
 use phishbloom_url::Entry;
 
-use common::{local_verdicts, push_file, remote_verdicts};
+use common::{build, local_verdicts, push_file, remote_verdicts};
 
 /// Calls of `command` the server has answered so far (`INFO commandstats`).
 fn calls(conn: &mut redis::Connection, command: &str) -> u64 {
@@ -333,4 +333,37 @@ fn damaged_categories_and_exceptions_are_errors_naming_their_keys() {
         matches!(&error, Error::BadChunk { problem, key, .. } if problem == "missing" && key.contains(":categories:")),
         "{error}"
     );
+}
+
+/// A domain entry of a single label lists every host under it through Redis as in the file,
+/// with and without a verification table; a list without one probes no top label.
+#[test]
+fn a_single_label_domain_lists_its_subdomains_through_redis() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = RedisServer::start();
+    let target = Target::parse(&server.url()).unwrap();
+    let entries: Vec<Entry> = ["intranet", "evil.com"]
+        .iter()
+        .map(|l| Entry::parse(l.as_bytes()).unwrap())
+        .collect();
+    for verify in [false, true] {
+        let name = format!("tops-{verify}");
+        let (list, path) = build(&entries, 0.01, verify, dir.path(), &name);
+        push_file(&target, &name, &list, &path, &PushOptions::default());
+        let mut remote = RedisBlocklist::open(&target, &name).unwrap();
+        let items: [&[u8]; 4] = [
+            b"http://a.b.intranet/x",
+            b"intranet",
+            b"www.evil.com",
+            b"ok.org",
+        ];
+        let remote_answers = remote_verdicts(&mut remote, &items, 10);
+        assert_eq!(
+            remote_answers,
+            local_verdicts(&list, &items),
+            "verify={verify}"
+        );
+        let listed: Vec<bool> = remote_answers.iter().map(|v| v.listed()).collect();
+        assert_eq!(listed, [true, true, true, false], "verify={verify}");
+    }
 }

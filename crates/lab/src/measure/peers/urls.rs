@@ -150,8 +150,7 @@ pub fn clean_urls_of(urls: &KeyList, entries: &[Entry]) -> CleanUrls {
         }
         clean.mask.push(true);
         // The top label is probed only by a list with single-label domains (none here).
-        let probed = url.expressions().count() - usize::from(url.has_top_label());
-        count_in(&mut clean.expressions, probed);
+        count_in(&mut clean.expressions, url.expression_count_without_top());
         let v4 = url
             .expressions()
             .filter(|e| !v4_skips(url.host(), e))
