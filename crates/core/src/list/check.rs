@@ -86,9 +86,26 @@ impl Blocklist {
 
     /// Answers one item (a line without its terminator).
     pub fn check(&self, item: &[u8], scratch: &mut Scratch) -> Verdict {
+        if let Engine::Urls(urls) = &self.engine {
+            // The one answer, without a vector to hold it (a DNS query, a single GET).
+            let mut verdict = Verdict::default();
+            self.each_url_answer(urls, [item], scratch, |_, answer, _| {
+                verdict = self.owned_verdict(answer);
+            });
+            return verdict;
+        }
         let mut out = Vec::with_capacity(1);
         self.check_batch(&[item], scratch, &mut out);
         out.pop().unwrap_or_default()
+    }
+
+    /// The owned verdict of a URL's answer.
+    fn owned_verdict(&self, answer: UrlAnswer<'_, '_>) -> Verdict {
+        match answer {
+            UrlAnswer::Clean => Verdict::default(),
+            UrlAnswer::Invalid(error) => Verdict::invalid(error),
+            UrlAnswer::Decided(decision) => decision.verdict(&self.resolver),
+        }
     }
 
     /// Answers many items, appending one verdict each to `out`, in order. Whole keys are
@@ -106,11 +123,7 @@ impl Blocklist {
             Engine::Keys(layers) => self.check_keys(layers, items, scratch, out),
             Engine::Urls(urls) => {
                 self.each_url_answer(urls, items.iter().copied(), scratch, |_, answer, _| {
-                    out.push(match answer {
-                        UrlAnswer::Clean => Verdict::default(),
-                        UrlAnswer::Invalid(error) => Verdict::invalid(error),
-                        UrlAnswer::Decided(decision) => decision.verdict(&self.resolver),
-                    });
+                    out.push(self.owned_verdict(answer));
                 });
             }
             Engine::Cabf(_) => {
