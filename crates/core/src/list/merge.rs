@@ -22,9 +22,6 @@ impl Blocklist {
         self.refuse_static("merge into")?;
         other.refuse_static("merge from")?;
         self.check_mergeable(other)?;
-        // The other list's entries could be fingerprints of this one's never set: the union
-        // keeps no never set (its members then answer at the list's rate).
-        self.resolver.set_never(Default::default());
         if self.kind == crate::Kind::Near {
             return self.merge_near(other);
         }
@@ -100,6 +97,9 @@ impl Blocklist {
         }
         // The single-label domain entries of both.
         self.add_tops(other.resolver.tops().as_slice());
+        // The other list's entries could be fingerprints of this one's never set: the union
+        // keeps no never set (its members then answer at the list's rate).
+        self.resolver.set_never(Default::default());
         self.resolver.set_exceptions(Exceptions::new(exceptions));
         self.meta.version = self.meta.version.max(other.meta.version);
         self.touch();
