@@ -219,3 +219,45 @@ impl Blocklist {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Blocklist, BuildOptions, EntrySet, Kind};
+    use phishbloom_url::Entry;
+
+    /// A list of `lines` and 300 more entries, at a rate where its filter answers for many
+    /// other expressions (no host gate to rule them out first).
+    fn list(kind: Kind, lines: &[&str]) -> (Blocklist, EntrySet) {
+        let fillers = (0..300).map(|i| format!("filler{i}.example"));
+        let entries = lines
+            .iter()
+            .map(|l| l.to_string())
+            .chain(fillers)
+            .map(|l| Entry::parse(l.as_bytes()).unwrap());
+        let set = EntrySet::uncategorized(entries.collect(), "phishing");
+        let options = BuildOptions {
+            kind,
+            fpp: 0.5,
+            expression_bound: 1,
+            host_gate: false,
+            ..BuildOptions::default()
+        };
+        (Blocklist::from_entries(&set, &options).unwrap(), set)
+    }
+
+    /// A merge refused for want of a matching kind changes nothing: the never set stays.
+    #[test]
+    fn a_refused_merge_leaves_the_never_set() {
+        let (mut mine, set) = list(Kind::Blocked, &["evil.com", "intranet"]);
+        let members: Vec<String> = (0..200).map(|i| format!("site{i}.example")).collect();
+        let members: Vec<&[u8]> = members.iter().map(|m| m.as_bytes()).collect();
+        let report = mine.never_warn(&set, &members).unwrap();
+        // At this rate the filter answers for some members: the set is not empty.
+        assert!(report.excluded > 0, "{report:?}");
+        let before = mine.resolver.never().clone();
+        let (other, _) = list(Kind::Classic, &["bad.org"]);
+        assert!(mine.merge(&other).is_err());
+        assert_eq!(mine.resolver.never(), &before);
+        assert_eq!(mine.resolver.tops().len(), 1);
+    }
+}
