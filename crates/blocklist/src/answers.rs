@@ -2,12 +2,12 @@
 //! or both: each document's answer line (TSV or JSON) and whether it matched. The documents
 //! come from [`crate::documents`]; the lines are written by [`phishbloom_core::scan`].
 
+use phishbloom_core::near::NearHasher;
 use phishbloom_core::near::NearMatch;
 use phishbloom_core::printer::Output;
 use phishbloom_core::scan::{write_document, write_near_document, Scanner};
 use phishbloom_core::Blocklist;
 use phishbloom_text::mail::Document;
-use phishbloom_text::simhash::SimHasher;
 
 use crate::documents::TextStream;
 use crate::Result;
@@ -21,7 +21,7 @@ pub struct DocumentAnswers<'a> {
     /// The Hamming distance asked for (the list's own when `None`).
     max_distance: Option<u32>,
     output: Output,
-    hasher: SimHasher,
+    hasher: NearHasher,
     line: Vec<u8>,
     matched: u64,
 }
@@ -40,7 +40,7 @@ impl<'a> DocumentAnswers<'a> {
             near,
             max_distance,
             output,
-            hasher: SimHasher::new(),
+            hasher: NearHasher::new(),
             line: Vec::new(),
             matched: 0,
         }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::{Error, Result};
-use phishbloom_core::delta::Delta;
+use phishbloom_core::delta::{AnyDelta, Delta};
 use phishbloom_core::format::{Directory, Source};
 use phishbloom_core::sections::Meta;
 use phishbloom_core::{Blocklist, Kind};
@@ -163,6 +163,13 @@ impl DeltaFile for Delta {
     fn open(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
         Ok(Delta::from_bytes(path, &bytes)?)
+    }
+}
+
+impl DeltaFile for AnyDelta {
+    fn open(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        Ok(AnyDelta::from_bytes(path, &bytes)?)
     }
 }
 

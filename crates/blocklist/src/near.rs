@@ -1,14 +1,17 @@
 //! Near-duplicate lists from files: every document of the inputs (texts, e-mails, mbox
-//! messages, HTML pages, or one per line; directories read whole) fingerprinted by SimHash and
-//! named — by its Message-ID when it is a message that has one, else as [`crate::documents`]
+//! messages, HTML pages, or one per line; directories read whole) printed by the list's method
+//! (MinHash sketches or SimHash, [`phishbloom_core::near`]) and named — by its Message-ID when it is a message that has one, else as [`crate::documents`]
 //! names it (`FILE`, `FILE#N`, `FILE:LINE`) — for [`Blocklist::from_near`](phishbloom_core::Blocklist::from_near) and
 //! [`Blocklist::add_near`](phishbloom_core::Blocklist::add_near).
 
 use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
+use phishbloom_core::near::{NearHasher, NearMethod};
 use phishbloom_core::NamedDoc;
-use phishbloom_text::simhash::{Fingerprint, SimHashParams, SimHasher};
+use phishbloom_filter::rng::SplitMix64;
+use phishbloom_text::minhash::{self, Boilerplate, MinHashParams, BOILERPLATE_SAMPLE};
+use phishbloom_text::tokens::Tokens;
 
 use crate::documents::{read_documents, DocumentFormat};
 
@@ -64,26 +67,66 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Reads and fingerprints every document of `inputs` under `params`, each in `category`
-/// (none: the list's name). An input that cannot be read is an error; a document that cannot
-/// be decoded is skipped and counted.
+/// The seed of the sample the boilerplate is learned from, so that a list built twice from
+/// the same documents is the same list.
+const SAMPLE_SEED: u64 = 0x6e65_6172;
+
+/// Learns the boilerplate of the documents of `inputs` ([`Boilerplate::learn`]) from a
+/// uniform sample of at most [`BOILERPLATE_SAMPLE`] of them (reservoir sampling, seeded).
+/// Documents that cannot be decoded are passed over here; [`read_near_docs`] counts them.
+pub fn learn_boilerplate(
+    inputs: &[PathBuf],
+    format: DocumentFormat,
+    params: &MinHashParams,
+) -> Result<Boilerplate> {
+    let mut rng = SplitMix64::new(SAMPLE_SEED);
+    let mut tokens = Tokens::new();
+    let mut sample: Vec<Vec<u64>> = Vec::new();
+    let mut seen = 0u64;
+    for input in expand_inputs(inputs)? {
+        for document in read_documents(&input, format)?.into_iter().flatten() {
+            // Algorithm R (Vitter 1985): document `seen` replaces a random slot with
+            // probability `BOILERPLATE_SAMPLE / (seen + 1)`.
+            let slot = if sample.len() < BOILERPLATE_SAMPLE {
+                sample.push(Vec::new());
+                sample.len() - 1
+            } else {
+                match rng.below(seen + 1) as usize {
+                    j if j < BOILERPLATE_SAMPLE => j,
+                    _ => {
+                        seen += 1;
+                        continue;
+                    }
+                }
+            };
+            seen += 1;
+            tokens.tokenize(&document.text);
+            sample[slot] = minhash::shingles(tokens.hashes(), params.shingle).collect();
+        }
+    }
+    Ok(Boilerplate::learn(sample))
+}
+
+/// Reads and prints every document of `inputs` under `method`, each in `category` (none: the
+/// list's name). An input that cannot be read is an error; a document that cannot be decoded
+/// is skipped and counted.
 pub fn read_near_docs(
     inputs: &[PathBuf],
     format: DocumentFormat,
-    params: &SimHashParams,
+    method: &NearMethod,
     category: Option<&str>,
 ) -> Result<(Vec<NamedDoc>, NearSummary)> {
     let mut summary = NearSummary::default();
-    let mut hasher = SimHasher::new();
+    let mut hasher = NearHasher::new();
     let mut docs = Vec::new();
     for input in expand_inputs(inputs)? {
         summary.files += 1;
         for document in read_documents(&input, format)? {
             match document {
                 Ok(document) => {
-                    let (fingerprint, _) = hasher.fingerprint(&document.text, params);
+                    let fingerprint = method.print(&document.text, &mut hasher);
                     summary.documents += 1;
-                    summary.exact += u64::from(matches!(fingerprint, Fingerprint::Exact(_)));
+                    summary.exact += u64::from(fingerprint.is_exact());
                     docs.push(NamedDoc {
                         fingerprint,
                         name: document.message_id.unwrap_or(document.name),
@@ -140,7 +183,7 @@ mod tests {
         let (docs, summary) = read_near_docs(
             &inputs,
             DocumentFormat::Auto,
-            &SimHashParams::default(),
+            &NearMethod::simhash(),
             Some("kits"),
         )
         .unwrap();
@@ -155,7 +198,7 @@ mod tests {
         assert!(read_near_docs(
             &[empty.path().to_path_buf()],
             DocumentFormat::Auto,
-            &SimHashParams::default(),
+            &NearMethod::simhash(),
             None
         )
         .is_err());

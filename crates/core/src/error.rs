@@ -435,16 +435,31 @@ pub enum Error {
         name: String,
     },
 
-    /// `diff` of a near-duplicate list.
+    /// A near-duplicate list compared as a list of entries.
     #[error(
-        "{path}: a near-duplicate list's changes are not coded as deltas (a delta holds entry \
-         fingerprints, not named documents); `publish` and `sync` send its whole file, and \
-         `add`/`remove` change it by document"
+        "{path}: a near-duplicate list holds documents, not entries: compare it with another \
+         version of itself (`phishbloom diff OLD.bloom NEW.bloom`, a near delta)"
     )]
     NearNoDelta {
         /// The list.
         path: PathBuf,
     },
+
+    /// A document printed by another method than the near-duplicate list's.
+    #[error(
+        "document `{name}` was fingerprinted for another kind of near-duplicate list than this \
+         {method} one; fingerprint it with the list's own method (`phishbloom add LIST DOCS` does)"
+    )]
+    NearPrint {
+        /// The document.
+        name: String,
+        /// The list's method (`minhash`, `simhash`).
+        method: &'static str,
+    },
+
+    /// MinHash sketches an index cannot hold.
+    #[error("near-duplicate sketches: {0}")]
+    NearSketches(String),
 
     /// A near-duplicate list with more categories than ids can number.
     #[error(

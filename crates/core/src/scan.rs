@@ -328,12 +328,15 @@ impl<'a> Scanner<'a> {
 }
 
 /// A near-duplicate list's answer for one document, as JSON carries it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct NearAnswer<'a> {
     /// `near` or `clean`.
     pub verdict: &'static str,
     /// The nearest known document's distance.
     pub distance: Option<u32>,
+    /// The nearest known document's estimated resemblance (MinHash lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resemblance: Option<f64>,
     /// The nearest known document's name.
     #[serde(rename = "match")]
     pub matched: Option<&'a str>,
@@ -353,6 +356,7 @@ impl<'a> NearAnswer<'a> {
         NearAnswer {
             verdict: if nearest.is_some() { "near" } else { "clean" },
             distance: nearest.map(|m| m.distance),
+            resemblance: nearest.and_then(|m| m.resemblance),
             matched: nearest.map(|m| m.name.as_str()),
             categories: nearest.map_or(&[], |m| m.categories.as_slice()),
             exact: nearest.is_some_and(|m| m.exact),

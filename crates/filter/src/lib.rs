@@ -19,6 +19,8 @@
 //!   [`golomb`] — the Golomb–Rice coder behind it and behind delta files.
 //! - [`prefix_map`] — Elias–Fano coded prefixes with a small value each: the compact list kind.
 //! - [`near`] — Manku's permuted tables: 64-bit fingerprints within a Hamming distance.
+//! - [`postings`] — posting tables: the document numbers filed under 64-bit keys, in five
+//!   bytes a key (near-duplicate sketches).
 //! - [`ribbon`] — a static ribbon filter: the smaller coding of a compact delta's additions.
 //! - [`cabf`] — BBF−/BBF+ and CaBF−/CaBF longest-prefix structures over component sequences.
 //! - [`math`] — every sizing formula as a small documented function.
@@ -64,6 +66,7 @@ mod hash;
 mod layout;
 pub mod math;
 pub mod near;
+pub mod postings;
 pub mod prefix;
 pub mod prefix_map;
 pub mod ribbon;

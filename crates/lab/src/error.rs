@@ -55,10 +55,10 @@ pub enum Error {
         source: phishbloom_filter::Error,
     },
 
-    /// The prose corpus of the near-duplicate measurements is not installed.
+    /// A corpus of the near-duplicate measurements is not installed.
     #[error(
-        "the prose corpus {path} is missing: install it with `apt-get install -y {package}` \
-         (.ci/run does; it is The Debian Administrator's Handbook, real English prose)"
+        "the corpus {path} is missing: install it with `apt-get install -y {package}` (.ci/run \
+         does; the near-duplicate measurements read real text from Debian packages)"
     )]
     MissingCorpus {
         /// The directory looked for.

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use phishbloom_blocklist::documents::{one_document, DocumentFormat};
+use phishbloom_core::near::NearHasher;
 use phishbloom_core::near::NearMatch;
 use phishbloom_core::scan::NearAnswer;
 use phishbloom_core::Kind;
-use phishbloom_text::simhash::SimHasher;
 
 use crate::error::{Error, Result};
 use crate::lists::{Lists, Slot};
@@ -50,7 +50,7 @@ pub fn answer(
     };
     let document = one_document("request body", body, format)
         .map_err(|e| Error::BadRequest(format!("the document cannot be read: {e}")))?;
-    let mut hasher = SimHasher::new();
+    let mut hasher = NearHasher::new();
     let mut found: Vec<(NearMatch, String)> = Vec::new();
     let mut asked = 0;
     for slot in &slots {
@@ -68,7 +68,7 @@ pub fn answer(
             continue;
         }
         asked += 1;
-        let built = state.list.near_engine()?.tables().distance();
+        let built = state.list.near_engine()?.max_distance();
         if let Some(asked) = max_distance.filter(|&k| k > built) {
             return Err(Error::BadRequest(format!(
                 "max_distance: {asked} is more than the {built} list {:?} answers",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use phishbloom_blocklist::atomic::{write_atomic, EditLock, DEFAULT_LOCK_TIMEOUT};
 use phishbloom_blocklist::now;
 use phishbloom_blocklist::BlocklistFile;
-use phishbloom_core::delta::Delta;
+use phishbloom_core::delta::AnyDelta;
 use phishbloom_core::sync::{check_expiry, Index, LocalState, Plan, PublicKey, MAX_INDEX_BYTES};
 use phishbloom_core::Blocklist;
 
@@ -265,8 +265,8 @@ impl Client {
             let step = (|| -> Result<()> {
                 link.file.check(&bytes)?;
                 let locate = self.fetch.locate(&link.file.path);
-                let delta = Delta::from_bytes(Path::new(&locate), &bytes)?;
-                list.apply(&delta)?;
+                let delta = AnyDelta::from_bytes(Path::new(&locate), &bytes)?;
+                list.apply_any(&delta)?;
                 Ok(())
             })();
             step.map_err(|e| (fetched, e))?;

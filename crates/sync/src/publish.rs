@@ -393,6 +393,10 @@ fn delta_from(
     })?;
     published.check(&old_bytes).map_err(|e| e.to_string())?;
     let old = Blocklist::from_bytes(&old_path, &old_bytes).map_err(|e| e.to_string())?;
+    if old.kind() == Kind::Near && list.kind() == Kind::Near {
+        let delta = old.near_delta_to(list, now).map_err(|e| e.to_string())?;
+        return Ok(delta.to_bytes());
+    }
     let (old, new) = match (old.kind(), list.kind()) {
         (Kind::Compact, Kind::Compact) => (ListView::of_compact(&old), ListView::of_compact(list)),
         (Kind::Compact, _) | (_, Kind::Compact) => {

@@ -43,6 +43,17 @@ pub enum Error {
         limit: usize,
     },
 
+    /// MinHash parameters (of a near-duplicate list or an index) that cannot work.
+    #[error("near-duplicate sketches: {problem}; rebuild the list with the default parameters")]
+    MinHashParams {
+        /// What is wrong.
+        problem: String,
+    },
+
+    /// A near-duplicate index's structure refused its contents.
+    #[error("near-duplicate index: {0}")]
+    Index(#[from] phishbloom_filter::Error),
+
     /// Reading an input failed.
     #[error("{path}: cannot read: {error}")]
     Io {

@@ -12,6 +12,9 @@
 //!   across, for scanning a document of any size in bounded memory.
 //! - [`simhash`] — SimHash fingerprints of documents (shingles of tokens), with an exact
 //!   hash for short texts: near-duplicate lists.
+//! - [`minhash`] — MinHash sketches of documents (one permutation, densified, b bits a bin)
+//!   with posting keys, the resemblance estimate, a match threshold of stated false-match
+//!   rate, and the boilerplate shingles dropped from both sides.
 //! - [`line`] — a line without the `\r` of a CRLF ending: the one rule every reader uses.
 //! - [`mail`] — documents: plain text, RFC 5322 messages (MIME-decoded with `mail-parser`),
 //!   mbox files.
@@ -45,6 +48,7 @@
 mod error;
 pub mod line;
 pub mod mail;
+pub mod minhash;
 pub mod normalize;
 pub mod phrase;
 pub mod pieces;

@@ -39,13 +39,19 @@ pub struct BuildArgs {
     /// Build a near-duplicate list for `scan` from the documents LIST… names instead: e-mails
     /// (.eml, mbox: one per message, named by Message-ID), HTML pages (their visible text),
     /// texts, or with --format lines one document per line; a directory stands for every file
-    /// in it. Each document is kept as one 64-bit SimHash (an exact hash when it is short).
+    /// in it. Each document is kept as a MinHash sketch of 32 bytes (an exact hash when it is
+    /// short), with the shingles many of them share (boilerplate) learned and dropped.
     #[arg(long, conflicts_with_all = ["keywords", "ut1", "exact", "allow", "grow", "capacity", "verify"])]
     pub near: bool,
-    /// With --near: the largest Hamming distance `scan` may ask for (and its default); Manku
-    /// et al. use 3 for 64-bit fingerprints.
-    #[arg(long, value_name = "K", requires = "near", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
-    pub max_distance: u32,
+    /// With --near: how documents are kept: minhash (sketches: copies with 10 % of their words
+    /// edited are found, ~62 bytes a document) or simhash (two 64-bit SimHashes: 16 bytes, for
+    /// copies with a few words changed).
+    #[arg(long, value_enum, requires = "near", default_value_t = NearMethodArg::Minhash)]
+    pub near_method: NearMethodArg,
+    /// With --near-method simhash: the largest Hamming distance `scan` may ask for (and its
+    /// default; 3, as Manku et al. use for 64-bit fingerprints).
+    #[arg(long, value_name = "K", requires = "near", value_parser = clap::value_parser!(u32).range(0..=8))]
+    pub max_distance: Option<u32>,
     /// With --near: split the 64 bits into B blocks (default K + 1): C(B, B − K) tables of 8
     /// bytes per document; more blocks, more tables, fewer candidates per lookup.
     #[arg(long, value_name = "B", requires = "near", value_parser = clap::value_parser!(u32).range(1..=16))]
@@ -57,7 +63,8 @@ pub struct BuildArgs {
     /// With --near: the largest distance of the check fingerprints for a match (default 8).
     #[arg(long, value_name = "C", requires = "near", value_parser = clap::value_parser!(u32).range(0..=64))]
     pub check_distance: Option<u32>,
-    /// With --near: tokens per shingle of the lookup fingerprint (default 1: words).
+    /// With --near: tokens per shingle (minhash: default 5; simhash: of the lookup
+    /// fingerprint, default 1: words).
     #[arg(long, value_name = "W", requires = "near", value_parser = clap::value_parser!(u32).range(1..=16))]
     pub shingle: Option<u32>,
     /// With --near: documents with fewer tokens get an exact hash instead (SimHash is weak on

@@ -199,6 +199,15 @@ pub enum WeightingArg {
     Set,
 }
 
+/// How a near-duplicate list keeps its documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum NearMethodArg {
+    /// MinHash sketches.
+    Minhash,
+    /// SimHash fingerprints.
+    Simhash,
+}
+
 /// Input format on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {

@@ -29,13 +29,14 @@ use phishbloom_filter::Filter;
 
 use clap::ValueEnum;
 use phishbloom_blocklist::documents::DocumentFormat;
-use phishbloom_blocklist::near::{expand_inputs, read_near_docs};
-use phishbloom_core::near::NearInfo;
+use phishbloom_blocklist::near::{expand_inputs, learn_boilerplate, read_near_docs};
+use phishbloom_core::near::{NearInfo, NearMethod, DEFAULT_DISTANCE};
 use phishbloom_core::structure::Layers;
 use phishbloom_core::NearOptions;
+use phishbloom_text::minhash::MinHashParams;
 use phishbloom_text::simhash::{SimHashParams, Weighting};
 
-use crate::args::{BuildArgs, FormatArg, WeightingArg};
+use crate::args::{BuildArgs, FormatArg, NearMethodArg, WeightingArg};
 use crate::commands::default_threads;
 
 /// Reads the lists, builds and saves the blocklist, prints the summary.
@@ -230,30 +231,13 @@ fn build_near_list(
             other.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
         ),
         };
-    let defaults = SimHashParams::default();
-    let check_shingle = args.check_shingle.unwrap_or(defaults.check_shingle);
-    let params = SimHashParams {
-        shingle: args.shingle.unwrap_or(defaults.shingle),
-        check_shingle,
-        check_distance: match check_shingle {
-            0 => 0,
-            _ => args.check_distance.unwrap_or(defaults.check_distance),
-        },
-        min_tokens: args.min_tokens.unwrap_or(defaults.min_tokens),
-        weighting: match args.weighting {
-            Some(WeightingArg::Tf) => Weighting::Tf,
-            Some(WeightingArg::Set) => Weighting::Set,
-            None => defaults.weighting,
-        },
-    };
+    let inputs: Vec<PathBuf> = args.inputs.iter().map(PathBuf::from).collect();
+    let method = near_method(args, &inputs, format)?;
     let near = NearOptions {
-        params,
-        distance: args.max_distance,
-        blocks: args.blocks.unwrap_or(args.max_distance + 1),
+        method: method.clone(),
         created: options.created,
     };
-    let inputs: Vec<PathBuf> = args.inputs.iter().map(PathBuf::from).collect();
-    let (docs, summary) = read_near_docs(&inputs, format, &params, args.category.as_deref())?;
+    let (docs, summary) = read_near_docs(&inputs, format, &method, args.category.as_deref())?;
     for problem in &summary.problems {
         eprintln!("phishbloom: warning: skipped a document: {problem}");
     }
@@ -267,12 +251,15 @@ fn build_near_list(
         )
     })?;
     println!(
-        "read {} file(s): {} documents ({} under {} tokens, kept by an exact hash), {} skipped, \
-         {} with a name seen before (the last kept)",
+        "read {} file(s): {} documents ({} too short for {}, kept by an exact hash), {} \
+         skipped, {} with a name seen before (the last kept)",
         fmt::count(summary.files),
         fmt::count(summary.documents),
         fmt::count(summary.exact),
-        params.min_tokens,
+        match method {
+            NearMethod::MinHash { .. } => "a sketch",
+            NearMethod::SimHash { .. } => "SimHash",
+        },
         fmt::count(summary.skipped),
         fmt::count(change.unchanged),
     );
@@ -281,12 +268,60 @@ fn build_near_list(
 }
 
 /// `words (tf)` or `3-token shingles (set)`: what a near-duplicate fingerprint sums.
-pub(crate) fn shingles(width: u32, weighting: &str) -> String {
-    match width {
-        1 => format!("words ({weighting})"),
-        2 => format!("word pairs ({weighting})"),
-        w => format!("{w}-token shingles ({weighting})"),
+/// The method `build --near` prints documents with: MinHash sketches (the boilerplate learned
+/// from the documents of `inputs` first) or SimHash, from the flags; SimHash's own flags are
+/// refused with MinHash.
+fn near_method(
+    args: &BuildArgs,
+    inputs: &[PathBuf],
+    format: DocumentFormat,
+) -> anyhow::Result<NearMethod> {
+    if args.near_method == NearMethodArg::Minhash {
+        let simhash_only = [
+            ("--max-distance", args.max_distance.is_some()),
+            ("--blocks", args.blocks.is_some()),
+            ("--check-shingle", args.check_shingle.is_some()),
+            ("--check-distance", args.check_distance.is_some()),
+            ("--min-tokens", args.min_tokens.is_some()),
+            ("--weighting", args.weighting.is_some()),
+        ];
+        if let Some((flag, _)) = simhash_only.iter().find(|(_, given)| *given) {
+            anyhow::bail!(
+                "{flag} applies to SimHash lists: pass --near-method simhash with it (a MinHash \
+                 list's match threshold follows from its sketches: see `phishbloom info`)"
+            );
+        }
+        let params = MinHashParams {
+            shingle: args.shingle.unwrap_or(MinHashParams::default().shingle),
+            ..MinHashParams::default()
+        };
+        let boilerplate = learn_boilerplate(inputs, format, &params)?;
+        return Ok(NearMethod::MinHash {
+            params,
+            boilerplate,
+        });
     }
+    let defaults = SimHashParams::default();
+    let check_shingle = args.check_shingle.unwrap_or(defaults.check_shingle);
+    let distance = args.max_distance.unwrap_or(DEFAULT_DISTANCE);
+    Ok(NearMethod::SimHash {
+        params: SimHashParams {
+            shingle: args.shingle.unwrap_or(defaults.shingle),
+            check_shingle,
+            check_distance: match check_shingle {
+                0 => 0,
+                _ => args.check_distance.unwrap_or(defaults.check_distance),
+            },
+            min_tokens: args.min_tokens.unwrap_or(defaults.min_tokens),
+            weighting: match args.weighting {
+                Some(WeightingArg::Tf) => Weighting::Tf,
+                Some(WeightingArg::Set) => Weighting::Set,
+                None => defaults.weighting,
+            },
+        },
+        distance,
+        blocks: args.blocks.unwrap_or(distance + 1),
+    })
 }
 
 /// Whether the --exact build streams its list (`phishbloom_blocklist::stream`): one LIST whose
@@ -603,27 +638,18 @@ fn print_summary(args: &BuildArgs, blocklist: &Blocklist, started: Instant) {
     }
 }
 
-/// The summary line of a near-duplicate list of `entries` documents.
+/// The summary lines of a near-duplicate list of `entries` documents.
 fn print_near(args: &BuildArgs, info: &NearInfo, entries: u64) {
     println!(
-        "built {}: {} documents, 64-bit SimHash of {} in {} permuted tables of {} blocks \
-         (distance up to {}), {}; {} in memory",
+        "built {}: {} documents, near-duplicates by {}",
         args.output.display(),
         fmt::count(entries),
-        shingles(info.shingle, info.weighting),
-        info.tables,
-        info.blocks,
-        info.max_distance,
-        match info.check_shingle {
-            0 => "no check".to_string(),
-            w => format!(
-                "each match checked by a SimHash of {} within {} bits",
-                shingles(w, info.weighting),
-                info.check_distance
-            ),
-        },
-        fmt::bytes(info.memory_bytes),
+        match info.method {
+            "minhash" => "MinHash sketches",
+            _ => "SimHash",
+        }
     );
+    super::info::print_near_info(info);
 }
 
 /// The summary lines of a list of `what` in layers: the list, then each layer.

@@ -16,7 +16,7 @@ use phishbloom_blocklist::near::read_near_docs;
 use phishbloom_blocklist::now;
 use phishbloom_blocklist::source::{read_list, read_list_groups, Format, ListOptions};
 use phishbloom_blocklist::Input;
-use phishbloom_core::delta::{Additions, Delta, DiffOptions, ListView};
+use phishbloom_core::delta::{Additions, AnyDelta, Delta, DiffOptions, ListView};
 use phishbloom_core::engine::DEFAULT_EXPRESSION_BOUND;
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::Change;
@@ -34,11 +34,11 @@ pub fn add(args: &ChangeArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|item| PathBuf::from(String::from_utf8_lossy(item).into_owned()))
                 .collect();
-            let params = *list.near_engine()?.params();
+            let method = list.near_engine()?.method();
             let (docs, _) = read_near_docs(
                 &paths,
                 DocumentFormat::Auto,
-                &params,
+                &method,
                 args.category.as_deref(),
             )?;
             return Ok(list.add_near(docs)?);
@@ -206,10 +206,13 @@ pub fn merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
 pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let old = Version::read(&args.old)?;
     let new = Version::read(&args.new)?;
+    if let (Version::Near(old, _), Version::Near(new, _)) = (&old, &new) {
+        return diff_near(args, old, new);
+    }
     // A list beside a blocklist is read the blocklist's way.
     let like = [&old, &new].into_iter().find_map(|v| match v {
         Version::File(view) => Some((view.scheme, view.probes_per_item)),
-        Version::List(_) => None,
+        Version::Near(..) | Version::List(_) => None,
     });
     let category = args.category.clone().unwrap_or_else(|| stem(&args.old));
     let old = old.view(args, like, &category)?;
@@ -259,6 +262,31 @@ pub fn diff(args: &DiffArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `diff` of two near-duplicate list files: the documents removed and added (delta format 5).
+fn diff_near(args: &DiffArgs, old: &Blocklist, new: &Blocklist) -> anyhow::Result<ExitCode> {
+    let delta = old.near_delta_to(new, now())?;
+    let bytes = delta.to_bytes();
+    let inputs = [PathBuf::from(&args.old), PathBuf::from(&args.new)];
+    write_atomic(&args.output, &inputs, &[&bytes])?;
+    let changes = delta.removed.len() + delta.added.len();
+    println!(
+        "{}: +{} −{} documents (a replaced one counts in both), {} ({:.1} bytes per change)",
+        args.output.display(),
+        fmt::count(delta.added.len() as u64),
+        fmt::count(delta.removed.len() as u64),
+        fmt::bytes(bytes.len() as u64),
+        bytes.len() as f64 / changes.max(1) as f64,
+    );
+    println!(
+        "  from version {} ({} documents) to version {} (set fingerprint {})",
+        delta.base.version,
+        fmt::count(delta.base.entries),
+        delta.target_version,
+        delta.target_fingerprint
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn describe_version(version: u64, entries: u64) -> String {
     match version {
         0 => format!("{} entries", fmt::count(entries)),
@@ -266,9 +294,11 @@ fn describe_version(version: u64, entries: u64) -> String {
     }
 }
 
-/// A version given to `diff`: a blocklist file (already read) or a list to read.
+/// A version given to `diff`: a blocklist file (already read), a near-duplicate list file
+/// (whose documents a near delta compares), or a list to read.
 enum Version {
     File(ListView),
+    Near(Box<Blocklist>, PathBuf),
     List(Input),
 }
 
@@ -288,6 +318,9 @@ impl Version {
             return Ok(Version::List(input));
         }
         let list = Blocklist::open(path)?;
+        if list.kind() == Kind::Near {
+            return Ok(Version::Near(Box::new(list), path.to_path_buf()));
+        }
         Ok(Version::File(ListView::of_blocklist(&list, path)?))
     }
 
@@ -299,6 +332,9 @@ impl Version {
     ) -> anyhow::Result<ListView> {
         let input = match self {
             Version::File(view) => return Ok(view),
+            Version::Near(list, path) => {
+                return Ok(ListView::of_blocklist(&list, &path)?);
+            }
             Version::List(input) => input,
         };
         let scheme = match like {
@@ -348,8 +384,8 @@ fn stem(arg: &str) -> String {
 pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let _lock = EditLock::acquire(&args.file, args.lock_timeout)?;
     let mut list = Blocklist::open(&args.file)?;
-    let delta = Delta::open(&args.delta)?;
-    let applied = list.apply(&delta)?;
+    let delta = AnyDelta::open(&args.delta)?;
+    let applied = list.apply_any(&delta)?;
     save(&list, &args.file, std::slice::from_ref(&args.delta))?;
     println!(
         "{}: applied {}: +{} −{} entries, {} recategorized; {} (the one the delta promised)",

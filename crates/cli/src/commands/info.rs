@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use phishbloom_core::keys::KeyScheme;
 use phishbloom_core::keywords::KeywordsInfo;
-use phishbloom_core::near::NearInfo;
+use phishbloom_core::near::{NearDetail, NearInfo};
 use phishbloom_core::structure::LayerInfo;
 use phishbloom_core::{fmt, Blocklist};
 use phishbloom_core::{Description, FilterInfo};
@@ -127,30 +127,75 @@ fn print_categories(d: &Description) {
     }
 }
 
-/// The near-duplicate lines of `info`.
-fn print_near_info(near: &NearInfo) {
-    println!(
-        "fingerprints      64-bit SimHash of {}{}; {} document(s) under {} tokens by an exact \
-         hash",
-        super::build::shingles(near.shingle, near.weighting),
-        match near.check_shingle {
-            0 => String::new(),
-            w => format!(
-                ", checked by a SimHash of {} within {} bits",
-                super::build::shingles(w, near.weighting),
-                near.check_distance
-            ),
-        },
-        fmt::count(near.exact),
-        near.min_tokens
-    );
-    println!(
-        "tables            {} permuted tables of {} blocks: distance up to {}, {} in memory",
-        near.tables,
-        near.blocks,
-        near.max_distance,
-        fmt::bytes(near.memory_bytes)
-    );
+/// Shingles of `width` tokens as `info` names them.
+fn shingles(width: u32, weighting: &str) -> String {
+    match width {
+        1 => format!("words ({weighting})"),
+        2 => format!("word pairs ({weighting})"),
+        w => format!("{w}-token shingles ({weighting})"),
+    }
+}
+
+/// The near-duplicate lines of `info` (and of `build`'s summary).
+pub(crate) fn print_near_info(near: &NearInfo) {
+    match &near.detail {
+        NearDetail::MinHash {
+            bins,
+            bits,
+            postings,
+            min_features,
+            threshold,
+            boilerplate,
+            bytes_per_document,
+        } => {
+            println!(
+                "sketches          MinHash of {}-word shingles: {bins} bins of {bits} bits, \
+                 {postings} posting keys; {} boilerplate shingle(s) dropped; {} document(s) \
+                 under {min_features} shingles by an exact hash",
+                near.shingle,
+                fmt::count(*boilerplate),
+                fmt::count(near.exact)
+            );
+            println!(
+                "matches           at least {threshold} of {bins} bins agreeing (distance up to \
+                 {}: resemblance ≳ {:.2}); {} in memory, {bytes_per_document:.1} bytes a \
+                 document",
+                near.max_distance,
+                phishbloom_text::minhash::estimated_resemblance(*threshold, *bins, *bits),
+                fmt::bytes(near.memory_bytes)
+            );
+        }
+        NearDetail::SimHash {
+            check_shingle,
+            check_distance,
+            min_tokens,
+            weighting,
+            blocks,
+            tables,
+        } => {
+            println!(
+                "fingerprints      64-bit SimHash of {}{}; {} document(s) under {} tokens by \
+                 an exact hash",
+                shingles(near.shingle, weighting),
+                match check_shingle {
+                    0 => String::new(),
+                    w => format!(
+                        ", checked by a SimHash of {} within {} bits",
+                        shingles(*w, weighting),
+                        check_distance
+                    ),
+                },
+                fmt::count(near.exact),
+                min_tokens
+            );
+            println!(
+                "tables            {tables} permuted tables of {blocks} blocks: distance up to \
+                 {}, {} in memory",
+                near.max_distance,
+                fmt::bytes(near.memory_bytes)
+            );
+        }
+    }
 }
 
 /// A compact list's table against the information bound.

@@ -118,7 +118,7 @@ fn open_lists(args: &ScanArgs) -> anyhow::Result<(Option<Blocklist>, Option<Bloc
 /// without such a list.
 fn check_distance(args: &ScanArgs, near: Option<&Blocklist>) -> anyhow::Result<()> {
     if let Some(near) = near {
-        let built = near.near_engine()?.tables().distance();
+        let built = near.near_engine()?.max_distance();
         if let Some(asked) = args.max_distance.filter(|&k| k > built) {
             anyhow::bail!(
                 "{}: --max-distance {asked} is more than the {built} the list was built for; ask \

@@ -77,16 +77,39 @@ fn known_dir(dir: &Path) -> PathBuf {
 }
 
 fn build_known(dir: &Path) -> PathBuf {
+    build_known_with(dir, &[])
+}
+
+/// The known documents built into `known.bloom` with `extra` flags (a method).
+fn build_known_with(dir: &Path, extra: &[&str]) -> PathBuf {
     let known = known_dir(dir);
     let out = dir.join("known.bloom");
     let output = phishbloom()
-        .args(["build", "--near", "--category", "campaigns", "-o"])
+        .args(["build", "--near", "--category", "campaigns"])
+        .args(extra)
+        .arg("-o")
         .arg(&out)
         .arg(&known)
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     out
+}
+
+/// A URL list `urls.bloom` of one entry, built in `dir`.
+fn url_list(dir: &Path) -> PathBuf {
+    let urls = dir.join("urls.txt");
+    std::fs::write(&urls, "evil.example\n").unwrap();
+    let list = dir.join("urls.bloom");
+    let output = phishbloom()
+        .arg("build")
+        .arg(&urls)
+        .arg("-o")
+        .arg(&list)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    list
 }
 
 fn scan_json(list: &Path, files: &[&Path], extra: &[&str]) -> (Vec<Value>, i32) {
@@ -108,13 +131,30 @@ fn scan_json(list: &Path, files: &[&Path], extra: &[&str]) -> (Vec<Value>, i32) 
 
 #[test]
 fn copies_are_found_with_their_match_and_unrelated_texts_are_clean() {
+    copies_are_found_by(&[], "minhash");
+    copies_are_found_by(&["--near-method", "simhash"], "simhash");
+}
+
+/// Copies are found (and an unrelated text is not) by a list built with `method_args`.
+fn copies_are_found_by(method_args: &[&str], method: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let list = build_known(dir.path());
+    let list = build_known_with(dir.path(), method_args);
     let info = info_json(&list);
     assert_eq!(info["kind"], "near");
     assert_eq!(info["meta"]["entries"], 8);
     assert_eq!(info["near"]["exact"], 1);
-    assert_eq!(info["near"]["tables"], 4);
+    assert_eq!(info["near"]["method"], method);
+    let max_distance = info["near"]["max_distance"].as_u64().unwrap();
+    if method == "simhash" {
+        assert_eq!(info["near"]["tables"], 4);
+        assert_eq!(max_distance, 3);
+    } else {
+        assert_eq!(info["near"]["bins"], 64);
+        assert_eq!(
+            max_distance,
+            64 - info["near"]["threshold"].as_u64().unwrap()
+        );
+    }
 
     let copy = dir.path().join("copy.txt");
     std::fs::write(&copy, edited(&text(3, 400), 100)).unwrap();
@@ -164,8 +204,12 @@ fn copies_are_found_with_their_match_and_unrelated_texts_are_clean() {
             Some(name) => {
                 assert_eq!(answer["verdict"], "near", "{answer}");
                 assert_eq!(answer["match"], name.as_str(), "{answer}");
-                assert!(answer["distance"].as_u64().unwrap() <= 3);
+                assert!(answer["distance"].as_u64().unwrap() <= max_distance);
                 assert_eq!(answer["categories"][0], "campaigns");
+                // A sketch's answer carries the resemblance it estimated (not for an exact
+                // hash, nor for SimHash).
+                let sketched = method == "minhash" && answer["exact"] == false;
+                assert_eq!(answer["resemblance"].is_f64(), sketched, "{answer}");
             }
             None => {
                 assert_eq!(answer["verdict"], "clean", "{answer}");
@@ -226,19 +270,32 @@ fn refusals_name_the_problem() {
             .arg("http://example.com"),
         &["near-duplicate list", "phishbloom scan"],
     );
+    let beyond = info_json(&list)["near"]["max_distance"].as_u64().unwrap() + 1;
     assert_error(
         phishbloom()
             .arg("scan")
             .arg(&list)
-            .args(["--max-distance", "4"])
+            .args(["--max-distance", &beyond.to_string()])
             .arg(&doc),
-        &["--max-distance 4", "built for"],
+        &[&format!("--max-distance {beyond}"), "built for"],
+    );
+    assert_error(
+        phishbloom()
+            .args(["build", "--near", "--max-distance", "3", "-o"])
+            .arg(dir.path().join("x.bloom"))
+            .arg(&doc),
+        &[
+            "--max-distance applies to SimHash lists",
+            "--near-method simhash",
+        ],
     );
     assert_error(
         phishbloom()
             .args([
                 "build",
                 "--near",
+                "--near-method",
+                "simhash",
                 "--max-distance",
                 "3",
                 "--blocks",
@@ -290,6 +347,8 @@ fn documents_are_removed_by_name_and_lists_merged() {
     let doc = dir.path().join("known/doc2.txt");
     let name = doc.display().to_string();
     let before = info_json(&list);
+    let old_copy = dir.path().join("old-copy.bloom");
+    std::fs::copy(&list, &old_copy).unwrap();
     assert!(phishbloom()
         .arg("remove")
         .arg(&list)
@@ -314,36 +373,69 @@ fn documents_are_removed_by_name_and_lists_merged() {
         &["no document named `no-such-document`"],
     );
 
-    // `diff` refuses by name; `publish` and `sync` carry the whole file.
-    assert_error(
-        phishbloom()
-            .arg("diff")
-            .arg(&list)
-            .arg(&list)
-            .arg("-o")
-            .arg(dir.path().join("x.delta")),
-        &["near-duplicate list", "whole file"],
+    // `diff` makes a near delta (the document removed, by name) that `apply` turns the old
+    // version into the new one with.
+    let delta = dir.path().join("remove.delta");
+    let output = phishbloom()
+        .arg("diff")
+        .arg(&old_copy)
+        .arg(&list)
+        .arg("-o")
+        .arg(&delta)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("+0 −1 documents"));
+    assert!(std::fs::metadata(&delta).unwrap().len() < 200);
+    let output = phishbloom()
+        .arg("apply")
+        .arg(&old_copy)
+        .arg(&delta)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        info_json(&old_copy)["meta"]["fingerprint"],
+        after["meta"]["fingerprint"]
     );
+    // Applied twice, it is refused by its base, and the file is left as it was.
+    assert_error(
+        phishbloom().arg("apply").arg(&old_copy).arg(&delta),
+        &["the delta applies to version"],
+    );
+    // A near delta is no delta of entries.
+    let url_list = url_list(dir.path());
+    assert_error(
+        phishbloom().arg("apply").arg(&url_list).arg(&delta),
+        &["not a near-duplicate list"],
+    );
+
+    // `publish` and `sync`: the whole file first, then the change as a near delta.
     let published = dir.path().join("pub");
     let copy = dir.path().join("copy.bloom");
-    for args in [
-        vec![
-            "publish".to_string(),
-            list.display().to_string(),
-            published.display().to_string(),
-        ],
-        vec![
-            "sync".to_string(),
-            published.display().to_string(),
-            copy.display().to_string(),
-            "--once".to_string(),
-        ],
-    ] {
-        let output = phishbloom().args(&args).output().unwrap();
-        assert!(output.status.success(), "{args:?}: {output:?}");
-    }
+    let sync = |copy: &Path| {
+        let output = phishbloom()
+            .arg("sync")
+            .arg(&published)
+            .arg(copy)
+            .arg("--once")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let publish = |list: &Path| {
+        let output = phishbloom()
+            .arg("publish")
+            .arg(list)
+            .arg(&published)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+    };
+    publish(&list);
+    sync(&copy);
     assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&list).unwrap());
-
     // Adding it back as a document file: the same set as before.
     let added = dir.path().join("added.bloom");
     std::fs::copy(&list, &added).unwrap();
@@ -359,6 +451,15 @@ fn documents_are_removed_by_name_and_lists_merged() {
     assert_eq!(added_info["meta"]["entries"], 8);
     // The categories differ (no --category when added), so compare names only through scan.
     let (answers, _) = scan_json(&added, &[&doc], &[]);
+    assert_eq!(answers[0]["match"], name.as_str());
+    publish(&added);
+    let text = sync(&copy);
+    assert!(text.contains("by 1 delta"), "{text}");
+    assert_eq!(
+        info_json(&copy)["meta"]["fingerprint"],
+        added_info["meta"]["fingerprint"]
+    );
+    let (answers, _) = scan_json(&copy, &[&doc], &[]);
     assert_eq!(answers[0]["match"], name.as_str());
 
     // Merging the removed document back from a list of its own.
@@ -398,18 +499,7 @@ fn serve_answers_post_v1_near_within_its_limits() {
     use reqwest::StatusCode;
     let dir = tempfile::tempdir().unwrap();
     let list = build_known(dir.path());
-    let urls = dir.path().join("urls.txt");
-    std::fs::write(&urls, "evil.example\n").unwrap();
-    let url_list = dir.path().join("urls.bloom");
-    assert!(phishbloom()
-        .arg("build")
-        .arg(&urls)
-        .arg("-o")
-        .arg(&url_list)
-        .output()
-        .unwrap()
-        .status
-        .success());
+    let url_list = url_list(dir.path());
     let server = serve_common::Server::start(
         dir.path(),
         &[
@@ -450,7 +540,7 @@ fn serve_answers_post_v1_near_within_its_limits() {
     // Refusals, each with its status: a distance beyond the list's, not a number, a list that
     // is not a near-duplicate list, no such list, an unknown parameter.
     for (query, expected) in [
-        ("?max_distance=9", StatusCode::BAD_REQUEST),
+        ("?max_distance=65", StatusCode::BAD_REQUEST),
         ("?max_distance=x", StatusCode::BAD_REQUEST),
         ("?list=urls", StatusCode::BAD_REQUEST),
         ("?list=nope", StatusCode::NOT_FOUND),

@@ -48,13 +48,40 @@ mod decoded;
 mod diff;
 mod extras;
 mod fixed_header;
+pub mod near;
 mod read;
 #[cfg(test)]
 mod samples;
 mod varint_header;
 mod view;
 
+pub use near::{NearDelta, NearEntry, NearState};
 pub use view::{DiffOptions, ListView};
+
+/// A delta of either species: of entries ([`Delta`]) or of a near-duplicate list's documents
+/// ([`NearDelta`]), told apart by the format number after the magic.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyDelta {
+    /// The change of a list of entries.
+    Entries(Box<Delta>),
+    /// The change of a near-duplicate list.
+    Near(NearDelta),
+}
+
+impl AnyDelta {
+    /// Reads a delta file image of either species; `path` names it in errors.
+    pub fn from_bytes(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<Self> {
+        let format = bytes
+            .get(8..12)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
+        match format {
+            Some(NEAR_VERSION) if bytes.get(..8) == Some(&MAGIC[..]) => {
+                Ok(AnyDelta::Near(NearDelta::from_bytes(path, bytes)?))
+            }
+            _ => Ok(AnyDelta::Entries(Box::new(Delta::from_bytes(path, bytes)?))),
+        }
+    }
+}
 
 /// The first 8 bytes of a delta file: `\x89PHBDEL\n` (like the blocklist magic, binary-safe).
 pub const MAGIC: [u8; 8] = [0x89, b'P', b'H', b'B', b'D', b'E', b'L', 0x0a];
@@ -70,6 +97,9 @@ pub const TOPS_VERSION: u32 = 4;
 /// The varint-header format whose extras give each added entry's category set a varint,
 /// still read.
 pub const UNPACKED_VERSION: u32 = 2;
+
+/// The delta format of near-duplicate lists' documents ([`NearDelta`]).
+pub const NEAR_VERSION: u32 = 5;
 
 /// The delta format with a 160-byte fixed header, still read.
 pub const FIXED_HEADER_VERSION: u32 = 1;

@@ -46,6 +46,10 @@ impl Delta {
                 Delta::from_fixed_header_body(path, body)
             }
             FIXED_HEADER_VERSION => Err(bad(path, format!("truncated at {} bytes", bytes.len()))),
+            super::NEAR_VERSION => Err(bad(
+                path,
+                "a near-duplicate list's delta (format 5): apply it to a near-duplicate list",
+            )),
             _ => Err(bad(
                 path,
                 format!(
@@ -59,7 +63,7 @@ impl Delta {
 
 /// The body of `bytes` (all but the checksum) when the checksum matches; otherwise the error
 /// says whether the copy is cut short (when its header says how long it should be) or damaged.
-fn checked_body<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b [u8]> {
+pub(super) fn checked_body<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b [u8]> {
     let (body, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
     let stored = u64::from_le_bytes(stored.try_into().unwrap_or_default());
     let computed = xxhash_rust::xxh3::xxh3_64(body);

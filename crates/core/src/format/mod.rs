@@ -102,6 +102,8 @@ pub mod tag {
     pub const NEAR_TABLES: u16 = 0x12;
     /// A near-duplicate list's document names and categories.
     pub const NEAR_DOCS: u16 = 0x13;
+    /// A MinHash near-duplicate list's sketches, posting tables and boilerplate shingles.
+    pub const NEAR_SKETCHES: u16 = 0x14;
     /// Tags from here on are optional.
     pub const OPTIONAL_TAGS: u16 = 0x8000;
     /// A list of URL entries' host gate: a blocked Bloom filter of its entries' hosts
@@ -145,6 +147,7 @@ pub fn tag_name(tag: u16) -> &'static str {
         tag::KEYWORD_INDEX => "keyword index",
         tag::NEAR_TABLES => "near tables",
         tag::NEAR_DOCS => "near documents",
+        tag::NEAR_SKETCHES => "near sketches",
         // Two layouts of one thing: `info` shows the layout on the gate's own line.
         tag::HOST_GATE | tag::SPLIT_HOST_GATE | tag::HOSTS_GATE => "host gate",
         tag::PHRASE_GATE => "phrase gate",

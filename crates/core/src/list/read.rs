@@ -141,7 +141,11 @@ fn check_sections(path: &Path, directory: &Directory, kind: Kind) -> Result<()> 
             _ if kind == Kind::Near => {
                 matches!(
                     entry.tag,
-                    tag::META | tag::CATEGORIES | tag::NEAR_TABLES | tag::NEAR_DOCS
+                    tag::META
+                        | tag::CATEGORIES
+                        | tag::NEAR_TABLES
+                        | tag::NEAR_SKETCHES
+                        | tag::NEAR_DOCS
                 ) && entry.index == 0
             }
             _ if kind == Kind::Compact => {
@@ -253,9 +257,27 @@ impl File<'_> {
             Some(bytes) => sections::decode_categories(path, &bytes)?.len(),
             None => 1,
         };
+        // A list has one method's section: sketches (MinHash) or tables (SimHash).
+        let (lookup_tag, lookup) = match self.optional(tag::NEAR_SKETCHES)? {
+            Some(bytes) if self.directory.find(tag::NEAR_TABLES, 0).is_none() => {
+                (tag::NEAR_SKETCHES, bytes)
+            }
+            Some(_) => {
+                return Err(Error::invalid(
+                    path,
+                    "near sections",
+                    "both near tables and near sketches",
+                ))
+            }
+            None => (
+                tag::NEAR_TABLES,
+                self.required(tag::NEAR_TABLES, "near tables or near sketches")?,
+            ),
+        };
         Ok(Engine::Near(NearEngine::decode(
             path,
-            &self.required(tag::NEAR_TABLES, "near tables")?,
+            lookup_tag,
+            &lookup,
             &self.required(tag::NEAR_DOCS, "near documents")?,
             categories,
         )?))

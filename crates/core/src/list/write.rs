@@ -116,7 +116,8 @@ impl Blocklist {
                 }
             }
             Engine::Near(engine) => {
-                out.push(Section::owned(tag::NEAR_TABLES, engine.encode_tables()));
+                let (lookup_tag, lookup) = engine.encode_lookup();
+                out.push(Section::owned(lookup_tag, lookup));
                 out.push(Section::owned(tag::NEAR_DOCS, engine.encode_docs()));
             }
             Engine::Keywords(engine) => {

@@ -25,11 +25,12 @@ pub enum Edit {
 }
 
 /// The edits measured, in the report's order.
-pub const EDITS: [Edit; 6] = [
+pub const EDITS: [Edit; 7] = [
     Edit::Words { percent: 1 },
     Edit::Words { percent: 2 },
     Edit::Words { percent: 5 },
     Edit::Words { percent: 10 },
+    Edit::Words { percent: 20 },
     Edit::Reorder,
     Edit::Greeting,
 ];

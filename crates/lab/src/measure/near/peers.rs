@@ -83,7 +83,7 @@ impl PeerRow {
 
 /// Tallies answers: `answers[q]` for the queries, the first `copies.len() × known` being the
 /// copies (edit-major) whose right answer is their index within the edit, the rest unrelated.
-fn tally(system: &str, params: String, answers: &[Vec<usize>], known: usize) -> PeerRow {
+pub(super) fn tally(system: &str, params: String, answers: &[Vec<usize>], known: usize) -> PeerRow {
     let mut recall = Vec::new();
     let (mut right_pairs, mut wrong_pairs) = (0u64, 0u64);
     let (mut precision_sum, mut answered) = (0.0, 0u64);
@@ -143,7 +143,13 @@ pub fn run(texts: &Texts, config: &Config) -> Result<Vec<PeerRow>> {
     let queries = query_texts(texts);
     let mut tokens = Tokens::new();
     let [tables_row, brute_row] = simhash_rows(&known_texts, &queries, config, &mut tokens)?;
-    let gaoya_row = gaoya_row(&known_texts, &queries, config.shingle, &mut tokens);
+    let gaoya_row = gaoya_row(
+        &known_texts,
+        &queries,
+        config.shingle,
+        &mut tokens,
+        &mut |_| {},
+    );
     Ok(vec![tables_row, brute_row, gaoya_row])
 }
 
@@ -273,8 +279,15 @@ fn brute_answers(
         .collect()
 }
 
-/// gaoya's MinHash-LSH on the same shingles of width `w`, banded: its row.
-fn gaoya_row(known_texts: &[String], queries: &[String], w: u32, tokens: &mut Tokens) -> PeerRow {
+/// gaoya's MinHash-LSH on the same shingles of width `w`, banded: its row, its answers
+/// passed through `screen` first.
+pub(super) fn gaoya_row(
+    known_texts: &[String],
+    queries: &[String],
+    w: u32,
+    tokens: &mut Tokens,
+    screen: &mut dyn FnMut(&mut [Vec<usize>]),
+) -> PeerRow {
     let n_docs = (known_texts.len() + queries.len()) as f64;
     let (bands, rows) = calculate_minhash_params(JACCARD_THRESHOLD, MINHASHES);
     let hasher = MinHasher32::new(bands * rows);
@@ -302,6 +315,8 @@ fn gaoya_row(known_texts: &[String], queries: &[String], w: u32, tokens: &mut To
         })
         .collect();
     let gaoya_us = started.elapsed().as_secs_f64() * 1e6 / query_sigs.len().max(1) as f64;
+    let mut gaoya_answers = gaoya_answers;
+    screen(&mut gaoya_answers);
     let mut gaoya_row = tally(
         "gaoya MinHash-LSH",
         format!(

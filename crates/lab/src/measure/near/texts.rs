@@ -83,11 +83,18 @@ pub fn vocabulary(docs: &[Document]) -> Vec<String> {
         .collect()
 }
 
-/// Reads the corpus and makes the run's texts (errors when the corpus is missing).
+/// Reads the handbook and makes the run's texts (errors when the corpus is missing).
 pub fn texts(sizes: &NearSizes) -> Result<Texts> {
-    let docs = corpus::handbook()?;
+    texts_of(corpus::handbook()?, sizes)
+}
+
+/// The run's texts of a corpus's documents: known documents whose text another known one
+/// already has are dropped (a copy of either would be right to match both).
+pub fn texts_of(docs: Vec<Document>, sizes: &NearSizes) -> Result<Texts> {
     let vocabulary = vocabulary(&docs);
-    let (known, unrelated, pages) = split_by_page(docs, sizes.max_documents, SEED);
+    let (mut known, unrelated, pages) = split_by_page(docs, sizes.max_documents, SEED);
+    let mut seen = std::collections::HashSet::new();
+    known.retain(|d| seen.insert(d.text()));
     let mut rng = SplitMix64::new(SEED ^ 0xed17);
     let copies: Vec<Vec<String>> = EDITS
         .iter()

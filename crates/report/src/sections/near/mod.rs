@@ -1,4 +1,5 @@
-//! Section 10: near-duplicate mails and pages by SimHash — the shingle width,
+//! Section 10: near-duplicate mails and pages — MinHash sketches beside their peers on three
+//! corpora and at 10⁷ documents ([`sketches`]); then the SimHash method: the shingle width,
 //! weighting, check fingerprint and short-text threshold chosen by measurement on real prose,
 //! recall per edit kind against the distance, unrelated distances beside Binomial(64, ½), MinHash-LSH and
 //! brute force beside the permuted tables on the same documents, and the tables at 10⁷
@@ -6,10 +7,12 @@
 //!
 //! Rendered from [`phishbloom_lab::measure::near`]'s results, which this module only formats:
 //! [`configs`] the configurations (single, checked, the independence of their distances),
-//! [`lookups`] the short texts, the peers and the scale run, this file the rest.
+//! [`lookups`] the short texts, the peers and the scale run, [`sketches`] the MinHash part,
+//! this file the rest.
 
 mod configs;
 mod lookups;
+mod sketches;
 
 use phishbloom_core::fmt;
 use phishbloom_lab::measure::near::edits::EDITS;
@@ -48,7 +51,10 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
     let sweep = q.sweep();
 
     let (configs_csv, distances_csv) = configs::write_single_csv(ctx, q)?;
-    let mut md = intro(&q.corpus);
+    let mut md = String::from("## 10. Near-duplicate mails and pages\n\n");
+    md.push_str(&sketches::corpora(ctx, report)?);
+    md.push_str(&sketches::scale(ctx, report)?);
+    md.push_str(&intro(&q.corpus));
     md.push_str(&configs::single_table(q, &configs_csv, &distances_csv));
     let (checked_csv, joint_csv) = configs::write_checked_csv(ctx, q)?;
     md.push_str(&configs::checked_table(q, &checked_csv, &joint_csv));
@@ -75,7 +81,7 @@ pub fn render(ctx: &mut Context, report: &NearReport) -> Result<String> {
 
 /// The section's heading and its description of the task, the corpus and the edits.
 fn intro(c: &CorpusSummary) -> String {
-    let mut md = String::from("## 10. Near-duplicate mails and pages\n\n");
+    let mut md = String::from("### The SimHash method: how its defaults were chosen\n\n");
     md.push_str(&format!(
         "The aim: recognise copies of known phishing mails and pages whose words were edited a \
          little. A near-duplicate list (`phishbloom build --near`) keeps 64-bit SimHashes per \
@@ -88,7 +94,7 @@ fn intro(c: &CorpusSummary) -> String {
          cut at paragraph boundaries into {} documents of {:.0} bytes and {:.0} tokens on \
          average. The pages were shuffled (seed {}) and split: {} documents of half the pages \
          are the known list, {} of the other pages are unrelated queries (no page on both \
-         sides). Every known document is copied once per edit: 1, 2, 5 or 10 % of its words \
+         sides). Every known document is copied once per edit: 1, 2, 5, 10 or 20 % of its words \
          substituted, inserted or deleted (new words drawn from the book), its paragraphs \
          reordered, or a greeting `Dear <name>,` put in place of a short first line (or before \
          a long one) with a tracking line `Ref: <16 hex>` appended. A copy is *found* when its \

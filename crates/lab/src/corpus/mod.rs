@@ -1,7 +1,9 @@
-//! Real prose for the near-duplicate measurements: The Debian Administrator's Handbook
-//! (Debian package `debian-handbook`, CC BY-SA 3.0 / GPL-2+), whose English HTML chapters are
-//! read as a browser shows them ([`phishbloom_blocklist::html::visible_text`]) and cut at
-//! paragraph boundaries into documents of about 3 KB — the size of a phishing mail or page.
+//! Real text for the near-duplicate measurements, read from Debian packages and cut at
+//! paragraph boundaries into documents of about 3 KB — the size of a phishing mail or page:
+//! prose (this module: The Debian Administrator's Handbook, package `debian-handbook`, CC
+//! BY-SA 3.0 / GPL-2+, whose English HTML chapters are read as a browser shows them,
+//! [`phishbloom_blocklist::html::visible_text`]), manual pages ([`man_pages`]) and technical
+//! documentation ([`rust_docs`]).
 //!
 //! The package is what a CI machine can install with `apt-get` (`.ci/run` does): a real book of
 //! ~8 MB of HTML in English, 127 pages, not generated word salad. When it is missing,
@@ -11,12 +13,18 @@
 //! ("Prev", "Next", the book's title), and some notes recur. [`duplicate_paragraphs`] counts
 //! them for the report.
 
+mod man;
+mod rustdoc;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use phishbloom_blocklist::html::visible_text;
 
 use crate::error::{Error, Result};
+
+pub use man::{man_pages, roff_paragraphs};
+pub use rustdoc::{doc_paragraphs, rust_docs};
 
 /// The Debian package that installs the corpus.
 pub const PACKAGE: &str = "debian-handbook";
