@@ -159,17 +159,21 @@ pub trait DeltaFile: Sized {
     fn open(path: &Path) -> Result<Self>;
 }
 
+/// Reads the file at `path` and decodes it with `decode`.
+fn read_delta<T>(path: &Path, decode: fn(&Path, &[u8]) -> phishbloom_core::Result<T>) -> Result<T> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+    Ok(decode(path, &bytes)?)
+}
+
 impl DeltaFile for Delta {
     fn open(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        Ok(Delta::from_bytes(path, &bytes)?)
+        read_delta(path, Delta::from_bytes)
     }
 }
 
 impl DeltaFile for AnyDelta {
     fn open(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
-        Ok(AnyDelta::from_bytes(path, &bytes)?)
+        read_delta(path, AnyDelta::from_bytes)
     }
 }
 

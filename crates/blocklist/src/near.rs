@@ -1,8 +1,11 @@
 //! Near-duplicate lists from files: every document of the inputs (texts, e-mails, mbox
-//! messages, HTML pages, or one per line; directories read whole) printed by the list's method
-//! (MinHash sketches or SimHash, [`phishbloom_core::near`]) and named — by its Message-ID when it is a message that has one, else as [`crate::documents`]
-//! names it (`FILE`, `FILE#N`, `FILE:LINE`) — for [`Blocklist::from_near`](phishbloom_core::Blocklist::from_near) and
-//! [`Blocklist::add_near`](phishbloom_core::Blocklist::add_near).
+//! messages, HTML pages, or one per line; directories read whole) printed by the list's
+//! method (MinHash sketches or SimHash, [`phishbloom_core::near`]) and named — by its
+//! Message-ID when it is a message that has one, else as [`crate::documents`] names it
+//! (`FILE`, `FILE#N`, `FILE:LINE`) — for
+//! [`Blocklist::from_near`](phishbloom_core::Blocklist::from_near) and
+//! [`Blocklist::add_near`](phishbloom_core::Blocklist::add_near); and the boilerplate a MinHash
+//! list drops, learned from a sample of them ([`learn_boilerplate`]).
 
 use std::path::{Path, PathBuf};
 

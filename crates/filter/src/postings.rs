@@ -1,152 +1,202 @@
-//! Posting tables: from a 64-bit key to the numbers of the documents filed under it, in about
-//! five bytes a document and one bucket read a lookup.
+//! Posting tables: from a key to the numbers of the documents filed under it, in about five
+//! bytes a document and one bucket read a lookup.
 //!
-//! The keys themselves are not kept. A key chooses a bucket (its top bits, about one bucket
-//! per [`KEYS_PER_BUCKET`] keys); a bucket holds the document numbers of every key that
-//! chose it, so a lookup returns them all and the caller tells its own key's documents from
-//! the others by what it knows of each document (a near-duplicate index compares a few bits of
-//! the document's sketch). Layout: the numbers of all buckets in one array, bucket by bucket,
-//! each bucket's in ascending order; and the start of each bucket in a second array, as a
-//! CSR matrix keeps its rows. A key costs 4 bytes of number and `4 / KEYS_PER_BUCKET` of start.
+//! The keys are not kept whole. A key is known by its *prefix*, its top 32 bits; the table
+//! files a document under the prefix's top `bucket_bits` bits (its bucket) and keeps the next
+//! `fragment_bits` bits (at most 8) beside the document's number in one `u32` — the number in
+//! the low 24 bits, the fragment in the high 8. A bucket's entries are sorted, fragment first,
+//! so a lookup reads the entries of its key's bucket with its key's fragment only: every
+//! document filed under the key, and those of other keys that share its bucket and fragment
+//! (the caller tells them apart by what it knows of each document). Layout: the entries of all
+//! buckets in one array, bucket by bucket, with the start of each bucket in a second array, as
+//! a CSR matrix keeps its rows: 4 bytes a key and at most 1 of bucket starts.
+//!
+//! The fragment is what lets a table grow: a table rebuilt with more documents takes bucket
+//! bits from the fragment (`bucket_bits + fragment_bits` bits of each prefix are known), so a
+//! list that started small keeps short buckets as it grows by up to 2⁸ times, and stays
+//! correct, its buckets longer, beyond.
 
 use crate::error::{Error, Result};
 
 /// Keys per bucket a table is built for, at least: 4 to 8 keep a bucket within a cache line
-/// of numbers and cost at most one byte a key of bucket starts. Buckets are a power of two,
-/// rounded down, so a table built with `n` keys has between 4 and 8 keys a bucket on average.
+/// and cost at most one byte a key of bucket starts. Buckets are a power of two, rounded down.
 pub const KEYS_PER_BUCKET: u64 = 4;
 
-/// The most bucket bits (2³² buckets of starts would be 16 GiB).
-pub const MAX_BUCKET_BITS: u32 = 31;
+/// The fewest bucket bits a table is built with (1,024 buckets, 4 KiB of starts): a list that
+/// starts with a handful of documents can grow to millions with short buckets.
+pub const MIN_BUCKET_BITS: u32 = 10;
 
-/// Document numbers by key.
-///
-/// A key's bucket is its top `bucket_bits` bits, so that a table can drop to fewer bits
-/// without knowing its keys (bucket `b` at `s` bits is bucket `b >> (s − s')` at `s'`):
-/// what merging two tables of different sizes needs. Tables are changed by rebuilding from
-/// their `(bucket, number)` entries, which they can list.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Postings {
-    /// The bucket bits.
-    bucket_bits: u32,
-    /// Where each bucket starts in `numbers`, and where the last ends (buckets + 1 values).
-    starts: Vec<u32>,
-    /// The document numbers, bucket by bucket, each bucket's ascending.
-    numbers: Vec<u32>,
-}
+/// The most bucket bits (2²⁴ buckets of starts are 64 MiB, for 2²⁴ documents).
+pub const MAX_BUCKET_BITS: u32 = 24;
 
-/// The bucket bits for `keys` keys: buckets = keys / [`KEYS_PER_BUCKET`] rounded down to a
-/// power of two (at least one bucket).
+/// Bits of a prefix kept beside each number.
+pub const FRAGMENT_BITS: u32 = 8;
+
+/// Document numbers are below this: they take the low 24 bits of an entry.
+pub const NUMBERS: u32 = 1 << 24;
+
+/// The bucket bits for `keys` keys: keys / [`KEYS_PER_BUCKET`] buckets rounded down to a power
+/// of two, within [`MIN_BUCKET_BITS`] … [`MAX_BUCKET_BITS`].
 pub fn bucket_bits_for(keys: u64) -> u32 {
     let buckets = (keys / KEYS_PER_BUCKET).max(1);
-    (63 - buckets.leading_zeros()).min(MAX_BUCKET_BITS)
+    (63 - buckets.leading_zeros()).clamp(MIN_BUCKET_BITS, MAX_BUCKET_BITS)
 }
 
-/// The bucket of `key` at `bits` bucket bits: its top bits.
+/// The top `bits` bits of a prefix (0 for none).
 #[inline]
-pub fn bucket_of(key: u64, bits: u32) -> u32 {
-    key.checked_shr(64 - bits).unwrap_or(0) as u32
+pub fn top_bits(prefix: u32, bits: u32) -> u32 {
+    prefix.checked_shr(32 - bits).unwrap_or(0)
+}
+
+/// The `fragment_bits` bits of a prefix after its top `bucket_bits`.
+#[inline]
+pub fn fragment_of(prefix: u32, bucket_bits: u32, fragment_bits: u32) -> u32 {
+    let below = prefix.checked_shl(bucket_bits).unwrap_or(0);
+    top_bits(below, fragment_bits)
+}
+
+/// Document numbers by key prefix.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Postings {
+    bucket_bits: u32,
+    fragment_bits: u32,
+    /// Where each bucket starts in `entries`, and where the last ends (buckets + 1 values).
+    starts: Vec<u32>,
+    /// `fragment << 24 | number`, bucket by bucket, each bucket's ascending.
+    entries: Vec<u32>,
 }
 
 impl Postings {
-    /// The table of `(key, number)` pairs (in any order; a number may appear under many keys),
-    /// sized for their count.
-    pub fn build(pairs: &[(u64, u32)]) -> Result<Self> {
-        let bits = bucket_bits_for(pairs.len() as u64);
-        Self::from_entries(
-            bits,
-            pairs
-                .iter()
-                .map(|&(key, number)| (bucket_of(key, bits), number))
-                .collect(),
-        )
-    }
-
-    /// The table of `(bucket, number)` entries at `bucket_bits` bits.
-    pub fn from_entries(bucket_bits: u32, mut entries: Vec<(u32, u32)>) -> Result<Self> {
-        if bucket_bits > MAX_BUCKET_BITS {
+    /// The table of `(prefix, number)` pairs, at `bucket_bits` bucket bits and
+    /// `fragment_bits` fragment bits (their sum at most the bits of every prefix known).
+    pub fn build(bucket_bits: u32, fragment_bits: u32, pairs: &[(u32, u32)]) -> Result<Self> {
+        if bucket_bits > MAX_BUCKET_BITS || fragment_bits > FRAGMENT_BITS {
             return Err(Error::invalid(
-                "bucket bits",
-                bucket_bits,
-                format!("a posting table has at most {MAX_BUCKET_BITS}"),
+                "posting table shape",
+                format!("{bucket_bits} bucket bits and {fragment_bits} fragment bits"),
+                format!("use at most {MAX_BUCKET_BITS} and {FRAGMENT_BITS}"),
             ));
         }
-        if entries.len() as u64 >= u64::from(u32::MAX) {
+        if let Some(&(_, number)) = pairs.iter().find(|&&(_, n)| n >= NUMBERS) {
             return Err(Error::invalid(
-                "postings",
-                entries.len(),
-                "a posting table holds fewer than 2^32 − 1 keys; split the list",
+                "document number",
+                number,
+                "a posting table numbers fewer than 2^24 documents; split the list",
             ));
         }
-        let buckets = 1u64 << bucket_bits;
-        if entries.iter().any(|&(b, _)| u64::from(b) >= buckets) {
-            return Err(Error::invalid(
-                "posting bucket",
-                buckets,
-                "an entry's bucket is past the table's last",
-            ));
-        }
-        entries.sort_unstable();
-        let mut starts = Vec::with_capacity(buckets as usize + 1);
+        let mut keyed: Vec<(u32, u32)> = pairs
+            .iter()
+            .map(|&(prefix, number)| {
+                let fragment = fragment_of(prefix, bucket_bits, fragment_bits);
+                (top_bits(prefix, bucket_bits), fragment << 24 | number)
+            })
+            .collect();
+        keyed.sort_unstable();
+        let buckets = 1usize << bucket_bits;
+        let mut starts = Vec::with_capacity(buckets + 1);
         let mut at = 0usize;
-        for bucket in 0..buckets {
+        for bucket in 0..buckets as u32 {
             starts.push(at as u32);
-            while at < entries.len() && u64::from(entries[at].0) == bucket {
+            while at < keyed.len() && keyed[at].0 == bucket {
                 at += 1;
             }
         }
         starts.push(at as u32);
         Ok(Postings {
             bucket_bits,
+            fragment_bits,
             starts,
-            numbers: entries.into_iter().map(|(_, number)| number).collect(),
+            entries: keyed.into_iter().map(|(_, entry)| entry).collect(),
         })
     }
 
     /// The table read back from its parts, checked: `starts` has 2^`bucket_bits` + 1 values
-    /// running up from 0 to the length of `numbers`, each bucket's numbers ascending.
-    pub fn from_parts(bucket_bits: u32, starts: Vec<u32>, numbers: Vec<u32>) -> Result<Self> {
-        let well_formed = bucket_bits <= MAX_BUCKET_BITS
-            && starts.len() as u64 == (1u64 << bucket_bits) + 1
-            && starts[0] == 0
+    /// running up from 0 to the length of `entries`, each bucket's entries ascending, every
+    /// fragment within `fragment_bits` and every number below `documents` and there once.
+    pub fn from_parts(
+        bucket_bits: u32,
+        fragment_bits: u32,
+        starts: Vec<u32>,
+        entries: Vec<u32>,
+        documents: u32,
+    ) -> Result<Self> {
+        let corrupt = |detail: String| Error::Corrupt {
+            what: "posting table",
+            detail,
+        };
+        if bucket_bits > MAX_BUCKET_BITS
+            || fragment_bits > FRAGMENT_BITS
+            || starts.len() as u64 != (1u64 << bucket_bits) + 1
+            || entries.len() != documents as usize
+        {
+            return Err(corrupt(format!(
+                "{} bucket starts, {bucket_bits} bucket bits, {fragment_bits} fragment bits, {} \
+                 entries for {documents} documents",
+                starts.len(),
+                entries.len()
+            )));
+        }
+        let ascending = starts[0] == 0
             && starts.windows(2).all(|w| w[0] <= w[1])
-            && starts.last().copied() == Some(numbers.len() as u32)
+            && starts.last().copied() == Some(entries.len() as u32)
             && starts.windows(2).all(|w| {
-                numbers[w[0] as usize..w[1] as usize]
+                entries[w[0] as usize..w[1] as usize]
                     .windows(2)
-                    .all(|n| n[0] <= n[1])
+                    .all(|e| e[0] < e[1])
             });
-        if !well_formed {
-            return Err(Error::Corrupt {
-                what: "posting table",
-                detail: format!(
-                    "{} bucket starts (for {bucket_bits} bucket bits) do not run from 0 up to its                      {} ascending document numbers",
-                    starts.len(),
-                    numbers.len()
-                ),
-            });
+        if !ascending {
+            return Err(corrupt(
+                "bucket starts or a bucket's entries are not ascending".into(),
+            ));
+        }
+        let mut seen = vec![false; documents as usize];
+        for &entry in &entries {
+            let (fragment, number) = (entry >> 24, entry & (NUMBERS - 1));
+            if fragment.checked_shr(fragment_bits).unwrap_or(0) != 0
+                || number >= documents
+                || std::mem::replace(&mut seen[number as usize], true)
+            {
+                return Err(corrupt(format!(
+                    "entry {entry:#x}: a fragment past {fragment_bits} bits, or a document \
+                     numbered twice or past {documents}"
+                )));
+            }
         }
         Ok(Postings {
             bucket_bits,
+            fragment_bits,
             starts,
-            numbers,
+            entries,
         })
     }
 
-    /// The document numbers of the bucket `key` chooses: every number filed under `key`, and
-    /// those of the other keys that share its bucket.
+    /// The numbers filed under `prefix`'s bucket and fragment: every document filed under a
+    /// key with this prefix, and those of other keys that share its bucket and fragment.
     #[inline]
-    pub fn bucket(&self, key: u64) -> &[u32] {
-        let b = bucket_of(key, self.bucket_bits) as usize;
-        &self.numbers[self.starts[b] as usize..self.starts[b + 1] as usize]
+    pub fn matching(&self, prefix: u32) -> impl Iterator<Item = u32> + '_ {
+        let b = top_bits(prefix, self.bucket_bits) as usize;
+        let bucket = &self.entries[self.starts[b] as usize..self.starts[b + 1] as usize];
+        let fragment = fragment_of(prefix, self.bucket_bits, self.fragment_bits);
+        let first = bucket.partition_point(|&e| e >> 24 < fragment);
+        let last = bucket.partition_point(|&e| e >> 24 <= fragment);
+        bucket[first..last].iter().map(|&e| e & (NUMBERS - 1))
     }
 
-    /// Every `(bucket, number)` entry, at the table's bucket bits.
-    pub fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+    /// Every `(number, prefix)` the table can tell: the prefix's top
+    /// `bucket_bits + fragment_bits` bits, the others zero.
+    pub fn prefixes(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (bits, fragment_bits) = (self.bucket_bits, self.fragment_bits);
         self.starts.windows(2).enumerate().flat_map(move |(b, w)| {
-            self.numbers[w[0] as usize..w[1] as usize]
+            self.entries[w[0] as usize..w[1] as usize]
                 .iter()
-                .map(move |&n| (b as u32, n))
+                .map(move |&e| {
+                    let bucket = (b as u32).checked_shl(32 - bits).unwrap_or(0);
+                    let fragment = (e >> 24)
+                        .checked_shl(32 - bits - fragment_bits)
+                        .filter(|_| fragment_bits > 0)
+                        .unwrap_or(0);
+                    (e & (NUMBERS - 1), bucket | fragment)
+                })
         })
     }
 
@@ -155,19 +205,24 @@ impl Postings {
         self.bucket_bits
     }
 
+    /// The fragment bits.
+    pub fn fragment_bits(&self) -> u32 {
+        self.fragment_bits
+    }
+
     /// The bucket starts (buckets + 1 values).
     pub fn starts(&self) -> &[u32] {
         &self.starts
     }
 
-    /// The document numbers, bucket by bucket.
-    pub fn numbers(&self) -> &[u32] {
-        &self.numbers
+    /// The entries (`fragment << 24 | number`), bucket by bucket.
+    pub fn entries(&self) -> &[u32] {
+        &self.entries
     }
 
     /// Bytes the table holds.
     pub fn bytes(&self) -> usize {
-        4 * (self.starts.len() + self.numbers.len())
+        4 * (self.starts.len() + self.entries.len())
     }
 }
 
@@ -176,56 +231,62 @@ mod tests {
     use super::*;
     use crate::rng::SplitMix64;
 
+    fn pairs(seed: u64, n: u32) -> Vec<(u32, u32)> {
+        let mut rng = SplitMix64::new(seed);
+        (0..n).map(|i| (rng.next_u64() as u32, i)).collect()
+    }
+
     #[test]
-    fn every_number_is_in_its_keys_bucket() {
-        let mut rng = SplitMix64::new(1);
-        let pairs: Vec<(u64, u32)> = (0..10_000).map(|i| (rng.next_u64(), i / 3)).collect();
-        let table = Postings::build(&pairs).unwrap();
-        for &(key, number) in &pairs {
-            assert!(table.bucket(key).contains(&number));
+    fn every_number_matches_its_prefix_and_few_others_do() {
+        let pairs = pairs(1, 20_000);
+        let bits = bucket_bits_for(pairs.len() as u64);
+        let table = Postings::build(bits, FRAGMENT_BITS, &pairs).unwrap();
+        let mut others = 0;
+        for &(prefix, number) in &pairs {
+            let found: Vec<u32> = table.matching(prefix).collect();
+            assert!(found.contains(&number));
+            others += found.len() - 1;
         }
-        assert_eq!(table.numbers().len(), pairs.len());
+        // 4 to 8 keys a bucket, one in 256 of them with the same fragment.
+        assert!(others < pairs.len() / 20, "{others} other numbers");
         assert!(table.bytes() <= 5 * pairs.len() + 8);
     }
 
     #[test]
-    fn an_empty_table_answers_nothing() {
-        let table = Postings::build(&[]).unwrap();
-        assert!(table.bucket(42).is_empty());
+    fn prefixes_read_back_rebuild_the_table_at_more_or_fewer_bucket_bits() {
+        let pairs = pairs(2, 5_000);
+        let table = Postings::build(MIN_BUCKET_BITS, FRAGMENT_BITS, &pairs).unwrap();
+        let known = MIN_BUCKET_BITS + FRAGMENT_BITS;
+        let back: Vec<(u32, u32)> = table.prefixes().map(|(n, p)| (p, n)).collect();
+        for &(prefix, number) in &back {
+            let (original, _) = pairs[number as usize];
+            assert_eq!(top_bits(prefix, known), top_bits(original, known));
+        }
+        for (bits, fragment) in [(MIN_BUCKET_BITS + 8, 0), (MIN_BUCKET_BITS - 3, 8)] {
+            let rebuilt = Postings::build(bits, fragment, &back).unwrap();
+            for &(prefix, number) in &pairs {
+                assert!(rebuilt.matching(prefix).any(|n| n == number));
+            }
+        }
     }
 
     #[test]
     fn parts_read_back_are_checked() {
-        let table = Postings::build(&[(1, 7), (2, 8)]).unwrap();
-        let again = Postings::from_parts(
-            table.bucket_bits(),
-            table.starts().to_vec(),
-            table.numbers().to_vec(),
-        )
-        .unwrap();
+        let table = Postings::build(2, 8, &[(1 << 31, 0), (7, 1)]).unwrap();
+        let parts = |starts: Vec<u32>, entries: Vec<u32>, documents| {
+            Postings::from_parts(2, 8, starts, entries, documents)
+        };
+        let again = parts(table.starts().to_vec(), table.entries().to_vec(), 2).unwrap();
         assert_eq!(again, table);
-        assert!(Postings::from_parts(0, vec![0, 3], vec![1, 2]).is_err());
-        assert!(Postings::from_parts(0, vec![1, 2], vec![1, 2]).is_err());
-        assert!(Postings::from_parts(0, vec![0, 2], vec![2, 1]).is_err());
-        assert!(Postings::from_parts(1, vec![0, 2], vec![1, 2]).is_err());
-        assert!(Postings::from_parts(0, vec![0], vec![]).is_err());
-    }
-
-    #[test]
-    fn fewer_bucket_bits_keep_every_key_findable() {
-        let mut rng = SplitMix64::new(2);
-        let pairs: Vec<(u64, u32)> = (0..5_000).map(|i| (rng.next_u64(), i)).collect();
-        let table = Postings::build(&pairs).unwrap();
-        let bits = table.bucket_bits() - 3;
-        let coarse =
-            Postings::from_entries(bits, table.entries().map(|(b, n)| (b >> 3, n)).collect())
-                .unwrap();
-        for &(key, number) in &pairs {
-            assert!(coarse.bucket(key).contains(&number));
-        }
-        assert_eq!(bucket_bits_for(0), 0);
-        assert_eq!(bucket_bits_for(7), 0);
-        assert_eq!(bucket_bits_for(8), 1);
+        // Cut, unordered, a number twice, a number past the documents, a fragment too wide.
+        assert!(parts(vec![0, 2], vec![0, 1], 2).is_err());
+        assert!(parts(vec![0, 2, 2, 2, 2], vec![1, 0], 2).is_err());
+        assert!(parts(vec![0, 1, 2, 2, 2], vec![0, 0], 2).is_err());
+        assert!(parts(vec![0, 1, 2, 2, 2], vec![0, 5], 2).is_err());
+        assert!(Postings::from_parts(2, 4, vec![0, 1, 2, 2, 2], vec![0, 0xff00_0001], 2).is_err());
+        assert!(Postings::build(2, 8, &[(0, NUMBERS)]).is_err());
+        assert_eq!(bucket_bits_for(7), MIN_BUCKET_BITS);
         assert_eq!(bucket_bits_for(4_000_000), 19);
+        assert_eq!(bucket_bits_for(u64::MAX), MAX_BUCKET_BITS);
     }
 }

@@ -387,13 +387,23 @@ pub fn apply(args: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let delta = AnyDelta::open(&args.delta)?;
     let applied = list.apply_any(&delta)?;
     save(&list, &args.file, std::slice::from_ref(&args.delta))?;
+    let changes = match delta {
+        AnyDelta::Near(_) => format!(
+            "+{} −{} documents (a replaced one counts in both)",
+            fmt::count(applied.added),
+            fmt::count(applied.removed)
+        ),
+        AnyDelta::Entries(_) => format!(
+            "+{} −{} entries, {} recategorized",
+            fmt::count(applied.added),
+            fmt::count(applied.removed),
+            fmt::count(applied.recategorized)
+        ),
+    };
     println!(
-        "{}: applied {}: +{} −{} entries, {} recategorized; {} (the one the delta promised)",
+        "{}: applied {}: {changes}; {} (the one the delta promised)",
         args.file.display(),
         args.delta.display(),
-        fmt::count(applied.added),
-        fmt::count(applied.removed),
-        fmt::count(applied.recategorized),
         state(&list)
     );
     if applied.kept > 0 {

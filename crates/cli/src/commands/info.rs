@@ -147,6 +147,7 @@ pub(crate) fn print_near_info(near: &NearInfo) {
             threshold,
             boilerplate,
             bytes_per_document,
+            bucket_start_bytes,
         } => {
             println!(
                 "sketches          MinHash of {}-word shingles: {bins} bins of {bits} bits, \
@@ -158,11 +159,12 @@ pub(crate) fn print_near_info(near: &NearInfo) {
             );
             println!(
                 "matches           at least {threshold} of {bins} bins agreeing (distance up to \
-                 {}: resemblance ≳ {:.2}); {} in memory, {bytes_per_document:.1} bytes a \
-                 document",
+                 {}: resemblance ≳ {:.2}); {} in memory: {bytes_per_document} bytes a \
+                 document and {} of bucket starts",
                 near.max_distance,
                 phishbloom_text::minhash::estimated_resemblance(*threshold, *bins, *bits),
-                fmt::bytes(near.memory_bytes)
+                fmt::bytes(near.memory_bytes),
+                fmt::bytes(*bucket_start_bytes)
             );
         }
         NearDetail::SimHash {

@@ -347,8 +347,6 @@ fn documents_are_removed_by_name_and_lists_merged() {
     let doc = dir.path().join("known/doc2.txt");
     let name = doc.display().to_string();
     let before = info_json(&list);
-    let old_copy = dir.path().join("old-copy.bloom");
-    std::fs::copy(&list, &old_copy).unwrap();
     assert!(phishbloom()
         .arg("remove")
         .arg(&list)
@@ -372,6 +370,98 @@ fn documents_are_removed_by_name_and_lists_merged() {
             .arg("no-such-document"),
         &["no document named `no-such-document`"],
     );
+
+    // Adding it back as a document file: the same set as before.
+    let added = dir.path().join("added.bloom");
+    std::fs::copy(&list, &added).unwrap();
+    let output = phishbloom()
+        .arg("add")
+        .arg(&added)
+        .arg(&doc)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("added 1 document;"));
+    let added_info = info_json(&added);
+    assert_eq!(added_info["meta"]["entries"], 8);
+    // The categories differ (no --category when added), so compare names only through scan.
+    let (answers, _) = scan_json(&added, &[&doc], &[]);
+    assert_eq!(answers[0]["match"], name.as_str());
+
+    // Merging the removed document back from a list of its own.
+    let single = dir.path().join("single.bloom");
+    assert!(phishbloom()
+        .args(["build", "--near", "--category", "campaigns", "-o"])
+        .arg(&single)
+        .arg(&doc)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let merged = dir.path().join("merged.bloom");
+    assert!(phishbloom()
+        .arg("merge")
+        .arg(&list)
+        .arg(&single)
+        .arg("-o")
+        .arg(&merged)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let merged_info = info_json(&merged);
+    assert_eq!(merged_info["meta"]["entries"], 8);
+    // The same documents as the first build: the same set fingerprint.
+    assert_eq!(
+        merged_info["meta"]["fingerprint"],
+        before["meta"]["fingerprint"]
+    );
+    let (answers, _) = scan_json(&merged, &[&doc], &[]);
+    assert_eq!(answers[0]["match"], name.as_str());
+}
+
+#[test]
+fn near_deltas_carry_a_change_through_diff_apply_publish_and_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = build_known(dir.path());
+    let doc = dir.path().join("known/doc2.txt");
+    let name = doc.display().to_string();
+    let old_copy = dir.path().join("old-copy.bloom");
+    std::fs::copy(&list, &old_copy).unwrap();
+    let published = dir.path().join("pub");
+    let copy = dir.path().join("copy.bloom");
+    let sync = |copy: &Path| {
+        let output = phishbloom()
+            .arg("sync")
+            .arg(&published)
+            .arg(copy)
+            .arg("--once")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let publish = |list: &Path| {
+        let output = phishbloom()
+            .arg("publish")
+            .arg(list)
+            .arg(&published)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+    };
+    publish(&list);
+    sync(&copy);
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&list).unwrap());
+    assert!(phishbloom()
+        .arg("remove")
+        .arg(&list)
+        .arg(&name)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let after = info_json(&list);
 
     // `diff` makes a near delta (the document removed, by name) that `apply` turns the old
     // version into the new one with.
@@ -410,88 +500,16 @@ fn documents_are_removed_by_name_and_lists_merged() {
         &["not a near-duplicate list"],
     );
 
-    // `publish` and `sync`: the whole file first, then the change as a near delta.
-    let published = dir.path().join("pub");
-    let copy = dir.path().join("copy.bloom");
-    let sync = |copy: &Path| {
-        let output = phishbloom()
-            .arg("sync")
-            .arg(&published)
-            .arg(copy)
-            .arg("--once")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    let publish = |list: &Path| {
-        let output = phishbloom()
-            .arg("publish")
-            .arg(list)
-            .arg(&published)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-    };
+    // Published, the change travels as that delta, and the copy answers as the list does.
     publish(&list);
-    sync(&copy);
-    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&list).unwrap());
-    // Adding it back as a document file: the same set as before.
-    let added = dir.path().join("added.bloom");
-    std::fs::copy(&list, &added).unwrap();
-    let output = phishbloom()
-        .arg("add")
-        .arg(&added)
-        .arg(&doc)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    assert!(String::from_utf8_lossy(&output.stdout).contains("added 1 document;"));
-    let added_info = info_json(&added);
-    assert_eq!(added_info["meta"]["entries"], 8);
-    // The categories differ (no --category when added), so compare names only through scan.
-    let (answers, _) = scan_json(&added, &[&doc], &[]);
-    assert_eq!(answers[0]["match"], name.as_str());
-    publish(&added);
     let text = sync(&copy);
     assert!(text.contains("by 1 delta"), "{text}");
     assert_eq!(
         info_json(&copy)["meta"]["fingerprint"],
-        added_info["meta"]["fingerprint"]
+        after["meta"]["fingerprint"]
     );
-    let (answers, _) = scan_json(&copy, &[&doc], &[]);
-    assert_eq!(answers[0]["match"], name.as_str());
-
-    // Merging the removed document back from a list of its own.
-    let single = dir.path().join("single.bloom");
-    assert!(phishbloom()
-        .args(["build", "--near", "--category", "campaigns", "-o"])
-        .arg(&single)
-        .arg(&doc)
-        .output()
-        .unwrap()
-        .status
-        .success());
-    let merged = dir.path().join("merged.bloom");
-    assert!(phishbloom()
-        .arg("merge")
-        .arg(&list)
-        .arg(&single)
-        .arg("-o")
-        .arg(&merged)
-        .output()
-        .unwrap()
-        .status
-        .success());
-    let merged_info = info_json(&merged);
-    assert_eq!(merged_info["meta"]["entries"], 8);
-    // The same documents as the first build: the same set fingerprint.
-    assert_eq!(
-        merged_info["meta"]["fingerprint"],
-        before["meta"]["fingerprint"]
-    );
-    let (answers, _) = scan_json(&merged, &[&doc], &[]);
-    assert_eq!(answers[0]["match"], name.as_str());
+    let (answers, code) = scan_json(&copy, &[&doc], &[]);
+    assert_eq!((answers[0]["verdict"].as_str(), code), (Some("clean"), 1));
 }
 
 #[test]

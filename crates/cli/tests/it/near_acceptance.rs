@@ -251,11 +251,11 @@ fn tally(
 /// allows for ≤ 10⁻⁴ (at 10⁻³ significance).
 ///
 /// Sample sizes and margins. Copies: up to 400 per goal and corpus (at least 150 asserted).
-/// The lab (`cargo test --release -p phishbloom-lab --lib print_corpora -- --ignored`) finds
-/// 1.000, 1.000 and 0.973–0.977 on these corpora; at 10 %, with n = 184 (the handbook's
-/// known half) the found share has sd √(0.97·0.03/184) = 0.013, so the goal 0.85 is 9 sd
-/// below: the seeds are fixed and the run deterministic, and the margin says the bound is
-/// meaningful rather than lucky. Unrelated: about 4,000 per corpus (its own unrelated pages
+/// The lab (`cargo run --release -p phishbloom-lab-cli -- near`, docs/report/near.md) finds
+/// 1.000, 1.000 and 0.973–0.975 on these corpora with its own seed; at 10 %, with n = 181
+/// (the handbook's known half) the found share has sd √(0.97·0.03/181) = 0.013, so the goal
+/// 0.85 is 9 sd below: the seeds are fixed and the run deterministic, and the margin says the
+/// bound is meaningful rather than lucky. Unrelated: about 4,000 per corpus (its own unrelated pages
 /// and the other two corpora); at a true 10⁻⁴ the expected count is 0.4 and 3 or more is
 /// below 10⁻³, so the test allows [`allowed_false`] of them. The lab's design bound
 /// ([`phishbloom_text::minhash::match_threshold`]) is 0.01 expected false matches per query

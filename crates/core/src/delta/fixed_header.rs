@@ -251,7 +251,7 @@ impl FixedHeader {
 #[cfg(test)]
 mod tests {
     use super::super::samples::{changed, compact};
-    use super::super::{reseal, DiffOptions, TOPS_VERSION, VERSION};
+    use super::super::{reseal, DiffOptions, NEAR_VERSION, VERSION};
     use super::*;
 
     #[test]
@@ -274,7 +274,7 @@ mod tests {
         let mut future = Delta::between(&old, &new, &DiffOptions::default())
             .unwrap()
             .to_bytes();
-        future[8] = (TOPS_VERSION + 1) as u8;
+        future[8] = (NEAR_VERSION + 1) as u8;
         reseal(&mut future);
         let error = Delta::from_bytes(Path::new("d"), &future).unwrap_err();
         assert!(error.to_string().contains("upgrade"), "{error}");

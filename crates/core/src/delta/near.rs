@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use phishbloom_text::minhash::{SketchRecord, MAX_BINS};
+use phishbloom_filter::postings::MIN_BUCKET_BITS;
+use phishbloom_text::minhash::{SketchRecord, MAX_BINS, MAX_POSTINGS};
 
 use super::{MAGIC, NEAR_VERSION};
 use crate::bytes::{ByteReader, PutLe};
@@ -65,9 +66,9 @@ pub struct NearDelta {
 
 /// A print as a delta compares it: what a list keeps (a sketch as its record).
 fn comparable(print: &Print) -> Print {
-    match print {
-        Print::Sketch(sketch) => Print::Stored(Box::new(sketch.record())),
-        other => other.clone(),
+    match print.record() {
+        Some(record) => Print::Stored(Box::new(record)),
+        None => print.clone(),
     }
 }
 
@@ -182,15 +183,16 @@ impl NearDelta {
             return Err(bad("near delta method", method.to_string()));
         }
         let removed_count = count(&mut r, 1).ok_or_else(short)?;
-        let mut removed = Vec::with_capacity(removed_count);
+        // Counts are bounded by the bytes left, not by what each item takes in memory: grow.
+        let mut removed = Vec::with_capacity(removed_count.min(1_024));
         for _ in 0..removed_count {
             removed.push(get_str(&mut r, path)?);
         }
         if removed.windows(2).any(|w| w[0] >= w[1]) {
             return Err(bad("near delta removals", "names not ascending".into()));
         }
-        let added_count = count(&mut r, 3).ok_or_else(short)?;
-        let mut added = Vec::with_capacity(added_count);
+        let added_count = count(&mut r, 11).ok_or_else(short)?;
+        let mut added = Vec::with_capacity(added_count.min(1_024));
         for _ in 0..added_count {
             let name = get_str(&mut r, path)?;
             let categories_count = r.varint().ok_or_else(short)?;
@@ -264,20 +266,20 @@ fn put_print(out: &mut Vec<u8>, print: &Print) {
             out.put_u64(*hash);
         }
         Print::Sketch(_) | Print::Stored(_) => {
-            let record = match print {
-                Print::Sketch(sketch) => sketch.record(),
-                Print::Stored(record) => (**record).clone(),
-                _ => unreachable!("matched a sketch above"),
-            };
+            let record = print.record().unwrap_or_else(|| SketchRecord {
+                packed: Vec::new(),
+                prefixes: Vec::new(),
+                known: 0,
+            });
             out.push(2);
             out.put_varint(record.packed.len() as u64);
             for &word in &record.packed {
                 out.put_u64(word);
             }
-            out.push(record.bucket_bits as u8);
-            out.put_varint(record.buckets.len() as u64);
-            for &bucket in &record.buckets {
-                out.put_u32(bucket);
+            out.push(record.known as u8);
+            out.put_varint(record.prefixes.len() as u64);
+            for &prefix in &record.prefixes {
+                out.put_u32(prefix);
             }
         }
     }
@@ -300,24 +302,27 @@ fn get_print(r: &mut ByteReader<'_>, path: &Path) -> Result<Print> {
             let packed = (0..words)
                 .map(|_| r.u64().ok_or_else(short))
                 .collect::<Result<Vec<_>>>()?;
-            let bucket_bits = u32::from(r.u8().ok_or_else(short)?);
+            let known = u32::from(r.u8().ok_or_else(short)?);
             let keys = r.varint().ok_or_else(short)?;
-            if bucket_bits > phishbloom_filter::postings::MAX_BUCKET_BITS
+            if !(MIN_BUCKET_BITS..=32).contains(&known)
                 || keys == 0
-                || keys > u64::from(MAX_BINS)
+                || keys > u64::from(MAX_POSTINGS)
             {
-                return Err(bad(format!("{keys} keys in {bucket_bits}-bit buckets")));
+                return Err(bad(format!("{keys} keys of {known} known bits")));
             }
-            let buckets = (0..keys)
+            let prefixes = (0..keys)
                 .map(|_| r.u32().ok_or_else(short))
                 .collect::<Result<Vec<_>>>()?;
-            if buckets.iter().any(|&b| u64::from(b) >= 1u64 << bucket_bits) {
-                return Err(bad("a bucket past the last".into()));
+            if prefixes
+                .iter()
+                .any(|&p| p.checked_shl(known).unwrap_or(0) != 0)
+            {
+                return Err(bad("a key's bits past the ones it says it knows".into()));
             }
             Ok(Print::Stored(Box::new(SketchRecord {
                 packed,
-                buckets,
-                bucket_bits,
+                prefixes,
+                known,
             })))
         }
         tag => Err(bad(format!("kind {tag}"))),
@@ -334,8 +339,8 @@ mod tests {
             categories: vec![category.into()],
             print: Print::Stored(Box::new(SketchRecord {
                 packed: vec![v, v ^ 1, v ^ 2, v ^ 3],
-                buckets: vec![(v % 16) as u32; 6],
-                bucket_bits: 4,
+                prefixes: vec![(v as u32) << 20; 6],
+                known: 12,
             })),
         }
     }

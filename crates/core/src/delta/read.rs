@@ -9,7 +9,8 @@ use crate::error::Result;
 use super::decoded::{bad, FIXED_HEADER_LEN};
 use super::varint_header::promised_length;
 use super::{
-    Delta, CHECKSUM_LEN, FIXED_HEADER_VERSION, MAGIC, TOPS_VERSION, UNPACKED_VERSION, VERSION,
+    Delta, CHECKSUM_LEN, FIXED_HEADER_VERSION, MAGIC, NEAR_VERSION, TOPS_VERSION, UNPACKED_VERSION,
+    VERSION,
 };
 
 /// Bytes before the varint header: magic, format, key scheme, additions coding (the shortest
@@ -46,7 +47,7 @@ impl Delta {
                 Delta::from_fixed_header_body(path, body)
             }
             FIXED_HEADER_VERSION => Err(bad(path, format!("truncated at {} bytes", bytes.len()))),
-            super::NEAR_VERSION => Err(bad(
+            NEAR_VERSION => Err(bad(
                 path,
                 "a near-duplicate list's delta (format 5): apply it to a near-duplicate list",
             )),
@@ -54,7 +55,7 @@ impl Delta {
                 path,
                 format!(
                     "delta format {version}; this phishbloom reads formats \
-                     {FIXED_HEADER_VERSION} to {TOPS_VERSION}: upgrade phishbloom"
+                     {FIXED_HEADER_VERSION} to {NEAR_VERSION}: upgrade phishbloom"
                 ),
             )),
         }

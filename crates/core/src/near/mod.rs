@@ -23,11 +23,11 @@ mod sketches;
 use std::path::Path;
 
 use phishbloom_filter::near::PermutedTables;
+use phishbloom_filter::postings::{top_bits, MIN_BUCKET_BITS};
 use phishbloom_text::minhash::{
-    self, Boilerplate, MinHashParams, MinHasher, Sketch, SketchIndex, SketchRecord,
+    Boilerplate, MinHashParams, MinHasher, Sketch, SketchIndex, SketchRecord,
 };
 use phishbloom_text::simhash::{self as sim, SimHashParams, SimHasher};
-use phishbloom_text::tokens::Tokens;
 
 use crate::bytes::{ByteReader, PutLe};
 use crate::error::{Error, Result};
@@ -123,19 +123,6 @@ fn sketch_print(
     }
 }
 
-/// Learns the boilerplate of documents given by their texts: the shingles of `params` that
-/// [`Boilerplate::learn`] finds in many of them.
-pub fn learn_boilerplate<'a>(
-    texts: impl IntoIterator<Item = &'a str>,
-    params: &MinHashParams,
-) -> Boilerplate {
-    let mut tokens = Tokens::new();
-    Boilerplate::learn(texts.into_iter().map(|text| {
-        tokens.tokenize(text);
-        minhash::shingles(tokens.hashes(), params.shingle).collect::<Vec<u64>>()
-    }))
-}
-
 /// Buffers for printing documents, kept between them.
 #[derive(Clone, Debug, Default)]
 pub struct NearHasher {
@@ -184,19 +171,10 @@ impl Print {
     }
 
     /// The record a sketch is filed under, if the print is a sketch.
-    fn record(&self) -> Option<SketchRecord> {
+    pub(crate) fn record(&self) -> Option<SketchRecord> {
         match self {
             Print::Sketch(sketch) => Some(sketch.record()),
             Print::Stored(record) => Some((**record).clone()),
-            _ => None,
-        }
-    }
-
-    /// The packed bins of a sketch.
-    fn packed(&self) -> Option<&[u64]> {
-        match self {
-            Print::Sketch(sketch) => Some(&sketch.packed),
-            Print::Stored(record) => Some(&record.packed),
             _ => None,
         }
     }
@@ -215,8 +193,9 @@ pub struct NearDoc {
 
 /// The set-fingerprint term of a document: xxh3-64 of its name, a kind byte (0 SimHash, 1
 /// exact, 2 sketch) and its print's little-endian bytes — the lookup and check fingerprints
-/// of a SimHash, the exact hash, or a sketch's packed bins (what a list keeps of it whatever
-/// its size).
+/// of a SimHash, the exact hash, or a sketch's packed bins and the top
+/// [`MIN_BUCKET_BITS`] bits of each key's prefix (what every list keeps of a sketch whatever
+/// its size, so that a delta's record cannot lose a document's buckets unnoticed).
 pub fn doc_term(name: &str, fingerprint: &Print) -> u64 {
     let mut bytes = Vec::with_capacity(name.len() + 33);
     bytes.extend_from_slice(name.as_bytes());
@@ -232,8 +211,14 @@ pub fn doc_term(name: &str, fingerprint: &Print) -> u64 {
         }
         Print::Sketch(_) | Print::Stored(_) => {
             bytes.push(2);
-            for word in fingerprint.packed().unwrap_or_default() {
-                bytes.extend_from_slice(&word.to_le_bytes());
+            if let Some(record) = fingerprint.record() {
+                for word in &record.packed {
+                    bytes.extend_from_slice(&word.to_le_bytes());
+                }
+                for &prefix in &record.prefixes {
+                    let top = top_bits(prefix, MIN_BUCKET_BITS) as u16;
+                    bytes.extend_from_slice(&top.to_le_bytes());
+                }
             }
         }
     }
@@ -313,8 +298,11 @@ pub enum NearDetail {
         threshold: u32,
         /// Boilerplate shingles dropped.
         boilerplate: u64,
-        /// Bytes a sketched document takes in the index.
-        bytes_per_document: f64,
+        /// Bytes a sketched document takes in the index: its bins and its posting entries.
+        bytes_per_document: u64,
+        /// Bytes of the posting tables' bucket starts (about one a document in a large list,
+        /// at least 4 KiB a table in a small one).
+        bucket_start_bytes: u64,
     },
     /// A SimHash list.
     SimHash {
@@ -631,7 +619,12 @@ impl NearEngine {
                     min_features: params.min_features,
                     threshold: index.threshold(),
                     boilerplate: boilerplate.len() as u64,
-                    bytes_per_document: index.bytes() as f64 / index.len().max(1) as f64,
+                    bytes_per_document: (8 * params.words() + 4 * params.postings as usize) as u64,
+                    bucket_start_bytes: index
+                        .tables()
+                        .iter()
+                        .map(|t| 4 * t.starts().len() as u64)
+                        .sum(),
                 },
             ),
         };
@@ -929,7 +922,8 @@ pub(crate) mod tests {
         assert!(damaged(12, 3).contains("parameters"), "{}", damaged(12, 3));
         assert!(damaged(8, 63).contains("parameters"));
         assert!(damaged(16, 51).contains("length"));
-        assert!(damaged(15, 1).contains("shorter"));
+        assert!(damaged(15, 9).contains("tables"), "{}", damaged(15, 9));
+        assert!(damaged(45, 1).contains("shorter"));
         for cut in [0, 10, 64, bytes.len() - 1] {
             assert!(NearEngine::decode(path, lookup_tag, &bytes[..cut], &names, 1).is_err());
         }

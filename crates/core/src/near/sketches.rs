@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use phishbloom_filter::postings::{Postings, MAX_BUCKET_BITS};
+use phishbloom_filter::postings::{Postings, FRAGMENT_BITS, MAX_BUCKET_BITS, NUMBERS};
 use phishbloom_text::minhash::{Boilerplate, MinHashParams, SketchIndex};
 
 use crate::bytes::{ByteReader, PutLe};
@@ -28,7 +28,7 @@ pub(super) fn encode(boilerplate: &Boilerplate, index: &SketchIndex, exact: &[u6
     out.push(params.bits as u8);
     out.push(params.postings as u8);
     out.push(index.bucket_bits() as u8);
-    out.push(0);
+    out.push(index.fragment_bits() as u8);
     out.put_u64(index.len() as u64);
     out.put_u64(exact.len() as u64);
     out.put_u64(boilerplate.len() as u64);
@@ -45,8 +45,8 @@ pub(super) fn encode(boilerplate: &Boilerplate, index: &SketchIndex, exact: &[u6
         for &start in table.starts() {
             out.put_u32(start);
         }
-        for &number in table.numbers() {
-            out.put_u32(number);
+        for &entry in table.entries() {
+            out.put_u32(entry);
         }
     }
     for &hash in exact {
@@ -56,8 +56,8 @@ pub(super) fn encode(boilerplate: &Boilerplate, index: &SketchIndex, exact: &[u6
 }
 
 /// Decodes the near sketches section, checking every field: parameters usable, lengths
-/// exact, boilerplate and exact hashes ascending, posting tables well formed and naming every
-/// document once.
+/// exact, boilerplate and exact hashes ascending, posting tables well formed and numbering
+/// every document once.
 pub(super) fn decode(
     path: &Path,
     bytes: &[u8],
@@ -71,11 +71,11 @@ pub(super) fn decode(
     let bits = u32::from(reader.u8().ok_or_else(short)?);
     let postings = u32::from(reader.u8().ok_or_else(short)?);
     let bucket_bits = u32::from(reader.u8().ok_or_else(short)?);
-    let _reserved = reader.u8().ok_or_else(short)?;
+    let fragment_bits = u32::from(reader.u8().ok_or_else(short)?);
     let documents = reader.u64().ok_or_else(short)?;
     let exact_count = reader.u64().ok_or_else(short)?;
     let boilerplate_count = reader.u64().ok_or_else(short)?;
-    if bytes.len() < HEADER || bytes[15] != 0 || bytes[40..HEADER].iter().any(|&b| b != 0) {
+    if bytes.len() < HEADER || bytes[40..HEADER].iter().any(|&b| b != 0) {
         return Err(short());
     }
     let params = MinHashParams {
@@ -88,10 +88,16 @@ pub(super) fn decode(
     if let Some(problem) = params.problem() {
         return Err(bad("near sketch parameters", problem));
     }
-    if bucket_bits > MAX_BUCKET_BITS || documents >= u64::from(u32::MAX) {
+    if bucket_bits > MAX_BUCKET_BITS
+        || fragment_bits > FRAGMENT_BITS
+        || documents >= u64::from(NUMBERS)
+    {
         return Err(bad(
             "near sketch tables",
-            format!("{documents} documents in 2^{bucket_bits} buckets"),
+            format!(
+                "{documents} documents in 2^{bucket_bits} buckets with {fragment_bits} fragment \
+                 bits"
+            ),
         ));
     }
     let words = params.words() as u64;
@@ -125,10 +131,16 @@ pub(super) fn decode(
         let starts = (0..(1u64 << bucket_bits) + 1)
             .map(|_| body.u32().unwrap_or(0))
             .collect();
-        let numbers = (0..documents).map(|_| body.u32().unwrap_or(0)).collect();
+        let entries = (0..documents).map(|_| body.u32().unwrap_or(0)).collect();
         tables.push(
-            Postings::from_parts(bucket_bits, starts, numbers)
-                .map_err(|e| bad("near sketch tables", e.to_string()))?,
+            Postings::from_parts(
+                bucket_bits,
+                fragment_bits,
+                starts,
+                entries,
+                documents as u32,
+            )
+            .map_err(|e| bad("near sketch tables", e.to_string()))?,
         );
     }
     let exact: Vec<u64> = (0..exact_count).map(|_| body.u64().unwrap_or(0)).collect();

@@ -9,7 +9,9 @@
 //! [`SCANNED_PER_KEY`] candidates are compared per key, which is the bound the threshold's
 //! false-match rate rests on.
 
-use phishbloom_filter::postings::{bucket_bits_for, Postings};
+use phishbloom_filter::postings::{
+    bucket_bits_for, Postings, FRAGMENT_BITS, MIN_BUCKET_BITS, NUMBERS,
+};
 
 use super::{
     agreements, estimated_resemblance, match_threshold, MinHashParams, Sketch, SketchRecord,
@@ -47,39 +49,53 @@ impl SketchIndex {
     }
 
     /// The index of `records` (document `i` is `records[i]`), all made under `params`, at
-    /// the bucket bits its size asks for, or fewer when a record has fewer (one read from a
-    /// smaller list: a bucket at more bits lies within one at fewer).
+    /// the bucket bits its size asks for when the records know enough of their keys (one read
+    /// from a list knows its bucket and fragment bits), else at as many as they know; and with
+    /// as many of the known bits after those as fragments (at most 8).
     pub fn from_records(params: MinHashParams, records: &[SketchRecord]) -> Result<Self> {
         if let Some(problem) = params.problem() {
             return Err(Error::MinHashParams { problem });
         }
+        if records.len() >= NUMBERS as usize {
+            return Err(Error::MinHashParams {
+                problem: format!(
+                    "{} documents: a list of sketches holds fewer than 2^24; split it",
+                    records.len()
+                ),
+            });
+        }
         let words = params.words();
         let mut packed = Vec::with_capacity(records.len() * words);
-        let mut bits = bucket_bits_for(records.len() as u64);
+        let mut known = 32;
         for record in records {
-            if record.packed.len() != words || record.buckets.len() != params.postings as usize {
+            if record.packed.len() != words
+                || record.prefixes.len() != params.postings as usize
+                || !(MIN_BUCKET_BITS..=32).contains(&record.known)
+            {
                 return Err(Error::MinHashParams {
                     problem: format!(
-                        "a sketch of {} words and {} keys in an index of {words} and {}",
+                        "a sketch of {} words and {} keys ({} bits of each known) in an index \
+                         of {words} words and {} keys (at least {MIN_BUCKET_BITS} bits known)",
                         record.packed.len(),
-                        record.buckets.len(),
+                        record.prefixes.len(),
+                        record.known,
                         params.postings
                     ),
                 });
             }
             packed.extend_from_slice(&record.packed);
-            bits = bits.min(record.bucket_bits);
+            known = known.min(record.known);
         }
+        let bits = bucket_bits_for(records.len() as u64).min(known);
+        let fragment_bits = (known - bits).min(FRAGMENT_BITS);
         let tables = (0..params.postings as usize)
             .map(|t| {
-                Postings::from_entries(
-                    bits,
-                    records
-                        .iter()
-                        .enumerate()
-                        .map(|(n, r)| (r.buckets[t] >> (r.bucket_bits - bits), n as u32))
-                        .collect(),
-                )
+                let pairs: Vec<(u32, u32)> = records
+                    .iter()
+                    .enumerate()
+                    .map(|(n, r)| (r.prefixes[t], n as u32))
+                    .collect();
+                Postings::build(bits, fragment_bits, &pairs)
             })
             .collect::<std::result::Result<Vec<_>, _>>()?;
         Self::from_parts(params, packed, tables)
@@ -88,17 +104,20 @@ impl SketchIndex {
     /// Every document's record, in number order: what rebuilding the index after an edit
     /// starts from.
     pub fn records(&self) -> Vec<SketchRecord> {
-        let bits = self.bucket_bits();
+        let known = self
+            .tables
+            .first()
+            .map_or(32, |t| t.bucket_bits() + t.fragment_bits());
         let mut records: Vec<SketchRecord> = (0..self.len() as u32)
             .map(|n| SketchRecord {
                 packed: self.packed(n).to_vec(),
-                buckets: vec![0; self.tables.len()],
-                bucket_bits: bits,
+                prefixes: vec![0; self.tables.len()],
+                known,
             })
             .collect();
         for (t, table) in self.tables.iter().enumerate() {
-            for (bucket, n) in table.entries() {
-                records[n as usize].buckets[t] = bucket;
+            for (n, prefix) in table.prefixes() {
+                records[n as usize].prefixes[t] = prefix;
             }
         }
         records
@@ -107,6 +126,11 @@ impl SketchIndex {
     /// The bucket bits of the posting tables.
     pub fn bucket_bits(&self) -> u32 {
         self.tables.first().map_or(0, Postings::bucket_bits)
+    }
+
+    /// The fragment bits of the posting tables.
+    pub fn fragment_bits(&self) -> u32 {
+        self.tables.first().map_or(0, Postings::fragment_bits)
     }
 
     /// The index from its stored parts, checked against each other.
@@ -120,13 +144,19 @@ impl SketchIndex {
         }
         let words = params.words();
         let documents = packed.len() / words;
-        let bits = tables.first().map_or(0, Postings::bucket_bits);
+        let shape = tables.first().map(|t| (t.bucket_bits(), t.fragment_bits()));
+        // Each table numbers every document once: by construction, or checked when it was read
+        // (`Postings::from_parts`).
         let consistent = packed.len().is_multiple_of(words)
             && tables.len() == params.postings as usize
-            && tables.iter().all(|t| t.bucket_bits() == bits)
+            && tables
+                .iter()
+                .all(|t| Some((t.bucket_bits(), t.fragment_bits())) == shape)
             && tables.iter().all(|t| {
-                t.numbers().len() == documents
-                    && t.numbers().iter().all(|&n| (n as usize) < documents)
+                t.entries().len() == documents
+                    && t.entries()
+                        .iter()
+                        .all(|&e| ((e & (NUMBERS - 1)) as usize) < documents)
             });
         if !consistent {
             return Err(Error::MinHashParams {
@@ -213,14 +243,15 @@ impl SketchIndex {
         {
             return out;
         }
-        // A bucket holds other keys' documents too; of those, one in 2^b passes the bin test,
-        // so reading 2^b × SCANNED_PER_KEY of them finds SCANNED_PER_KEY candidates of the
-        // query's key while bounding the time a key shared by a whole campaign takes.
+        // A bucket's entries with the key's fragment hold other keys' documents too; of those,
+        // one in 2^b passes the bin test, so reading 2^b × SCANNED_PER_KEY of them finds
+        // SCANNED_PER_KEY candidates of the query's key while bounding the time a key shared
+        // by a whole campaign takes.
         let readable = (SCANNED_PER_KEY as usize) << self.params.bits;
         for (key_bin, (table, &key)) in self.tables.iter().zip(&query.keys).enumerate() {
             let wanted = self.bin(&query.packed, key_bin);
             let mut candidates = 0;
-            for &number in table.bucket(key).iter().take(readable) {
+            for number in table.matching((key >> 32) as u32).take(readable) {
                 let packed = self.packed(number);
                 if self.bin(packed, key_bin) != wanted {
                     continue;
@@ -267,7 +298,9 @@ mod tests {
             .collect();
         let index = SketchIndex::build(params, &sketches).unwrap();
         assert_eq!(index.len(), 2_000);
-        assert!(index.bytes() as f64 <= params.index_bytes() * 2_000.0 + 64.0);
+        // The sketches and entries, and each table's bucket starts (at least 1,024 buckets).
+        let starts = f64::from(params.postings) * 4.0 * 1_025.0;
+        assert!(index.bytes() as f64 <= params.index_bytes() * 2_000.0 + starts);
         // A copy keeping 80 % of the features (resemblance 240 / 360 = 0.67).
         let mut found = 0;
         for (number, doc) in known.iter().enumerate().take(500) {
@@ -292,45 +325,49 @@ mod tests {
     }
 
     #[test]
-    fn an_index_rebuilt_from_its_records_and_new_sketches_finds_them_all() {
+    fn an_index_grown_from_a_few_documents_finds_every_one_as_a_built_one_does() {
         let params = MinHashParams::default();
         let mut rng = SplitMix64::new(8);
         let mut hasher = MinHasher::new();
-        let sketches: Vec<Sketch> = (0..600)
-            .map(|_| {
-                hasher
-                    .of_features(features(&mut rng, 200), &params)
-                    .unwrap()
-            })
+        let sketches: Vec<Sketch> = (0..60_000)
+            .map(|_| hasher.of_features(features(&mut rng, 80), &params).unwrap())
             .collect();
-        let small = SketchIndex::build(params, &sketches[..100]).unwrap();
-        let large = SketchIndex::build(params, &sketches[100..]).unwrap();
-        assert!(small.bucket_bits() < large.bucket_bits());
-        // The large list's records, every third dropped, then the small list's: the bucket
-        // bits fall to the small list's and every document is still found.
-        let mut records: Vec<SketchRecord> = large
+        // Ten documents, then the rest added a thousand at a time from the records (an edit),
+        // then every third of the first half dropped: each document is still found, through
+        // buckets that grew from the fragments.
+        let mut index = SketchIndex::build(params, &sketches[..10]).unwrap();
+        let mut held: Vec<&Sketch> = sketches[..10].iter().collect();
+        for chunk in sketches[10..].chunks(1_000).take(20) {
+            let mut records = index.records();
+            records.extend(chunk.iter().map(Sketch::record));
+            index = SketchIndex::from_records(params, &records).unwrap();
+            held.extend(chunk);
+        }
+        let records: Vec<SketchRecord> = index
             .records()
             .into_iter()
             .enumerate()
-            .filter(|(i, _)| i % 3 != 0)
+            .filter(|(i, _)| i % 3 != 0 || *i >= 10_000)
             .map(|(_, r)| r)
             .collect();
-        let mut expected: Vec<&Sketch> = sketches[100..]
-            .iter()
+        held = held
+            .into_iter()
             .enumerate()
-            .filter(|(i, _)| i % 3 != 0)
+            .filter(|(i, _)| i % 3 != 0 || *i >= 10_000)
             .map(|(_, s)| s)
             .collect();
-        records.extend(small.records());
-        expected.extend(&sketches[..100]);
-        let edited = SketchIndex::from_records(params, &records).unwrap();
-        assert_eq!(edited.bucket_bits(), small.bucket_bits());
-        for (n, sketch) in expected.iter().enumerate() {
-            assert_eq!(edited.nearest(sketch).unwrap().document, n as u32);
+        let index = SketchIndex::from_records(params, &records).unwrap();
+        assert_eq!(index.bucket_bits(), bucket_bits_for(records.len() as u64));
+        for (n, sketch) in held.iter().enumerate() {
+            assert_eq!(
+                index.nearest(sketch).map(|m| m.document),
+                Some(n as u32),
+                "{n}"
+            );
         }
-        let again = SketchIndex::from_records(params, &edited.records()).unwrap();
+        let again = SketchIndex::from_records(params, &index.records()).unwrap();
         assert!(
-            again == edited,
+            again == index,
             "an index rebuilt from its own records is itself"
         );
     }
@@ -339,7 +376,7 @@ mod tests {
     fn inconsistent_parts_are_refused() {
         let params = MinHashParams::default();
         assert!(SketchIndex::from_parts(params, vec![0; 5], vec![]).is_err());
-        let table = Postings::build(&[(1, 3)]).unwrap();
+        let table = Postings::build(0, 0, &[(1, 3)]).unwrap();
         let tables = vec![table; params.postings as usize];
         assert!(SketchIndex::from_parts(params, vec![0; 4], tables).is_err());
     }

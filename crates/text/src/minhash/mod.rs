@@ -39,8 +39,6 @@ use crate::tokens::Tokens;
 
 pub use index::{NearMatch, SketchIndex};
 
-use phishbloom_filter::postings::{bucket_of, MAX_BUCKET_BITS};
-
 /// The resemblance below which a document counts as unrelated to a query: the share of
 /// shingles two documents on one subject, by different authors, have in common once the
 /// boilerplate is dropped (the false matches SimHash made on technical text shared under 4 %).
@@ -58,6 +56,9 @@ pub const SCANNED_PER_KEY: u32 = 64;
 /// The most bins a sketch may have (a hostile file's parameters cannot ask for more).
 pub const MAX_BINS: u32 = 1024;
 
+/// The most posting keys a sketch may have (a list stores their count in a byte).
+pub const MAX_POSTINGS: u32 = 255;
+
 /// How documents are sketched and matched; a near-duplicate list stores these, and its queries
 /// use them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,23 +71,27 @@ pub struct MinHashParams {
     pub bits: u32,
     /// Bins whose whole minimum is kept as a posting key (L ≤ `bins`).
     pub postings: u32,
-    /// Documents with fewer features (after the boilerplate is dropped) are not sketched: too
-    /// few shingles for a resemblance to mean anything.
+    /// Documents with fewer distinct features (after the boilerplate is dropped) are not
+    /// sketched: too few shingles for the match threshold's bound to hold.
     pub min_features: u32,
 }
 
 impl Default for MinHashParams {
-    /// 5-word shingles, 64 bins of 4 bits (32 bytes), 6 posting keys, at least 16 features:
-    /// about 0.96 of copies with 10 % of their words edited found (resemblance ≈ 0.42), at 62
-    /// bytes a document in an index (32 of sketch, 6 × 5 of postings). The lab's near-duplicate
-    /// section measures the alternatives.
+    /// 5-word shingles, 64 bins of 4 bits (32 bytes), 6 posting keys, at least 64 distinct
+    /// shingles: about 0.96 of copies with 10 % of their words edited found (resemblance ≈
+    /// 0.42), at 62 bytes a document in an index (32 of sketch, 6 × 5 of postings). Below 64
+    /// shingles a sketch has many bins copied by densification, which agree together, and an
+    /// unrelated document sharing 5 % of its shingles passes the threshold more often than
+    /// [`match_threshold`] allows (measured: 4·10⁻⁵ a candidate at 32 and 48 shingles, against
+    /// 2.6·10⁻⁵; none in 2·10⁵ at 64). The lab's near-duplicate section measures the
+    /// alternatives.
     fn default() -> Self {
         MinHashParams {
             shingle: 5,
             bins: 64,
             bits: 4,
             postings: 6,
-            min_features: 16,
+            min_features: 64,
         }
     }
 }
@@ -104,10 +109,11 @@ impl MinHashParams {
                 self.bins
             ));
         }
-        if self.postings == 0 || self.postings > self.bins {
+        let most_keys = self.bins.min(MAX_POSTINGS);
+        if self.postings == 0 || self.postings > most_keys {
             return Some(format!(
-                "{} posting keys: use 1 to {} (the bins)",
-                self.postings, self.bins
+                "{} posting keys: use 1 to {most_keys} (at most the bins, and {MAX_POSTINGS})",
+                self.postings
             ));
         }
         if self.shingle == 0 || self.shingle > crate::simhash::MAX_SHINGLE {
@@ -143,29 +149,26 @@ pub struct Sketch {
     pub features: u32,
 }
 
-/// What an index keeps of a document's sketch: its packed bins and, per posting key, the
-/// bucket the key chose at `bucket_bits` bits (the keys themselves are not kept).
+/// What an index keeps of a document's sketch: its packed bins and, per posting key, the top
+/// `known` bits of the key's 32-bit prefix (the others zero; see
+/// [`phishbloom_filter::postings`]): the keys themselves are not kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SketchRecord {
     /// The bins' b-bit values, packed as in [`Sketch::packed`].
     pub packed: Vec<u64>,
-    /// Per posting key, its bucket: the key's top `bucket_bits` bits.
-    pub buckets: Vec<u32>,
-    /// The bits of the buckets.
-    pub bucket_bits: u32,
+    /// Per posting key, its prefix: the key's top 32 bits, of which the top `known` are kept.
+    pub prefixes: Vec<u32>,
+    /// The bits of each prefix known.
+    pub known: u32,
 }
 
 impl Sketch {
-    /// The record an index files the sketch under, at the most bucket bits there are.
+    /// The record an index files the sketch under, every prefix bit known.
     pub fn record(&self) -> SketchRecord {
         SketchRecord {
             packed: self.packed.clone(),
-            buckets: self
-                .keys
-                .iter()
-                .map(|&k| bucket_of(k, MAX_BUCKET_BITS))
-                .collect(),
-            bucket_bits: MAX_BUCKET_BITS,
+            prefixes: self.keys.iter().map(|&k| (k >> 32) as u32).collect(),
+            known: 32,
         }
     }
 }
@@ -207,7 +210,9 @@ fn bin_value(minimum: u64, bits: u32) -> u64 {
 #[derive(Clone, Debug, Default)]
 pub struct MinHasher {
     tokens: Tokens,
+    distinct: Vec<u64>,
     minima: Vec<u64>,
+    filled: Vec<bool>,
 }
 
 impl MinHasher {
@@ -241,42 +246,38 @@ impl MinHasher {
     }
 
     /// The sketch of mixed features (see [`shingles`]), or `None` when there are fewer than
-    /// `min_features`.
+    /// `min_features` distinct ones.
     pub fn of_features(
         &mut self,
         features: impl IntoIterator<Item = u64>,
         params: &MinHashParams,
     ) -> Option<Sketch> {
-        let bins = params.bins;
-        self.minima.clear();
-        self.minima.resize(bins as usize, u64::MAX);
-        let mut count = 0u32;
-        for feature in features {
-            count = count.saturating_add(1);
-            let bin = phishbloom_filter::fast_range(feature, u64::from(bins)) as usize;
-            // The high bits chose the bin; the low bits compete for its minimum.
-            let slot = &mut self.minima[bin];
-            *slot = (*slot).min(feature.rotate_left(32));
-        }
+        self.distinct.clear();
+        self.distinct.extend(features);
+        self.distinct.sort_unstable();
+        self.distinct.dedup();
+        let count = u32::try_from(self.distinct.len()).unwrap_or(u32::MAX);
         if count < params.min_features.max(1) {
             return None;
         }
-        let filled: Vec<u64> = self.minima.clone();
+        let bins = params.bins as usize;
+        self.minima.clear();
+        self.minima.resize(bins, u64::MAX);
+        self.filled.clear();
+        self.filled.resize(bins, false);
+        for &feature in &self.distinct {
+            let bin = phishbloom_filter::fast_range(feature, bins as u64) as usize;
+            // The high bits chose the bin; the low bits compete for its minimum.
+            self.minima[bin] = self.minima[bin].min(feature.rotate_left(32));
+            self.filled[bin] = true;
+        }
+        let filled = self.filled.clone();
         for bin in 0..bins {
-            if filled[bin as usize] != u64::MAX {
+            if filled[bin] {
                 continue;
             }
-            // At least one bin is filled (count ≥ 1), so the search ends; each attempt finds a
-            // filled bin with probability ≥ 1/bins.
-            let mut attempt = 1;
-            loop {
-                let from = borrowed_bin(bin, attempt, bins) as usize;
-                if filled[from] != u64::MAX {
-                    self.minima[bin as usize] = filled[from];
-                    break;
-                }
-                attempt += 1;
-            }
+            let from = borrowed_from(bin as u32, &filled);
+            self.minima[bin] = self.minima[from];
         }
         let per_word = (64 / params.bits) as usize;
         let mut packed = vec![0u64; params.words()];
@@ -294,6 +295,24 @@ impl MinHasher {
             features: count,
         })
     }
+}
+
+/// The filled bin an empty bin `bin` borrows from: the first filled one among
+/// [`borrowed_bin`]`(bin, 1)`, `(bin, 2)`, …. Some bin is filled (a sketch has features);
+/// each attempt finds one with probability at least 1/bins, so after `64 × bins` attempts
+/// (missed with probability below e⁻⁶⁴) the next filled bin in order stands in, which keeps
+/// the result a function of the filled bins alone.
+fn borrowed_from(bin: u32, filled: &[bool]) -> usize {
+    let bins = filled.len() as u32;
+    (1..=64 * bins)
+        .map(|attempt| borrowed_bin(bin, attempt, bins) as usize)
+        .find(|&from| filled[from])
+        .or_else(|| {
+            (1..=filled.len())
+                .map(|i| (bin as usize + i) % filled.len())
+                .find(|&i| filled[i])
+        })
+        .unwrap_or(bin as usize)
 }
 
 /// The bins two packed sketches agree on.
@@ -360,21 +379,26 @@ pub fn binomial_upper_tail(n: u32, p: f64, t: u32) -> f64 {
 }
 
 /// The agreeing bins a match needs: the smallest t with
-/// `postings × SCANNED_PER_KEY × P[Binomial(bins, p₀) ≥ t] ≤ FALSE_MATCHES_PER_QUERY`, where
-/// p₀ = [`agreement_probability`]`(UNRELATED_RESEMBLANCE, bits)`.
+/// `postings × SCANNED_PER_KEY × P[1 + Binomial(bins − 1, p₀) ≥ t] ≤ FALSE_MATCHES_PER_QUERY`,
+/// where p₀ = [`agreement_probability`]`(UNRELATED_RESEMBLANCE, bits)`.
 ///
 /// Why that bounds false matches: an index compares a query with at most
 /// `SCANNED_PER_KEY` documents per posting key, so with at most `postings × SCANNED_PER_KEY`
-/// candidates, however many documents it holds; an unrelated candidate (resemblance ≤ R₀)
-/// agrees on each bin with probability at most p₀, the bins independently (one permutation
-/// hashing's bins are disjoint parts of the hash space), so it reaches t with probability at
-/// most the binomial tail. The expected false matches of a query are at most the candidates
-/// times that tail.
+/// candidates, however many documents it holds. A candidate agrees with the query on the bin
+/// of the key it was found by (that is what made it one); an unrelated candidate
+/// (resemblance ≤ R₀) agrees on each other bin with probability at most p₀, the bins
+/// independently (one permutation hashing's bins are disjoint parts of the hash space), so it
+/// reaches t with probability at most the binomial tail. The expected false matches of a query
+/// are at most the candidates times that tail. Independence needs filled bins: a bin filled by
+/// densification copies another, so documents are sketched only from
+/// [`MinHashParams::min_features`] distinct shingles on, where few bins are copies.
 pub fn match_threshold(params: &MinHashParams) -> u32 {
     let p0 = agreement_probability(UNRELATED_RESEMBLANCE, params.bits);
     let candidates = f64::from(params.postings * SCANNED_PER_KEY);
-    (0..=params.bins)
-        .find(|&t| candidates * binomial_upper_tail(params.bins, p0, t) <= FALSE_MATCHES_PER_QUERY)
+    (1..=params.bins)
+        .find(|&t| {
+            candidates * binomial_upper_tail(params.bins - 1, p0, t - 1) <= FALSE_MATCHES_PER_QUERY
+        })
         .unwrap_or(params.bins + 1)
 }
 
@@ -535,8 +559,46 @@ mod tests {
         let t = match_threshold(&params);
         let p0 = agreement_probability(UNRELATED_RESEMBLANCE, params.bits);
         let candidates = f64::from(params.postings * SCANNED_PER_KEY);
-        assert!(candidates * binomial_upper_tail(params.bins, p0, t) <= FALSE_MATCHES_PER_QUERY);
-        assert!(candidates * binomial_upper_tail(params.bins, p0, t - 1) > FALSE_MATCHES_PER_QUERY);
+        let tail = |t: u32| binomial_upper_tail(params.bins - 1, p0, t - 1);
+        assert!(candidates * tail(t) <= FALSE_MATCHES_PER_QUERY);
+        assert!(candidates * tail(t - 1) > FALSE_MATCHES_PER_QUERY);
+    }
+
+    #[test]
+    fn an_unrelated_candidate_passes_no_more_often_than_the_threshold_allows() {
+        // Documents of `min_features` distinct shingles sharing 5 % of them (R = 6 / 122):
+        // among those that become candidates (a key bin agrees), the share reaching the
+        // threshold must not exceed the budget per candidate, 0.01 / (6 × 64) = 2.6·10⁻⁵.
+        // With about 1.5·10⁵ candidates that allows 3.9 passes on average; 12 or more would
+        // have probability below 10⁻³ at the budget (Binomial tail), so the test fails only
+        // when the rate is truly above it. Seeded: the run is the same every time.
+        let params = MinHashParams::default();
+        let t = match_threshold(&params);
+        let n = params.min_features as usize;
+        let mut hasher = MinHasher::new();
+        let mut rng = SplitMix64::new(99);
+        let (mut candidates, mut passed) = (0u64, 0u64);
+        let per_word = 64 / params.bits as usize;
+        let bin =
+            |p: &[u64], j: usize| (p[j / per_word] >> ((j % per_word) as u32 * params.bits)) & 15;
+        for _ in 0..300_000 {
+            let (a, b) = pair(&mut rng, n, 6);
+            let a = hasher.of_features(a, &params).unwrap();
+            let b = hasher.of_features(b, &params).unwrap();
+            if (0..params.postings as usize).any(|j| bin(&a.packed, j) == bin(&b.packed, j)) {
+                candidates += 1;
+                passed += u64::from(agreements(&a.packed, &b.packed, params.bits) >= t);
+            }
+        }
+        let budget = FALSE_MATCHES_PER_QUERY / f64::from(params.postings * SCANNED_PER_KEY);
+        let allowed = (0..)
+            .find(|&k| binomial_upper_tail(candidates as u32, budget, k + 1) < 1e-3)
+            .unwrap_or(0);
+        assert!(candidates > 120_000, "{candidates} candidates");
+        assert!(
+            passed <= u64::from(allowed),
+            "{passed} of {candidates} passed (allowed {allowed})"
+        );
     }
 
     #[test]
@@ -614,12 +676,28 @@ mod tests {
         let params = MinHashParams::default();
         let mut hasher = MinHasher::new();
         let mut rng = SplitMix64::new(3);
-        assert_eq!(hasher.of_features(random_set(&mut rng, 15), &params), None);
+        assert_eq!(hasher.of_features(random_set(&mut rng, 63), &params), None);
+        // Repeats count once: 63 distinct shingles said many times are still too few.
+        let repeated = random_set(&mut rng, 63);
+        let many = repeated.iter().cycle().take(1_000).copied();
+        assert_eq!(hasher.of_features(many, &params), None);
         // 16 features fill at most 16 of 64 bins; the others borrow, so a copy agrees on all.
+        let sparse = MinHashParams {
+            min_features: 16,
+            ..params
+        };
         let features = random_set(&mut rng, 16);
-        let a = hasher.of_features(features.clone(), &params).unwrap();
-        let b = hasher.of_features(features, &params).unwrap();
+        let a = hasher.of_features(features.clone(), &sparse).unwrap();
+        let b = hasher.of_features(features, &sparse).unwrap();
         assert_eq!(agreements(&a.packed, &b.packed, params.bits), params.bins);
+        // A feature whose rotation is the largest value still fills its bin.
+        let extreme = vec![u64::MAX; 16];
+        let one = MinHashParams {
+            min_features: 1,
+            ..params
+        };
+        let sketch = hasher.of_features(extreme, &one).unwrap();
+        assert_eq!(sketch.features, 1);
     }
 
     #[test]

@@ -72,9 +72,11 @@ pub fn run(sizes: &NearSizes) -> Result<SketchScale> {
         })
         .collect();
     let mut plants = Vec::with_capacity(planted);
-    for _ in 0..planted {
+    // One plant in each of `planted` equal stretches of the documents: no two at one place.
+    let stretch = (n / planted.max(1)).max(1);
+    for i in 0..planted {
         let f = features(&mut rng, PLANTED_FEATURES);
-        let at = rng.below(n as u64) as usize;
+        let at = i * stretch + rng.below(stretch as u64) as usize;
         let Some(sketch) = hasher.of_features(f.clone(), &params) else {
             continue;
         };

@@ -48,7 +48,9 @@ pub(super) fn corpora(ctx: &mut Context, report: &NearReport) -> Result<String> 
          alike. The sketches' threshold keeps a query's expected false matches ≤ \
          {FALSE_MATCHES_PER_QUERY} against any number of known documents for documents sharing \
          < {UNRELATED_RESEMBLANCE} of their shingles ({} keys × {SCANNED_PER_KEY} candidates \
-         each, at most, times the binomial tail).\n\n",
+         each, at most, times the binomial tail). The sketches' bytes a document include their \
+         tables' bucket starts, at least 1,025 a table: most of the bytes of lists this small \
+         (the next table has them at 10⁷).\n\n",
         params.bins,
         params.bits,
         params.shingle,
