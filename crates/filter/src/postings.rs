@@ -32,6 +32,11 @@ pub const MAX_BUCKET_BITS: u32 = 24;
 /// Bits of a prefix kept beside each number.
 pub const FRAGMENT_BITS: u32 = 8;
 
+/// The fewest bits of each prefix a table built by these rules knows: its bucket bits (at
+/// least [`MIN_BUCKET_BITS`]) and its fragment bits (the rest of what its documents' records
+/// knew, up to [`FRAGMENT_BITS`]). A record claiming fewer comes from no such table.
+pub const MIN_KNOWN_BITS: u32 = MIN_BUCKET_BITS + FRAGMENT_BITS;
+
 /// Document numbers are below this: they take the low 24 bits of an entry.
 pub const NUMBERS: u32 = 1 << 24;
 
@@ -42,10 +47,10 @@ pub fn bucket_bits_for(keys: u64) -> u32 {
     (63 - buckets.leading_zeros()).clamp(MIN_BUCKET_BITS, MAX_BUCKET_BITS)
 }
 
-/// The top `bits` bits of a prefix (0 for none).
+/// The top `bits` bits of a prefix (0 for none, the whole prefix from 32 on).
 #[inline]
 pub fn top_bits(prefix: u32, bits: u32) -> u32 {
-    prefix.checked_shr(32 - bits).unwrap_or(0)
+    prefix.checked_shr(32u32.saturating_sub(bits)).unwrap_or(0)
 }
 
 /// The `fragment_bits` bits of a prefix after its top `bucket_bits`.
@@ -56,7 +61,7 @@ pub fn fragment_of(prefix: u32, bucket_bits: u32, fragment_bits: u32) -> u32 {
 }
 
 /// Document numbers by key prefix.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Postings {
     bucket_bits: u32,
     fragment_bits: u32,

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use phishbloom_filter::postings::MIN_BUCKET_BITS;
+use phishbloom_filter::postings::MIN_KNOWN_BITS;
 use phishbloom_text::minhash::{SketchRecord, MAX_BINS, MAX_POSTINGS};
 
 use super::{MAGIC, NEAR_VERSION};
@@ -304,7 +304,7 @@ fn get_print(r: &mut ByteReader<'_>, path: &Path) -> Result<Print> {
                 .collect::<Result<Vec<_>>>()?;
             let known = u32::from(r.u8().ok_or_else(short)?);
             let keys = r.varint().ok_or_else(short)?;
-            if !(MIN_BUCKET_BITS..=32).contains(&known)
+            if !(MIN_KNOWN_BITS..=32).contains(&known)
                 || keys == 0
                 || keys > u64::from(MAX_POSTINGS)
             {
@@ -340,7 +340,7 @@ mod tests {
             print: Print::Stored(Box::new(SketchRecord {
                 packed: vec![v, v ^ 1, v ^ 2, v ^ 3],
                 prefixes: vec![(v as u32) << 20; 6],
-                known: 12,
+                known: 18,
             })),
         }
     }
@@ -397,5 +397,13 @@ mod tests {
         for cut in [0, 12, 30, bytes.len() - 1] {
             assert!(NearDelta::from_bytes(Path::new("d"), &bytes[..cut]).is_err());
         }
+        // A record knowing fewer key bits than any list keeps is refused: taken in, it would
+        // cut the receiver's buckets for good.
+        let mut thin = delta.clone();
+        if let Print::Stored(record) = &mut thin.added[0].print {
+            record.known = 12;
+        }
+        let error = NearDelta::from_bytes(Path::new("d"), &thin.to_bytes()).unwrap_err();
+        assert!(error.to_string().contains("known bits"), "{error}");
     }
 }

@@ -923,6 +923,8 @@ pub(crate) mod tests {
         assert!(damaged(8, 63).contains("parameters"));
         assert!(damaged(16, 51).contains("length"));
         assert!(damaged(15, 9).contains("tables"), "{}", damaged(15, 9));
+        // Fewer bucket bits than any list is built with.
+        assert!(damaged(14, 9).contains("tables"), "{}", damaged(14, 9));
         assert!(damaged(45, 1).contains("shorter"));
         for cut in [0, 10, 64, bytes.len() - 1] {
             assert!(NearEngine::decode(path, lookup_tag, &bytes[..cut], &names, 1).is_err());

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use phishbloom_filter::postings::{Postings, FRAGMENT_BITS, MAX_BUCKET_BITS, NUMBERS};
+use phishbloom_filter::postings::{
+    Postings, FRAGMENT_BITS, MAX_BUCKET_BITS, MIN_BUCKET_BITS, MIN_KNOWN_BITS, NUMBERS,
+};
 use phishbloom_text::minhash::{Boilerplate, MinHashParams, SketchIndex};
 
 use crate::bytes::{ByteReader, PutLe};
@@ -88,8 +90,11 @@ pub(super) fn decode(
     if let Some(problem) = params.problem() {
         return Err(bad("near sketch parameters", problem));
     }
-    if bucket_bits > MAX_BUCKET_BITS
+    // Every table these rules build has at least MIN_BUCKET_BITS bucket bits and knows at
+    // least MIN_KNOWN_BITS of each key: a section with fewer would refuse its own edits.
+    if !(MIN_BUCKET_BITS..=MAX_BUCKET_BITS).contains(&bucket_bits)
         || fragment_bits > FRAGMENT_BITS
+        || bucket_bits + fragment_bits < MIN_KNOWN_BITS
         || documents >= u64::from(NUMBERS)
     {
         return Err(bad(

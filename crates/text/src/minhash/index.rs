@@ -10,7 +10,7 @@
 //! false-match rate rests on.
 
 use phishbloom_filter::postings::{
-    bucket_bits_for, Postings, FRAGMENT_BITS, MIN_BUCKET_BITS, NUMBERS,
+    bucket_bits_for, Postings, FRAGMENT_BITS, MIN_KNOWN_BITS, NUMBERS,
 };
 
 use super::{
@@ -70,12 +70,12 @@ impl SketchIndex {
         for record in records {
             if record.packed.len() != words
                 || record.prefixes.len() != params.postings as usize
-                || !(MIN_BUCKET_BITS..=32).contains(&record.known)
+                || !(MIN_KNOWN_BITS..=32).contains(&record.known)
             {
                 return Err(Error::MinHashParams {
                     problem: format!(
                         "a sketch of {} words and {} keys ({} bits of each known) in an index \
-                         of {words} words and {} keys (at least {MIN_BUCKET_BITS} bits known)",
+                         of {words} words and {} keys (at least {MIN_KNOWN_BITS} bits known)",
                         record.packed.len(),
                         record.prefixes.len(),
                         record.known,

@@ -131,8 +131,8 @@ impl MinHashParams {
         (self.bins * self.bits / 64) as usize
     }
 
-    /// Bytes a document takes in an index: its packed bins, and per posting key a 4-byte
-    /// document number and a quarter of a 4-byte bucket start.
+    /// Bytes a document takes in a large index, at most: its packed bins, and per posting key
+    /// a 4-byte entry and at most a byte of bucket starts (61 on average with the defaults).
     pub fn index_bytes(&self) -> f64 {
         f64::from(self.bins * self.bits) / 8.0 + 5.0 * f64::from(self.postings)
     }
