@@ -777,6 +777,24 @@ pub(crate) mod tests {
         Print::Sim { key: v, check: v }
     }
 
+    /// Why decoding refuses the method's section `lookup` with byte `at` set to `value` (empty
+    /// when it does not).
+    fn refusal(
+        lookup_tag: u16,
+        lookup: &[u8],
+        names: &[u8],
+        categories: usize,
+        at: usize,
+        value: u8,
+    ) -> String {
+        let mut bad = lookup.to_vec();
+        bad[at] = value;
+        NearEngine::decode(Path::new("k.bloom"), lookup_tag, &bad, names, categories)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
     fn docs() -> Vec<NearDoc> {
         let doc = |print: Print, name: &str, categories: Vec<u16>| NearDoc {
             fingerprint: print,
@@ -825,14 +843,7 @@ pub(crate) mod tests {
         // A category id beyond the list's categories.
         assert!(NearEngine::decode(path, lookup_tag, &tables, &names, 1).is_err());
         // Each header field out of range, and a stored value changed, are refused by name.
-        let damaged = |at: usize, value: u8| {
-            let mut bad = tables.clone();
-            bad[at] = value;
-            NearEngine::decode(path, lookup_tag, &bad, &names, 2)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-        };
+        let damaged = |at, value| refusal(lookup_tag, &tables, &names, 2, at, value);
         assert!(damaged(0, 0).contains("shingle"), "{}", damaged(0, 0));
         assert!(damaged(8, 9).contains("weighting"));
         assert!(damaged(9, 4).contains("blocks"), "{}", damaged(9, 4));
@@ -911,14 +922,7 @@ pub(crate) mod tests {
         // Rebuilt from its own documents (what an edit does), it answers alike.
         let again = NearEngine::build(&back.method(), back.docs().collect()).unwrap();
         assert_eq!(again.lookup(&query, again.max_distance()).unwrap(), found);
-        let damaged = |at: usize, value: u8| {
-            let mut bad = bytes.clone();
-            bad[at] = value;
-            NearEngine::decode(path, lookup_tag, &bad, &names, 1)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-        };
+        let damaged = |at, value| refusal(lookup_tag, &bytes, &names, 1, at, value);
         assert!(damaged(12, 3).contains("parameters"), "{}", damaged(12, 3));
         assert!(damaged(8, 63).contains("parameters"));
         assert!(damaged(16, 51).contains("length"));
