@@ -173,15 +173,9 @@ impl Sketch {
     }
 }
 
-/// Mixes a 64-bit value into one whose bits are all independent of each other: the
-/// finalizer of SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number
-/// generators", OOPSLA 2014), a bijection.
-#[inline]
-pub fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// Mixes a 64-bit value (SplitMix64's finalizer, Steele, Lea, Flood, OOPSLA 2014): what
+/// shingle hashes, bin values and posting keys pass through.
+pub use phishbloom_filter::rng::mix64;
 
 /// The shingles of `w` tokens of `tokens`, mixed: the features a sketch is made of.
 pub fn shingles(tokens: &[KeyHash], w: u32) -> impl Iterator<Item = u64> + '_ {
@@ -271,12 +265,13 @@ impl MinHasher {
             self.minima[bin] = self.minima[bin].min(feature.rotate_left(32));
             self.filled[bin] = true;
         }
-        let filled = self.filled.clone();
+        // A bin borrows from a filled one, which keeps its own minimum: borrowing in any order
+        // gives the same sketch.
         for bin in 0..bins {
-            if filled[bin] {
+            if self.filled[bin] {
                 continue;
             }
-            let from = borrowed_from(bin as u32, &filled);
+            let from = borrowed_from(bin as u32, &self.filled);
             self.minima[bin] = self.minima[from];
         }
         let per_word = (64 / params.bits) as usize;
